@@ -1,0 +1,39 @@
+"""`reportbench` command line: each module that offers a subcommand exposes `register(subparsers)`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# module path -> provides register(subparsers) adding one or more subcommands
+SUBCOMMAND_MODULES = [
+    "reportbench.reports.cli",  # parse
+    "reportbench.config",  # compose
+    "reportbench.stub_server",  # stub-server
+    "reportbench.build.cli",  # latex
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reportbench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for mod_name in SUBCOMMAND_MODULES:
+        try:
+            mod = importlib.import_module(mod_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == mod_name:
+                continue  # optional module not present
+            raise
+        mod.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
