@@ -1,0 +1,176 @@
+"""A persistent judge-response cache we own (sqlite, WAL): litellm 1.106.2's disk cache crashes on hits.
+
+Why these choices:
+- The key is the sha256 of canonical JSON of *everything that changes the answer* (model, api_base,
+  messages, temperature, seed, max_tokens, response_format, prompt-template hash) and nothing
+  operational (timeouts, retries, concurrency), like inspect_ai's CachePolicy key. API keys never
+  enter the key or a row.
+- Only answers that parsed OK are stored (the judge calls `put` after parsing), so a malformed answer
+  is re-asked next time, as lm-eval-harness's CachingLM never stores what it cannot trust.
+- Lookups and inserts are sub-millisecond local operations, so they run inline on the event loop
+  under a lock (one shared connection, `check_same_thread=False`): a thread hop would cost more than
+  the query. WAL + busy_timeout lets parallel processes (e.g. `dvc queue -j 2`) share the file.
+- The file lives outside DVC outputs (`.reportbench/cache/`), so `dvc repro` never deletes it and the
+  run-cache stays enabled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CACHE_PATH = Path(".reportbench/cache/judge.sqlite")
+CACHE_KEY_VERSION = "judge-cache-v1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT,
+    prompt_hash TEXT,
+    text TEXT NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cost_usd REAL,
+    created_at TEXT NOT NULL
+)
+"""
+
+
+def canonical_json(obj: Any) -> str:
+    """Stable JSON (sorted keys, no whitespace) so equal requests hash equally."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def cache_key(
+    *,
+    model: str,
+    api_base: str | None,
+    messages: list[dict[str, Any]],
+    temperature: float | None,
+    seed: int | None,
+    max_tokens: int | None,
+    response_format: Mapping[str, Any] | None,
+    prompt_hash: str | None,
+    extra: Mapping[str, Any] | None = None,
+) -> str:
+    """sha256 over the answer-determining request parts (keyword-only so nothing is passed by accident)."""
+    parts = {
+        "v": CACHE_KEY_VERSION,
+        "model": model,
+        "api_base": api_base.rstrip("/") if api_base else None,
+        "messages": messages,
+        "temperature": None if temperature is None else float(temperature),
+        "seed": seed,
+        "max_tokens": max_tokens,
+        "response_format": response_format,
+        "prompt_hash": prompt_hash,
+        "extra": dict(extra) if extra else None,
+    }
+    return hashlib.sha256(canonical_json(parts).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    """One stored answer with the usage it cost when it was first fetched."""
+
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    created_at: str
+    model: str | None = None
+    prompt_hash: str | None = None
+
+
+class ResponseCache:
+    """sqlite-backed map key -> CachedResponse. Safe for concurrent async use within one process."""
+
+    def __init__(self, path: str | Path = DEFAULT_CACHE_PATH) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = sqlite3.connect(
+            str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None
+        )
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA busy_timeout=30000")
+        self._conn.execute(_SCHEMA)
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RuntimeError(f"cache {self.path} is closed")
+        return self._conn
+
+    def get(self, key: str) -> CachedResponse | None:
+        with self._lock:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT text, prompt_tokens, completion_tokens, cost_usd, created_at, model, prompt_hash "
+                    "FROM responses WHERE key = ?",
+                    (key,),
+                )
+                .fetchone()
+            )
+            if row is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        return CachedResponse(*row)
+
+    def put(
+        self,
+        key: str,
+        text: str,
+        *,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        cost_usd: float | None = None,
+        model: str | None = None,
+        prompt_hash: str | None = None,
+    ) -> None:
+        """Store an answer that parsed OK (last write wins)."""
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._lock:
+            self._db().execute(
+                "INSERT OR REPLACE INTO responses "
+                "(key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created),
+            )
+            self.writes += 1
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._db().execute("DELETE FROM responses WHERE key = ?", (key,))
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return self._db().execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

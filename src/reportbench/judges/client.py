@@ -1,0 +1,461 @@
+"""The one raw LLM client: `litellm.acompletion` with our own retries, bounded concurrency and cost.
+
+Why it looks like this (see shared/specs/stack.md §3):
+- litellm is imported lazily, on the first real call: the import costs ~3.5 s, and a fully cached
+  rerun (or the offline backend) should never pay it.
+- Exactly ONE retry layer: litellm/openai get `max_retries=0` and we retry with tenacity
+  (exponential backoff with jitter, capped, honouring Retry-After). Stacking layers multiplies calls.
+- Only transient failures are retried (429, 408/409/425, 5xx, timeouts, connection errors); auth and
+  bad-request errors fail at once.
+- API keys come only from the environment (`api_key_env` names the variable) and are scrubbed from
+  every error message we surface; they never reach a record, a log line or the cache.
+- Cost comes from litellm's cost map (`register_model` once for custom prices); unknown stays None.
+- Failures are typed values for the caller: `CallFailed(kind, reason, attempts)`.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
+os.environ.setdefault("DVC_NO_ANALYTICS", "1")
+
+import asyncio  # noqa: E402
+import logging  # noqa: E402
+import random  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
+import weakref  # noqa: E402
+from collections.abc import Mapping  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from typing import TYPE_CHECKING, Any, Literal  # noqa: E402
+from urllib.parse import urlparse  # noqa: E402
+
+from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt  # noqa: E402
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+log = logging.getLogger(__name__)
+
+StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
+
+# keys of the `judge:` config group that belong to other layers and are fine to see here
+_NON_CLIENT_KEYS = {"backend", "prompts_dir", "name", "description", "task", "params", "offline"}
+_LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+_STUB_PLACEHOLDER_KEY = "sk-reportbench-loopback"  # only ever sent to a loopback api_base
+
+
+# ------------------------------------------------------------------------------------------------
+# Config
+# ------------------------------------------------------------------------------------------------
+
+
+class RuntimeConfig(BaseModel):
+    """Operational knobs: they change how fast/robustly we get answers, never which answer (not cached on)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_concurrency: int = Field(64, ge=1)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(4, ge=0)
+    backoff_base_s: float = Field(0.5, ge=0)
+    backoff_max_s: float = Field(20.0, ge=0)
+    parse_retries: int = Field(2, ge=0)
+    cache_path: str | None = ".reportbench/cache/judge.sqlite"
+    progress: bool = True
+
+
+class ClientConfig(BaseModel):
+    """The `judge:` config group for the litellm backend (see factory.make_judge)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = 1024
+    structured_output: StructuredMode = "auto"
+    drop_params: bool = Field(True, description="let litellm drop params a provider rejects (e.g. seed)")
+    input_cost_per_token: float | None = Field(None, description="USD; registered with litellm once")
+    output_cost_per_token: float | None = None
+    runtime: RuntimeConfig = RuntimeConfig()
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any] | ClientConfig) -> ClientConfig:
+        """Build from a plain dict / OmegaConf node; warns (does not fail) on keys owned by no one."""
+        if isinstance(cfg, ClientConfig):
+            return cfg
+        data = to_plain(cfg)
+        unknown = set(data) - set(cls.model_fields) - _NON_CLIENT_KEYS
+        if unknown:
+            log.warning("judge config: ignoring unknown key(s) %s", sorted(unknown))
+        return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields})
+
+
+def to_plain(cfg: Any) -> Any:
+    """OmegaConf DictConfig / nested Mappings -> plain dicts and lists."""
+    if type(cfg).__module__.startswith("omegaconf"):
+        from omegaconf import OmegaConf
+
+        return OmegaConf.to_container(cfg, resolve=True)
+    if isinstance(cfg, Mapping):
+        return {str(k): to_plain(v) for k, v in cfg.items()}
+    if isinstance(cfg, list | tuple):
+        return [to_plain(v) for v in cfg]
+    return cfg
+
+
+# ------------------------------------------------------------------------------------------------
+# Results and failures
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One answer. `latency_s` is service time (sum of attempts), excluding queueing and backoff."""
+
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    latency_s: float
+    cache_hit: bool
+    attempts: int
+
+
+FailureKind = Literal["rate_limit", "server", "timeout", "connection", "auth", "bad_request", "other"]
+
+
+class CallFailed(Exception):
+    """The call did not produce an answer after the allowed retries. `reason` is already key-scrubbed."""
+
+    def __init__(self, kind: FailureKind, reason: str, *, attempts: int = 0, latency_s: float = 0.0) -> None:
+        super().__init__(f"{kind}: {reason}")
+        self.kind: FailureKind = kind
+        self.reason = reason
+        self.attempts = attempts
+        self.latency_s = latency_s
+
+
+def classify(exc: BaseException) -> tuple[FailureKind, bool]:
+    """(kind, retryable) for an exception raised by litellm/openai/aiohttp/httpx or our timeout backstop."""
+    name = type(exc).__name__
+    code = getattr(exc, "status_code", None)
+    if isinstance(exc, TimeoutError) or "Timeout" in name:
+        return "timeout", True
+    if "Connection" in name or isinstance(exc, ConnectionError):
+        return "connection", True
+    if isinstance(code, int):
+        if code == 429:
+            return "rate_limit", True
+        if code in (408,):
+            return "timeout", True
+        if code in (409, 425) or code >= 500:
+            return "server", True
+        if code in (401, 403):
+            return "auth", False
+        if 400 <= code < 500:
+            return "bad_request", False
+    if "RateLimit" in name:
+        return "rate_limit", True
+    if any(s in name for s in ("InternalServer", "ServiceUnavailable", "BadGateway")):
+        return "server", True
+    if any(s in name for s in ("ClientPayloadError", "ServerDisconnected", "RemoteProtocol", "ReadError")):
+        return "connection", True
+    if "Authentication" in name or "PermissionDenied" in name:
+        return "auth", False
+    return "other", False
+
+
+def _retry_after_s(exc: BaseException | None) -> float | None:
+    if exc is None:
+        return None
+    for headers in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+    ):
+        if headers is None:
+            continue
+        try:
+            value = headers.get("retry-after")
+        except Exception:  # noqa: BLE001 - headers of unknown shape: ignore
+            continue
+        if value is not None:
+            try:
+                return max(0.0, float(value))
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+_KEYISH = re.compile(r"\b(?:sk|pk|rk|key|api)[-_][A-Za-z0-9_\-\*\.]{6,}|Bearer\s+\S+", re.IGNORECASE)
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Remove secret values and key-shaped tokens (providers echo keys, even partially masked)."""
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "***")
+    return _KEYISH.sub("***", text)
+
+
+# ------------------------------------------------------------------------------------------------
+# litellm, lazily
+# ------------------------------------------------------------------------------------------------
+
+_LITELLM: ModuleType | None = None
+_REGISTERED: set[tuple[str, float, float]] = set()
+
+
+def _drop_loop_change_notice(record: logging.LogRecord) -> bool:
+    """litellm warns each time a new event loop is used (every sync-wrapper run); that is expected here."""
+    return "event loop changed" not in record.getMessage()
+
+
+def _litellm() -> ModuleType:
+    """Import and quiet litellm once per process (env switches are set at module import above)."""
+    global _LITELLM
+    if _LITELLM is None:
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        litellm.turn_off_message_logging = True
+        lite_log = logging.getLogger("LiteLLM")
+        lite_log.setLevel(logging.WARNING)
+        lite_log.addFilter(_drop_loop_change_notice)
+        _LITELLM = litellm
+    return _LITELLM
+
+
+def register_cost(model: str, input_cost_per_token: float, output_cost_per_token: float) -> None:
+    """Tell litellm a price for a model it does not know (idempotent; costs nothing per call)."""
+    key = (model, float(input_cost_per_token), float(output_cost_per_token))
+    if key in _REGISTERED:
+        return
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    litellm_log = logging.getLogger("LiteLLM")
+    level = litellm_log.level
+    litellm_log.setLevel(logging.ERROR)  # it warns about cache-token prices we do not use
+    try:
+        _litellm().register_model(
+            {
+                model: {
+                    "input_cost_per_token": float(input_cost_per_token),
+                    "output_cost_per_token": float(output_cost_per_token),
+                    "litellm_provider": provider,
+                    "mode": "chat",
+                }
+            }
+        )
+    finally:
+        litellm_log.setLevel(level)
+    _REGISTERED.add(key)
+
+
+def _is_loopback(api_base: str | None) -> bool:
+    if not api_base:
+        return False
+    host = urlparse(api_base).hostname or ""
+    return host in _LOOPBACK_HOSTS
+
+
+# ------------------------------------------------------------------------------------------------
+# The client
+# ------------------------------------------------------------------------------------------------
+
+
+class LLMClient:
+    """Async chat client over litellm with one retry layer and a per-event-loop concurrency bound."""
+
+    def __init__(self, cfg: ClientConfig | Mapping[str, Any]) -> None:
+        self.cfg = ClientConfig.from_mapping(cfg)
+        rt = self.cfg.runtime
+        self.max_concurrency = rt.max_concurrency
+        self._sems: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._formats: dict[Any, dict[str, Any] | None] = {}
+        self._prepared = False
+        self.http_calls = 0  # attempts actually sent (for tests and usage reports)
+
+    # -- request shape ---------------------------------------------------------------------------
+
+    @property
+    def judge_id(self) -> str:
+        return f"litellm:{self.cfg.model}"
+
+    def cache_parts(self) -> dict[str, Any]:
+        """The config part of the cache key (the judge adds messages, schema and prompt hash)."""
+        c = self.cfg
+        return {
+            "model": c.model,
+            "api_base": c.api_base,
+            "temperature": c.temperature,
+            "seed": c.seed,
+            "max_tokens": c.max_tokens,
+        }
+
+    def format_key(
+        self, output_model: type[BaseModel] | None, structured: bool = True
+    ) -> dict[str, Any] | None:
+        """What we *ask for* (mode + schema), used in the cache key. Needs no litellm import, so a
+        fully cached rerun never pays for it; the concrete format is resolved at call time."""
+        mode = self._mode(structured)
+        if mode == "none":
+            return None
+        schema = output_model.model_json_schema() if output_model is not None else None
+        return {"mode": mode, "schema": schema}
+
+    def _mode(self, structured: bool) -> StructuredMode:
+        return self.cfg.structured_output if structured else "none"
+
+    def response_format(
+        self, output_model: type[BaseModel] | None, structured: bool = True
+    ) -> dict[str, Any] | None:
+        """The `response_format` sent: JSON schema if supported (or forced), else a JSON-object hint."""
+        memo_key = (output_model, structured)
+        if memo_key in self._formats:
+            return self._formats[memo_key]
+        mode = self._mode(structured)
+        fmt: dict[str, Any] | None = None
+        if mode != "none":
+            litellm = _litellm()
+            if mode == "auto":
+                if output_model is not None and litellm.supports_response_schema(self.cfg.model):
+                    mode = "json_schema"
+                else:
+                    try:
+                        params = litellm.get_supported_openai_params(model=self.cfg.model) or []
+                    except Exception:  # noqa: BLE001 - unknown provider: send no hint
+                        params = []
+                    mode = "json_object" if "response_format" in params else "none"
+            if mode == "json_schema" and output_model is not None:
+                from litellm.llms.base_llm.base_utils import type_to_response_format_param
+
+                fmt = type_to_response_format_param(output_model)
+            elif mode in ("json_object", "json_schema"):
+                fmt = {"type": "json_object"}
+        self._formats[memo_key] = fmt
+        return fmt
+
+    # -- calling ---------------------------------------------------------------------------------
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._sems.get(loop)
+        if sem is None:
+            sem = self._sems[loop] = asyncio.Semaphore(self.max_concurrency)
+        return sem
+
+    def _api_key(self) -> str | None:
+        name = self.cfg.api_key_env
+        if name:
+            value = os.environ.get(name)
+            if not value:
+                raise CallFailed("auth", f"environment variable {name} is not set")
+            return value
+        if _is_loopback(self.cfg.api_base):
+            return _STUB_PLACEHOLDER_KEY
+        return None  # litellm's provider defaults (OPENAI_API_KEY, ...)
+
+    def _prepare(self) -> None:
+        if self._prepared:
+            return
+        c = self.cfg
+        _litellm()
+        if c.input_cost_per_token is not None and c.output_cost_per_token is not None:
+            register_cost(c.model, c.input_cost_per_token, c.output_cost_per_token)
+        self._prepared = True
+
+    def _wait(self, state: RetryCallState) -> float:
+        """Exponential backoff with full jitter on top, capped; a Retry-After header raises the floor."""
+        rt = self.cfg.runtime
+        n = state.attempt_number
+        delay = min(
+            rt.backoff_max_s, rt.backoff_base_s * (2 ** (n - 1)) + random.uniform(0, rt.backoff_base_s)
+        )
+        exc = state.outcome.exception() if state.outcome is not None else None
+        ra = _retry_after_s(exc)
+        if ra is not None:
+            delay = max(delay, min(ra, rt.backoff_max_s))
+        return delay
+
+    async def complete(
+        self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None
+    ) -> Completion:
+        """One chat completion with retries; raises CallFailed (never a provider exception)."""
+        rt = self.cfg.runtime
+        c = self.cfg
+        api_key = self._api_key()
+        secrets = (api_key,) if api_key else ()
+        self._prepare()
+        litellm = _LITELLM
+        assert litellm is not None
+        kwargs: dict[str, Any] = {
+            "model": c.model,
+            "messages": messages,
+            "temperature": c.temperature,
+            "seed": c.seed,
+            "max_tokens": c.max_tokens,
+            "timeout": rt.timeout_s,
+            "max_retries": 0,
+            "drop_params": c.drop_params,
+        }
+        if c.api_base:
+            kwargs["api_base"] = c.api_base
+        if api_key:
+            kwargs["api_key"] = api_key
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        for k in ("temperature", "seed", "max_tokens"):
+            if kwargs[k] is None:
+                del kwargs[k]
+
+        sem = self._semaphore()
+        service_s = 0.0
+        attempts = 0
+        hard_timeout = rt.timeout_s + 5.0  # backstop if a transport ignores `timeout`
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(rt.max_retries + 1),
+            wait=self._wait,
+            retry=retry_if_exception(lambda e: classify(e)[1]),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    async with sem:
+                        t0 = time.perf_counter()
+                        self.http_calls += 1
+                        try:
+                            async with asyncio.timeout(hard_timeout):
+                                resp = await litellm.acompletion(**kwargs)
+                        finally:
+                            service_s += time.perf_counter() - t0
+        except Exception as exc:  # noqa: BLE001 - every provider error becomes a typed failure value
+            kind, _ = classify(exc)
+            msg = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+            raise CallFailed(
+                kind, redact(msg, secrets)[:500], attempts=attempts, latency_s=service_s
+            ) from None
+
+        choice = resp.choices[0] if resp.choices else None
+        text = (choice.message.content if choice is not None else None) or ""
+        usage = getattr(resp, "usage", None)
+        cost = (getattr(resp, "_hidden_params", None) or {}).get("response_cost")
+        return Completion(
+            text=text,
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            latency_s=service_s,
+            cache_hit=False,
+            attempts=attempts,
+        )

@@ -1,0 +1,42 @@
+"""`make_judge(task, cfg)`: the one place that turns the `judge:` config group into a Judge.
+
+Backends are imported lazily so that the offline path never imports litellm (3.5 s) and this module
+works before every backend module exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reportbench.judges.base import Judge, JudgeTask
+
+BACKENDS = ("litellm", "offline")
+
+
+class JudgeConfigError(ValueError):
+    """The judge config names an unknown backend or is missing something required."""
+
+
+def make_judge(task: JudgeTask | str, cfg: Mapping[str, Any], **kwargs: Any) -> Judge:
+    """A Judge for `task` (a JudgeTask, or a task name resolved by `reportbench.judges.tasks.get_task`).
+
+    `cfg["backend"]`: "litellm" -> LLMJudge(task, cfg, **kwargs); "offline" -> OfflineJudge(task, cfg).
+    Extra keyword arguments (prompts_dir, cache, client) go to LLMJudge only.
+    """
+    if isinstance(task, str):
+        from reportbench.judges.tasks import get_task
+
+        task = get_task(task)
+    backend = str(cfg.get("backend", "offline"))
+    if backend == "litellm":
+        from reportbench.judges.llm import LLMJudge
+
+        if not cfg.get("model"):
+            raise JudgeConfigError("judge.backend=litellm needs judge.model (any litellm model string)")
+        return LLMJudge(task, cfg, **kwargs)
+    if backend == "offline":
+        from reportbench.judges.offline import OfflineJudge
+
+        return OfflineJudge(task, cfg)
+    raise JudgeConfigError(f"unknown judge.backend {backend!r}; expected one of {BACKENDS}")

@@ -1,0 +1,224 @@
+"""The litellm judge backend: render the prompt, ask through the cache, parse strictly, record everything.
+
+Shape follows inspect_ai's model-graded scorers: an async callable that always returns a record, where a
+failure is a value (`status="failed"`, `value=None`, `error="call: ..."|"parse: ..."`), never an exception
+and never a guessed score. A parse failure re-asks (bypassing the cache) up to `parse_retries` times and
+is never cached; only answers that parsed OK are stored, so a rerun re-asks exactly what failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
+from reportbench.judges.cache import ResponseCache, cache_key
+from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, to_plain
+from reportbench.prompts import DEFAULT_PROMPTS_DIR, PromptTemplate, load_prompt
+
+
+class LLMJudge:
+    """`Judge` over an LLM reached through litellm. One instance per (task, config); reuse it across items."""
+
+    def __init__(
+        self,
+        task: JudgeTask,
+        cfg: Mapping[str, Any] | ClientConfig,
+        *,
+        prompts_dir: str | Path | None = None,
+        client: LLMClient | None = None,
+        cache: ResponseCache | None | bool = True,
+    ) -> None:
+        """`cache=True` opens `runtime.cache_path` (None/'' there disables it); False/None disables;
+        a ResponseCache instance is used as is (shared between judges)."""
+        raw = to_plain(cfg) if isinstance(cfg, Mapping) else {}
+        self.task = task
+        self.cfg = ClientConfig.from_mapping(cfg)
+        self.client = client or LLMClient(self.cfg)
+        self.judge_id = f"litellm:{self.cfg.model}"
+        self.max_concurrency = self.cfg.runtime.max_concurrency
+        self.progress = self.cfg.runtime.progress
+        self.parse_retries = self.cfg.runtime.parse_retries
+        pdir = prompts_dir if prompts_dir is not None else raw.get("prompts_dir") or DEFAULT_PROMPTS_DIR
+        self.prompt: PromptTemplate = load_prompt(task.prompt_id, pdir)
+        if isinstance(cache, ResponseCache):
+            self.cache: ResponseCache | None = cache
+        elif cache is True and self.cfg.runtime.cache_path:
+            self.cache = ResponseCache(self.cfg.runtime.cache_path)
+        else:
+            self.cache = None
+        self._owns_cache = self.cache is not None and not isinstance(cache, ResponseCache)
+        # Everything in the cache key that does not depend on the item, computed once.
+        self._key_parts = self.client.cache_parts()
+        self._format_key = self.client.format_key(task.output_model, task.structured)
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def key_for(self, messages: list[dict[str, Any]]) -> str:
+        """Cache key of one rendered request."""
+        return cache_key(
+            **self._key_parts,
+            messages=messages,
+            response_format=self._format_key,
+            prompt_hash=self.prompt.sha256,
+        )
+
+    def _record(self, item_id: str, input_ids: Mapping[str, str], **fields: Any) -> Judgment:
+        return Judgment(
+            task=self.task.name,
+            item_id=item_id,
+            input_ids=dict(input_ids),
+            judge_id=self.judge_id,
+            model=self.cfg.model,
+            prompt_id=self.prompt.prompt_id,
+            prompt_hash=self.prompt.sha256,
+            **fields,
+        )
+
+    def _ok(
+        self, item_id: str, input_ids: Mapping[str, str], out: JudgeOutput, raw: str, **usage: Any
+    ) -> Judgment:
+        value = out.value()
+        return self._record(
+            item_id,
+            input_ids,
+            status="ok",
+            value=None if value is None else float(value),
+            label=out.label(),
+            parsed=dump_parsed(out),
+            explanation=out.explanation(),
+            raw_output=raw,
+            **usage,
+        )
+
+    def _parse(self, raw: str, inputs: JudgeInput) -> JudgeOutput:
+        """The task's strict parser; a stray ValueError (e.g. ValidationError) counts as a parse error."""
+        try:
+            return self.task.parse(raw, inputs)
+        except ParseError:
+            raise
+        except ValueError as exc:
+            raise ParseError(f"{type(exc).__name__}: {exc}") from exc
+
+    # -- the Judge protocol ----------------------------------------------------------------------
+
+    async def __call__(self, item_id: str, inputs: JudgeInput, input_ids: dict[str, str]) -> Judgment:
+        try:
+            return await self._judge(item_id, inputs, input_ids)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - failures are values, even our own bugs
+            return self._record(
+                item_id, input_ids, status="failed", error=f"internal: {type(exc).__name__}: {exc}"[:1000]
+            )
+
+    async def _judge(self, item_id: str, inputs: JudgeInput, input_ids: dict[str, str]) -> Judgment:
+        messages = self.prompt.render(**inputs.prompt_values())
+        key = self.key_for(messages)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                try:
+                    out = self._parse(hit.text, inputs)
+                except ParseError:
+                    pass  # the parser got stricter since this was stored: ask again and overwrite
+                else:
+                    return self._ok(
+                        item_id,
+                        input_ids,
+                        out,
+                        hit.text,
+                        prompt_tokens=hit.prompt_tokens,
+                        completion_tokens=hit.completion_tokens,
+                        cost_usd=hit.cost_usd,
+                        latency_s=0.0,
+                        cache_hit=True,
+                        attempts=0,
+                    )
+
+        response_format = self.client.response_format(self.task.output_model, self.task.structured)
+        spent = _Spent()
+        last_raw: str | None = None
+        last_error = "no attempt made"
+        for _ in range(self.parse_retries + 1):
+            try:
+                comp = await self.client.complete(messages, response_format=response_format)
+            except CallFailed as failure:
+                spent.attempts += failure.attempts
+                spent.latency_s += failure.latency_s
+                return self._record(
+                    item_id,
+                    input_ids,
+                    status="failed",
+                    raw_output=last_raw,
+                    error=f"call: {failure.kind}: {failure.reason}",
+                    **spent.fields(),
+                )
+            spent.add(comp)
+            try:
+                out = self._parse(comp.text, inputs)
+            except ParseError as exc:
+                last_raw, last_error = comp.text, str(exc)
+                continue
+            if self.cache is not None:
+                self.cache.put(
+                    key,
+                    comp.text,
+                    prompt_tokens=comp.prompt_tokens,
+                    completion_tokens=comp.completion_tokens,
+                    cost_usd=comp.cost_usd,
+                    model=self.cfg.model,
+                    prompt_hash=self.prompt.sha256,
+                )
+            return self._ok(item_id, input_ids, out, comp.text, **spent.fields())
+        return self._record(
+            item_id,
+            input_ids,
+            status="failed",
+            raw_output=last_raw,
+            error=f"parse: {last_error}"[:1000],
+            **spent.fields(),
+        )
+
+    def close(self) -> None:
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
+
+
+class _Spent:
+    """Usage summed over every call made for one item (parse retries included); unknown cost stays unknown."""
+
+    __slots__ = ("attempts", "latency_s", "prompt_tokens", "completion_tokens", "cost_usd", "_cost_known")
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.latency_s = 0.0
+        self.prompt_tokens: int | None = None
+        self.completion_tokens: int | None = None
+        self.cost_usd = 0.0
+        self._cost_known: bool | None = None
+
+    def add(self, c: Completion) -> None:
+        self.attempts += c.attempts
+        self.latency_s += c.latency_s
+        if c.prompt_tokens is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + c.prompt_tokens
+        if c.completion_tokens is not None:
+            self.completion_tokens = (self.completion_tokens or 0) + c.completion_tokens
+        if c.cost_usd is None:
+            self._cost_known = False
+        else:
+            self.cost_usd += c.cost_usd
+            self._cost_known = self._cost_known is not False
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "attempts": self.attempts,
+            "latency_s": self.latency_s,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cache_hit": False,
+            "cost_usd": self.cost_usd if self._cost_known else None,
+        }

@@ -1,0 +1,135 @@
+"""The offline backend: deterministic lexical rules standing in for an LLM judge (judge card:
+docs/offline-judge.md).
+
+Why it exists: `dvc repro` and CI must run end to end with no key and no network, and a cheap floor
+baseline is useful in calibration. Why it must not be trusted: it measures lexical support, not
+entailment, and rewards extractive copying. Never publish leaderboards from it.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from reportbench.judges.base import JudgeInput, JudgeTask, Judgment, dump_parsed
+from reportbench.judges.lexical import SupportParams
+from reportbench.prompts import PromptError, load_prompt
+
+OFFLINE_JUDGE_ID = "offline-lexical-v1"
+
+# Starting points chosen on small dev splits (self-authored pairs; half of the DeepScholar papers), see
+# docs/offline-judge.md. Not fitted against an LLM judge: recalibrate before reading anything into them.
+DEFAULT_OFFLINE_PARAMS: dict[str, dict[str, Any]] = {
+    # S(h, w) = sqrt(recall) · (w·tfidf_cos + (1−w)·token_set) · (1 − guard), max over windows.
+    "lexical": {
+        "tfidf_weight": 0.5,  # share of TF-IDF cosine (vs rapidfuzz token_set) in the lexical similarity
+        "window_sentences": 2,  # windows of 1..N consecutive source sentences
+        "number_guard": 1.0,  # claim quantity absent from the source
+        "negation_guard": 1.0,  # negation-cue count differs between claim and window
+        "absolute_guard": 0.5,  # claim says first/all/only/always/best..., the source never does
+    },
+    "support": {"threshold": 0.27},  # supported if S >= threshold
+    "nugget_assign": {"support": 0.27, "partial": 0.18},  # support if S >= support, partial if >= partial
+    "relevance": {"score2": 0.45, "score1": 0.30},  # graded by the combined lexical relevance r
+    "organization": {"redundancy_cosine": 0.8, "max_headings": 4},
+    "nugget_create": {"min_words": 6, "split_min_words": 5, "dedupe_ratio": 90.0},
+    "nugget_score": {"top_terms": 15, "min_top_terms": 3},  # vital if cited or >= min of the top terms
+    "important_reference": {
+        "min_mentions": 2,  # cited in >= this many related-work sentences -> important
+        "overlap": 0.20,  # cited once and lexical overlap with the paper >= this -> important
+        "overlap_unlocated": 0.45,  # never located in the related work, but overlap >= this -> important
+    },
+}
+
+
+def resolve_params(overrides: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Defaults deep-merged with `overrides` (same two-level shape); unknown names are errors.
+
+    A typo in a threshold name must fail loudly, not silently keep the default.
+    """
+    merged = copy.deepcopy(DEFAULT_OFFLINE_PARAMS)
+    for section, values in (overrides or {}).items():
+        if section not in merged:
+            raise ValueError(f"unknown offline param section {section!r}; known: {sorted(merged)}")
+        if not isinstance(values, Mapping):
+            raise ValueError(f"offline params [{section}] must be a mapping, got {type(values).__name__}")
+        for key, value in values.items():
+            if key not in merged[section]:
+                raise ValueError(f"unknown offline param {section}.{key}; known: {sorted(merged[section])}")
+            merged[section][key] = value
+    return merged
+
+
+def support_params(params: Mapping[str, Any]) -> SupportParams:
+    lex = resolve_params({"lexical": params.get("lexical", {})})["lexical"]
+    return SupportParams(
+        tfidf_weight=float(lex["tfidf_weight"]),
+        window_sentences=int(lex["window_sentences"]),
+        number_guard=float(lex["number_guard"]),
+        negation_guard=float(lex["negation_guard"]),
+        absolute_guard=float(lex["absolute_guard"]),
+    )
+
+
+def section_params(params: Mapping[str, Any], section: str) -> dict[str, Any]:
+    """One task's thresholds with defaults filled in (task rules may be called with {} in tests)."""
+    return resolve_params({section: params.get(section, {})})[section]
+
+
+class OfflineJudge:
+    """`Judge` protocol implementation that applies `task.offline` (no model, no network, no cache)."""
+
+    judge_id = OFFLINE_JUDGE_ID
+
+    def __init__(self, task: JudgeTask, cfg: Mapping[str, Any] | None = None) -> None:
+        cfg = cfg or {}
+        self.task = task
+        self.params = resolve_params(cfg.get("offline") or {})
+        try:
+            template = load_prompt(task.prompt_id, cfg.get("prompts_dir", "prompts"))
+            self.prompt_id: str | None = template.prompt_id
+            self.prompt_hash: str | None = template.sha256
+        except PromptError:
+            self.prompt_id, self.prompt_hash = None, None
+
+    async def __call__(self, item_id: str, inputs: JudgeInput, input_ids: dict[str, str]) -> Judgment:
+        if not isinstance(inputs, self.task.input_model):
+            raise TypeError(
+                f"task {self.task.name!r} expects {self.task.input_model.__name__}, "
+                f"got {type(inputs).__name__}"
+            )
+        started = time.perf_counter()
+        record: dict[str, Any] = {
+            "task": self.task.name,
+            "item_id": item_id,
+            "input_ids": dict(input_ids),
+            "judge_id": self.judge_id,
+            "model": OFFLINE_JUDGE_ID,
+            "prompt_id": self.prompt_id,
+            "prompt_hash": self.prompt_hash,
+            "cache_hit": False,
+            "attempts": 1,
+        }
+        try:
+            verdict = self.task.offline(inputs, self.params)
+        except Exception as exc:  # a rule bug on odd input is recorded as a failure, never a crash
+            return Judgment(
+                **record,
+                status="failed",
+                error=f"offline rule raised {type(exc).__name__}: {exc}",
+                latency_s=time.perf_counter() - started,
+            )
+        output = verdict.output
+        signals = ", ".join(f"{k}={v:.4f}" for k, v in verdict.signals.items())
+        explanation = verdict.explanation + (f" [signals: {signals}]" if signals else "")
+        return Judgment(
+            **record,
+            status="ok",
+            value=output.value(),
+            label=output.label(),
+            parsed=dump_parsed(output),
+            explanation=explanation,
+            latency_s=time.perf_counter() - started,
+        )

@@ -1,0 +1,254 @@
+"""Run a Judge over many items, write/read judgments as parquet, and summarise usage.
+
+- Fan-out: a fixed pool of workers pulls items (memory stays flat for 100k items); the judge's client
+  bounds in-flight HTTP calls, so the pool is only slightly larger than that bound (cache hits and
+  parsing run while others wait on the network). Output order = input order, always.
+- Every item ends as exactly one Judgment: an unexpected exception becomes a failed record with the
+  reason (`internal: ...`), never a crashed stage that loses finished work.
+- Parquet with a fixed schema (dicts as JSON strings) so the offline and litellm backends write
+  byte-compatible tables that `aggregate`/`calibrate` read without caring who judged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from tqdm import tqdm
+
+from reportbench.judges.base import Judge, JudgeInput, Judgment
+
+Item = tuple[str, JudgeInput, dict[str, str]]
+
+JUDGMENT_SCHEMA: dict[str, Any] = {
+    "task": pl.String,
+    "item_id": pl.String,
+    "input_ids": pl.String,  # JSON object
+    "judge_id": pl.String,
+    "model": pl.String,
+    "prompt_id": pl.String,
+    "prompt_hash": pl.String,
+    "status": pl.String,
+    "value": pl.Float64,
+    "label": pl.String,
+    "parsed": pl.String,  # JSON (as produced by base.dump_parsed)
+    "explanation": pl.String,
+    "raw_output": pl.String,
+    "error": pl.String,
+    "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "cost_usd": pl.Float64,
+    "latency_s": pl.Float64,
+    "cache_hit": pl.Boolean,
+    "attempts": pl.Int64,
+}
+if set(JUDGMENT_SCHEMA) != set(Judgment.model_fields):  # a field added to Judgment must be added here
+    raise RuntimeError(
+        "JUDGMENT_SCHEMA out of sync with Judgment: "
+        f"{sorted(set(JUDGMENT_SCHEMA) ^ set(Judgment.model_fields))}"
+    )
+
+
+class JudgmentRun(list[Judgment]):
+    """The judgments of one run, in input order, plus the run's wall time (for usage_summary)."""
+
+    wall_s: float | None = None
+
+
+def _failed(judge: Judge, item_id: str, input_ids: dict[str, str], task: str, exc: BaseException) -> Judgment:
+    return Judgment(
+        task=task,
+        item_id=item_id,
+        input_ids=dict(input_ids),
+        judge_id=getattr(judge, "judge_id", "unknown"),
+        model=getattr(getattr(judge, "cfg", None), "model", None),
+        status="failed",
+        error=f"internal: {type(exc).__name__}: {exc}"[:1000],
+    )
+
+
+def _task_name(judge: Judge) -> str:
+    task = getattr(judge, "task", None)
+    return str(getattr(task, "name", task or "unknown"))
+
+
+async def run_judgments(
+    judge: Judge,
+    items: Iterable[Item],
+    desc: str = "judge",
+    *,
+    concurrency: int | None = None,
+    progress: bool | None = None,
+) -> JudgmentRun:
+    """Judge every item concurrently; returns one Judgment per item in input order."""
+    todo: Sequence[Item] = items if isinstance(items, Sequence) else list(items)
+    n = len(todo)
+    bound = concurrency or int(getattr(judge, "max_concurrency", 64) or 64)
+    workers = max(1, min(n, bound + max(8, bound // 4)))
+    show = getattr(judge, "progress", True) if progress is None else progress
+    results: list[Judgment | None] = [None] * n
+    task_name = _task_name(judge)
+    bar = tqdm(
+        total=n,
+        desc=desc,
+        file=sys.stderr,
+        disable=not show or n == 0,
+        unit="item",
+        dynamic_ncols=True,
+        mininterval=0.5,
+    )
+    next_index = 0
+    t0 = time.perf_counter()
+
+    async def worker() -> None:
+        nonlocal next_index
+        while next_index < n:
+            i = next_index
+            next_index += 1
+            item_id, inputs, input_ids = todo[i]
+            try:
+                results[i] = await judge(item_id, inputs, input_ids)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one bad item must not lose the others
+                results[i] = _failed(judge, item_id, input_ids, task_name, exc)
+            bar.update(1)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(workers)))
+    finally:
+        bar.close()
+    run = JudgmentRun(r for r in results if r is not None)
+    run.wall_s = time.perf_counter() - t0
+    return run
+
+
+def run_judgments_sync(
+    judge: Judge, items: Iterable[Item], desc: str = "judge", **kwargs: Any
+) -> JudgmentRun:
+    """Sync wrapper: `asyncio.run`, or a helper thread when called from inside a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_judgments(judge, items, desc, **kwargs))
+    box: list[JudgmentRun | BaseException] = []
+
+    def _target() -> None:
+        try:
+            box.append(asyncio.run(run_judgments(judge, items, desc, **kwargs)))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box.append(exc)
+
+    t = threading.Thread(target=_target, name="reportbench-judge-run")
+    t.start()
+    t.join()
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# Parquet I/O
+# ------------------------------------------------------------------------------------------------
+
+
+def judgments_frame(judgments: Iterable[Judgment]) -> pl.DataFrame:
+    """Judgments as a DataFrame with the fixed JUDGMENT_SCHEMA (input_ids serialised as JSON)."""
+    rows = []
+    for j in judgments:
+        row = j.model_dump()
+        row["input_ids"] = json.dumps(row["input_ids"], sort_keys=True, ensure_ascii=False)
+        rows.append(row)
+    return pl.DataFrame(rows, schema=JUDGMENT_SCHEMA)
+
+
+def write_judgments(path: str | Path, judgments: Iterable[Judgment]) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    judgments_frame(judgments).write_parquet(tmp)
+    tmp.replace(path)  # atomic: a crashed stage never leaves half a file for DVC to hash
+    return path
+
+
+def read_judgments(path: str | Path) -> list[Judgment]:
+    df = pl.read_parquet(path)
+    out = []
+    for row in df.iter_rows(named=True):
+        row["input_ids"] = json.loads(row["input_ids"]) if row.get("input_ids") else {}
+        out.append(Judgment.model_validate(row))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Usage
+# ------------------------------------------------------------------------------------------------
+
+
+def reason_class(error: str | None) -> str:
+    """Failure class of an error: 'call: rate_limit: ..' -> 'call/rate_limit', 'parse: ..' -> 'parse',
+    'internal: X: ..' -> 'internal/X'."""
+    if not error:
+        return "unknown"
+    head, _, rest = error.partition(":")
+    head = head.strip()
+    if head in ("call", "internal"):
+        sub = rest.strip().partition(":")[0].strip()
+        return f"{head}/{sub}" if sub else head
+    return head
+
+
+def usage_summary(judgments: Sequence[Judgment], wall_s: float | None = None) -> dict[str, Any]:
+    """Calls, cache hits, failures by reason class, tokens and spend of one run.
+
+    `cost_usd` sums the known cost of answers fetched in this run (cache hits cost nothing now; their
+    original cost is `cost_usd_cached`); `calls_unknown_cost` counts items that got an answer with no
+    price (failed calls that got no answer are not billed and not counted).
+    """
+    fetched = [j for j in judgments if not j.cache_hit]
+    failures = Counter(reason_class(j.error) for j in judgments if not j.ok)
+    known = [j.cost_usd for j in fetched if j.cost_usd is not None]
+    wall = wall_s if wall_s is not None else getattr(judgments, "wall_s", None)
+    return {
+        "items": len(judgments),
+        "ok": sum(1 for j in judgments if j.ok),
+        "failed": sum(failures.values()),
+        "failures": dict(sorted(failures.items())),
+        "cache_hits": sum(1 for j in judgments if j.cache_hit),
+        "calls": sum(j.attempts for j in fetched),
+        "prompt_tokens": sum(j.prompt_tokens or 0 for j in fetched),
+        "completion_tokens": sum(j.completion_tokens or 0 for j in fetched),
+        "cost_usd": math.fsum(known),
+        "calls_unknown_cost": sum(
+            1 for j in fetched if j.cost_usd is None and (j.ok or j.raw_output is not None)
+        ),
+        "cost_usd_cached": math.fsum(j.cost_usd for j in judgments if j.cache_hit and j.cost_usd is not None),
+        "wall_s": wall,
+    }
+
+
+def format_usage(summary: dict[str, Any]) -> str:
+    """One line for logs, e.g. '200 items: 198 ok, 2 failed (call/timeout=2); 150 cache hits; ...'."""
+    fails = ", ".join(f"{k}={v}" for k, v in summary["failures"].items())
+    wall = summary.get("wall_s")
+    parts = [
+        f"{summary['items']} items: {summary['ok']} ok, {summary['failed']} failed"
+        + (f" ({fails})" if fails else ""),
+        f"{summary['cache_hits']} cache hits",
+        f"{summary['calls']} calls",
+        f"{summary['prompt_tokens']}+{summary['completion_tokens']} tokens",
+        f"${summary['cost_usd']:.4f}"
+        + (f" (+{summary['calls_unknown_cost']} unpriced)" if summary["calls_unknown_cost"] else ""),
+    ]
+    if wall is not None:
+        parts.append(f"{wall:.1f}s wall")
+    return "; ".join(parts)

@@ -1,0 +1,133 @@
+"""NaN-aware statistics for per-task metric values.
+
+Conventions (why): an undefined per-task value is NaN, never 0, so every mean here is over the *defined*
+values and says how many were left out. The authors' DeepScholar aggregate (NaN -> 0, then round to 2
+decimals) is available separately as `authors_aggregate`, only for comparing with published numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as _sps
+
+
+def _floats(values: Iterable[float | int | None]) -> np.ndarray:
+    """None -> NaN; everything else as float."""
+    return np.array([math.nan if v is None else float(v) for v in values], dtype=float)
+
+
+@dataclass(frozen=True)
+class MeanResult:
+    """Mean over defined values, with how many values were defined and undefined."""
+
+    mean: float
+    n_defined: int
+    n_undefined: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def nan_mean(values: Iterable[float | int | None]) -> MeanResult:
+    """Mean of the non-NaN values; NaN when there are none (an empty mean is undefined, not 0)."""
+    arr = _floats(values)
+    ok = ~np.isnan(arr)
+    n_ok = int(ok.sum())
+    mean = float(arr[ok].mean()) if n_ok else math.nan
+    return MeanResult(mean=mean, n_defined=n_ok, n_undefined=int(arr.size - n_ok))
+
+
+def authors_aggregate(values: Iterable[float | int | None], decimals: int = 2) -> float:
+    """DeepScholar `Evaluator.aggregate`: NaN -> 0, mean, rounded. NaN only for an empty input."""
+    arr = np.nan_to_num(_floats(values), nan=0.0)
+    if arr.size == 0:
+        return math.nan
+    return round(float(arr.mean()), decimals)
+
+
+def geometric_mean(values: Iterable[float | int | None]) -> float:
+    """Geometric mean of a system's per-metric means (the leaderboard's overall score).
+
+    - NaN if any component is NaN (or the input is empty): an undefined metric makes the overall
+      score undefined rather than silently dropping a dimension.
+    - 0 if any component is 0 (the limit of the product); no epsilon smoothing.
+    - Negative components are an error: every metric that enters it is non-negative.
+    """
+    arr = _floats(values)
+    if arr.size == 0 or np.isnan(arr).any():
+        return math.nan
+    if (arr < 0).any():
+        raise ValueError(f"geometric mean of negative values: {arr.tolist()}")
+    if (arr == 0).any():
+        return 0.0
+    return float(np.exp(np.log(arr).mean()))
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Paired t-test of system A minus system B over the tasks both have defined scores for.
+
+    `mean_diff` = mean(A - B) over those tasks. `t`/`p` are NaN when n < 2 or the differences have zero
+    variance (a t statistic is undefined then); `note` says which.
+    """
+
+    t: float
+    p: float
+    n: int
+    mean_diff: float
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def paired_ttest(a: Mapping[str, float], b: Mapping[str, float]) -> PairedTest:
+    """Two-sided `scipy.stats.ttest_rel` over task ids present and non-NaN in both mappings."""
+    keys = sorted(k for k in a.keys() & b.keys() if _defined(a[k]) and _defined(b[k]))
+    n = len(keys)
+    if n == 0:
+        return PairedTest(math.nan, math.nan, 0, math.nan, "no task with both scores defined")
+    xa = np.array([float(a[k]) for k in keys])
+    xb = np.array([float(b[k]) for k in keys])
+    diff = xa - xb
+    mean_diff = float(diff.mean())
+    if n < 2:
+        return PairedTest(math.nan, math.nan, n, mean_diff, "n < 2")
+    if float(np.ptp(diff)) == 0.0:
+        return PairedTest(math.nan, math.nan, n, mean_diff, "zero variance of the differences")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = _sps.ttest_rel(xa, xb)
+    return PairedTest(float(res.statistic), float(res.pvalue), n, mean_diff)
+
+
+def bootstrap_ci(
+    values: Iterable[float | int | None],
+    *,
+    n_boot: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean over defined values (NaN, NaN if fewer than 2 defined).
+
+    Seeded so DVC metrics files are byte-stable across reruns.
+    """
+    arr = _floats(values)
+    arr = arr[~np.isnan(arr)]
+    if arr.size < 2:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, arr.size, size=(n_boot, arr.size))
+    means = arr[idx].mean(axis=1)
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return (float(lo), float(hi))
+
+
+def _defined(v: float | int | None) -> bool:
+    return v is not None and not math.isnan(float(v))

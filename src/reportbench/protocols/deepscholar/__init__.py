@@ -1,0 +1,34 @@
+"""DeepScholar-bench protocol (Patel et al., arXiv 2508.20033 v2): related-work sections with citations.
+
+- `items`: what each judge task must judge for a (task, report): organization, nugget_assign, relevance,
+  support. `build_items(task, report, release_ctx, params)` returns all of them.
+- `metrics`: the seven metrics per report (`score_report`) and per system (`score_system`), paper
+  definitions by default with `mode: code` switches for the authors' shipped code.
+"""
+
+from reportbench.protocols.deepscholar.items import (
+    DeepScholarParams,
+    ReleaseContext,
+    build_items,
+    count_lookup_ids,
+    nugget_items,
+    organization_items,
+    relevance_items,
+    support_items,
+)
+from reportbench.protocols.deepscholar.metrics import METRIC_NAMES, SystemScores, score_report, score_system
+
+__all__ = [
+    "METRIC_NAMES",
+    "DeepScholarParams",
+    "ReleaseContext",
+    "SystemScores",
+    "build_items",
+    "count_lookup_ids",
+    "nugget_items",
+    "organization_items",
+    "relevance_items",
+    "score_report",
+    "score_system",
+    "support_items",
+]

@@ -1,0 +1,104 @@
+"""Plain markdown reports: a body with `[n]`-style or link citations and an optional numbered reference list.
+
+This is the fallback format and the shared core of the other markdown-based adapters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reportbench.reports.base import (
+    DEFAULT_MAX_BYTES,
+    MARKDOWN_SUFFIXES,
+    ReportAdapter,
+    ReportParseError,
+    build_report,
+    read_text,
+    register_adapter,
+    visible_files,
+)
+from reportbench.reports.references import sources_from_section, split_reference_section
+from reportbench.types import Report, Source
+
+# `[1]: https://...` link-reference definitions and `[^1]: ...` footnotes may sit anywhere in a markdown file.
+_DEFINITION_LINE_RE = re.compile(r"^[ \t]*\[(?:\^[^\]\s]+|\d{1,5})\]:[ \t]+\S.*$", re.MULTILINE)
+_TRAILING_RULES_RE = re.compile(
+    r"(?:\n[ \t]*(?:[-*_][ \t]*){3,}[ \t]*)+\s*$"
+)  # '---' left above a removed list
+PREFERRED_NAMES = ("report.md", "output.md", "final_report.md", "answer.md")
+
+
+@dataclass
+class MarkdownParts:
+    """A markdown report cut into the judged body and its reference list (already turned into sources)."""
+
+    body: str
+    sources: dict[str, Source] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    reference_section: str | None = None
+
+
+def split_markdown_report(text: str) -> MarkdownParts:
+    """Body = text before the reference list, minus scattered `[n]:`/`[^n]:` definitions (now sources)."""
+    body, section = split_reference_section(text)
+    definitions = _DEFINITION_LINE_RE.findall(body)
+    if definitions:
+        body = _DEFINITION_LINE_RE.sub("", body).rstrip()
+        section = "\n".join([*(section.splitlines() if section else []), *definitions])
+    sources, warnings = sources_from_section(section)
+    if section is None:
+        warnings.append("no reference list found")
+    body = _TRAILING_RULES_RE.sub("", "\n" + body.strip("\n")).strip("\n")
+    return MarkdownParts(body=body, sources=sources, warnings=warnings, reference_section=section)
+
+
+def pick_markdown_file(path: Path) -> Path:
+    """The report file of `path`: the file itself, or the single/conventionally named markdown of a folder."""
+    if path.is_file():
+        return path
+    mds = [p for p in visible_files(path) if p.suffix.lower() in MARKDOWN_SUFFIXES]
+    for name in PREFERRED_NAMES:
+        for p in mds:
+            if p.name.lower() == name:
+                return p
+    if len(mds) == 1:
+        return mds[0]
+    if not mds:
+        raise ReportParseError(path, "folder holds no markdown file")
+    raise ReportParseError(
+        path,
+        f"folder holds several markdown files, cannot tell which is the report: {[p.name for p in mds][:5]}",
+    )
+
+
+class MarkdownAdapter(ReportAdapter):
+    """Any markdown file (or a folder with one markdown file)."""
+
+    name = "markdown"
+
+    def detect(self, path: Path) -> bool:
+        if path.is_file():
+            return path.suffix.lower() in MARKDOWN_SUFFIXES
+        try:
+            pick_markdown_file(path)
+        except ReportParseError:
+            return False
+        return True
+
+    def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
+        md = pick_markdown_file(path)
+        parts = split_markdown_report(read_text(md, max_bytes))
+        return build_report(
+            body=parts.body,
+            sources=parts.sources,
+            fmt=self.name,
+            task_id=task_id,
+            system=system,
+            path=md,
+            warnings=parts.warnings,
+        )
+
+
+register_adapter(MarkdownAdapter())

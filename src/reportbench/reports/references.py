@@ -1,0 +1,204 @@
+"""Reference lists: split them off the body, cut them into entries, and turn each entry into a `Source`.
+
+The reference list is the only thing an inline `[n]` may resolve through, so its parsing is shared by every
+markdown-like format (plain markdown, SearchAI, OpenScholar, DeepResearcher, OpenAI Deep Research, STORM's
+fallback) and is deliberately forgiving about numbering styles.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reportbench.reports.arxiv_ids import NEW_STYLE, OLD_STYLE, extract_arxiv_ids, first_arxiv_id
+from reportbench.reports.citations import BARE_URL_RE, LINK_RE, clean_url, is_citation_label
+from reportbench.types import Source
+
+REFERENCE_HEADINGS = (
+    "references",
+    "reference",
+    "reference list",
+    "sources",
+    "sources cited",
+    "bibliography",
+    "works cited",
+    "cited works",
+    "citations",
+)
+_HEADING_WORDS = "|".join(re.escape(h) for h in REFERENCE_HEADINGS)
+# '## References', '**References**', 'References:', 'References', '<references>'
+REFERENCE_HEADING_RE = re.compile(
+    rf"^[ \t]*(?:#{{1,6}}[ \t]*)?(?:\*\*|__)?[ \t]*(?:{_HEADING_WORDS})"
+    r"[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*$"
+    r"|^[ \t]*<references>[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_END_TAG_RE = re.compile(r"^[ \t]*</references>[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+# Entry starts, most specific first. Each yields (label or None, rest of the line).
+_ENTRY_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"^\s*\[\^(?P<label>[^\]\s]+)\]:\s*(?P<rest>.*)$"),  # [^3]: footnote definition
+    re.compile(r"^\s*(?:[-*+]\s+)?\\?\[(?P<label>\d{1,5})\\?\][:.]?\s*(?P<rest>.*)$"),  # [3] ..., [3]: url
+    re.compile(r"^\s*【(?P<label>\d+)(?::\d+)?†(?P<rest>[^】]*】.*)$"),  # 【3†Title】 url
+    re.compile(r"^\s*(?P<label>\d{1,5})[.)]\s+(?P<rest>.*)$"),  # 3. ... / 3) ...
+    re.compile(r"^\s*\\?\[(?P<rest>\[[^\[\]\n]*\]\([^)\s]+\)\\?\].*)$"),  # \[[Author' 2020](url)\] Title
+    re.compile(r"^\s*[-*+]\s+(?P<rest>.*)$"),  # - [Title](url)
+)
+_TRAILING_REF_LINE_RE = re.compile(r"^\s*\\?\[\d{1,5}\\?\]\s+\S")
+
+
+@dataclass
+class ReferenceEntry:
+    """One entry of a reference list as written: its label ('3', or None for unnumbered) and its text."""
+
+    label: str | None
+    text: str
+
+
+def split_reference_section(text: str) -> tuple[str, str | None]:
+    """(body, reference section) split at the last reference heading that is followed by entries.
+
+    Without a heading, a trailing block of `[n] ...` lines counts as the reference list, so bare outputs
+    that end with their references still have their list removed from the judged body.
+    """
+    candidates = list(REFERENCE_HEADING_RE.finditer(text))
+    for match in reversed(candidates):
+        tail = text[match.end() :]
+        end = _END_TAG_RE.search(tail)
+        section = tail[: end.start()] if end else tail
+        if any(_entry_start(line) for line in section.splitlines()):
+            return text[: match.start()].rstrip(), section.strip("\n")
+    lines = text.rstrip().splitlines()
+    i = len(lines)
+    while i > 0 and (not lines[i - 1].strip() or _TRAILING_REF_LINE_RE.match(lines[i - 1])):
+        i -= 1
+    if i < len(lines) and i > 0 and any(_TRAILING_REF_LINE_RE.match(line) for line in lines[i:]):
+        return "\n".join(lines[:i]).rstrip(), "\n".join(lines[i:])
+    return text.rstrip(), None
+
+
+def _entry_start(line: str) -> tuple[str | None, str] | None:
+    for pattern in _ENTRY_PATTERNS:
+        m = pattern.match(line)
+        if m:
+            label = m.groupdict().get("label")
+            return label, m.group("rest").strip()
+    return None
+
+
+def parse_reference_entries(section: str) -> tuple[list[ReferenceEntry], list[str]]:
+    """Cut a reference section into entries; continuation lines join the entry above them.
+
+    A line that starts no entry and follows a blank line becomes an unnumbered entry, so a free-form
+    'Sources' list of URLs is still read.
+    """
+    entries: list[ReferenceEntry] = []
+    warnings: list[str] = []
+    after_blank = True
+    for line in section.splitlines():
+        if not line.strip():
+            after_blank = True
+            continue
+        start = _entry_start(line)
+        if start is not None:
+            entries.append(ReferenceEntry(label=start[0], text=start[1]))
+        elif entries and not after_blank:
+            entries[-1].text = f"{entries[-1].text} {line.strip()}".strip()
+        elif line.strip().startswith("#"):
+            warnings.append(f"heading inside the reference list ignored: {line.strip()[:80]!r}")
+        else:
+            entries.append(ReferenceEntry(label=None, text=line.strip()))
+        after_blank = False
+    return entries, warnings
+
+
+DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
+_APA_RE = re.compile(r"^(?P<authors>.+?)\s*\((?P<year>\d{4}[a-z]?|n\.d\.)\)\.?\s*(?P<rest>.+)$")
+_YEAR_PARENS_RE = re.compile(
+    r"\(\s*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+)?\d{4}[a-z]?\s*\)",
+    re.IGNORECASE,
+)
+_ID_NOISE_RE = re.compile(
+    rf"\barXiv\s*:\s*\S+|\[?\s*\b(?:{NEW_STYLE}|{OLD_STYLE})(?:v\d+)?\b\s*\]?|\bdoi\s*:\s*\S+"
+    r"|\bAvailable (?:at|from)\s*:?",
+    re.IGNORECASE,
+)
+_LEADING_LINK_RE = re.compile(rf"^\s*\\?\[?\s*{LINK_RE.pattern}\s*\\?\]?")
+_DOCUMENT_PREFIX_RE = re.compile(r"^\s*Document\s+\d+\s*:\s*", re.IGNORECASE)
+
+
+def clean_reference_title(text: str) -> str | None:
+    """Best-effort title of a reference entry: links, ids, DOIs, years and 'Authors (Year).' removed."""
+
+    def link_text(m: re.Match[str]) -> str:
+        label = m.group("text")
+        return "" if is_citation_label(label) else label
+
+    leading = _LEADING_LINK_RE.match(text)
+    if leading and re.search(r"[^\W\d_]{2,}", _YEAR_PARENS_RE.sub("", text[leading.end() :])):
+        text = text[leading.end() :]  # "[Smith' 2020](url) Title of the paper": the link is only a label
+    title = LINK_RE.sub(link_text, text)
+    title = BARE_URL_RE.sub("", title)
+    title = DOI_RE.sub("", title)
+    title = _ID_NOISE_RE.sub("", title)
+    title = re.sub(r"^\s*\\?\[\s*\\?\]\s*", "", title)
+    title = title.replace("】", " ").replace("\t", " ")
+    title = _DOCUMENT_PREFIX_RE.sub("", title)
+    apa = _APA_RE.match(title)
+    if apa and re.search(r",|&|\bet al\b|\band\b", apa.group("authors")):
+        first = re.split(r"(?<=[.?!])\s+(?=[A-Z(\[])", apa.group("rest").strip(), maxsplit=1)[0]
+        title = first
+    title = _YEAR_PARENS_RE.sub("", title)
+    title = re.sub(r"\s+", " ", title).strip(" \t,;:.-–—|*_\"'“”")
+    return title or None
+
+
+def source_from_entry(entry: ReferenceEntry, key: str) -> Source:
+    """A `Source` for one reference entry: URL, arXiv id, DOI and title taken from the entry's own text."""
+    text = entry.text
+    url = None
+    link = LINK_RE.search(text)
+    if link:
+        url = clean_url(link.group("url"))
+    else:
+        bare = BARE_URL_RE.search(text)
+        if bare:
+            url = clean_url(bare.group("url"))
+    doi_match = DOI_RE.search(text)
+    doi = doi_match.group(1).rstrip(".,;)") if doi_match else None
+    return Source(
+        key=key,
+        title=clean_reference_title(text),
+        url=url,
+        arxiv_id=first_arxiv_id(text),
+        doi=doi,
+        raw=text,
+    )
+
+
+def sources_from_section(section: str | None) -> tuple[dict[str, Source], list[str]]:
+    """All sources of a reference section, keyed by their label (or URL for unnumbered entries)."""
+    sources: dict[str, Source] = {}
+    warnings: list[str] = []
+    if not section:
+        return sources, warnings
+    entries, warnings = parse_reference_entries(section)
+    for entry in entries:
+        key = entry.label
+        if key is None:
+            src = source_from_entry(entry, key="")
+            if not src.url:
+                warnings.append(f"unnumbered reference without a URL ignored: {entry.text[:80]!r}")
+                continue
+            key = src.url
+            src.key = key
+        else:
+            src = source_from_entry(entry, key=key)
+        if key in sources:
+            warnings.append(f"duplicate reference key {key!r}; kept the first entry")
+            continue
+        ids = extract_arxiv_ids(entry.text)
+        if len(ids) > 1:
+            warnings.append(f"reference {key!r} mentions several arXiv ids {ids}; kept {ids[0]}")
+        sources[key] = src
+    return sources, warnings

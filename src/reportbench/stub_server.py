@@ -1,0 +1,543 @@
+"""A loopback OpenAI-compatible chat server for tests and benchmarks (never for results).
+
+Why it exists: judge code must be exercised end to end through the real litellm/openai HTTP stack
+(retries, timeouts, JSON mode, usage, cost) without a network or a key. The server answers
+`POST /v1/chat/completions` and `GET /v1/models` (plus `GET /stats` with per-fault counters).
+
+Answers are deterministic: a responder maps (messages, response_format) to text. The default one
+returns JSON valid for the requested `json_schema`, with every value derived from the sha256 of the
+request content, so the same request always gets the same answer. Rules (regex on the last user
+message → answer) take precedence over the responder.
+
+Faults are injected per request with a rate per kind (`429`, `500`, `timeout`, `malformed`,
+`truncated`). The draw is seeded *per request content and occurrence number* (the n-th time the
+same request arrives), not per arrival order, so a concurrent client sees the same faults on every
+run: reproducible tests, and a retried request gets a fresh draw.
+
+Use in-process (`async with StubServer(...) as s: s.base_url`), from sync code
+(`with stub_server_thread(...) as s:`), or as a process:
+`python -m reportbench.stub_server --port 8765 --latency-ms 200 --fault-rate 0.0`
+(also `reportbench stub-server ...`); it prints `listening on <base_url>` once ready.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import random
+import re
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from aiohttp import web
+from pydantic import Field
+
+from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
+
+FAULT_KINDS: tuple[str, ...] = ("429", "500", "timeout", "malformed", "truncated")
+
+Responder = Callable[[list[dict[str, Any]], dict[str, Any] | None], str]
+"""(messages, response_format or None) -> the assistant message content."""
+
+
+def request_digest(messages: Sequence[Mapping[str, Any]], response_format: Mapping[str, Any] | None) -> str:
+    """sha256 of the request content that determines the answer (messages + response_format)."""
+    blob = json.dumps([list(messages), response_format], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+# ------------------------------------------------------------------------------------------------
+# Deterministic schema-driven answers
+# ------------------------------------------------------------------------------------------------
+
+
+class _HashStream:
+    """An endless stream of pseudo-random numbers from a digest (deterministic, no global RNG)."""
+
+    def __init__(self, seed: str) -> None:
+        self._rng = random.Random(seed)
+
+    def unit(self) -> float:
+        return self._rng.random()
+
+    def choice(self, seq: Sequence[Any]) -> Any:
+        return seq[int(self._rng.random() * len(seq)) % len(seq)]
+
+    def randint(self, lo: int, hi: int) -> int:
+        return self._rng.randint(lo, hi)
+
+    def hex(self, n: int = 8) -> str:
+        return "".join(self._rng.choice("0123456789abcdef") for _ in range(n))
+
+
+def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return schema
+    node: Any = root
+    for part in ref[2:].split("/"):
+        node = node[part]
+    return _resolve(node, root)
+
+
+def value_for_schema(
+    schema: Mapping[str, Any], stream: _HashStream, root: Mapping[str, Any] | None = None, depth: int = 0
+) -> Any:
+    """A value valid for a (pydantic-style) JSON schema, drawn from `stream`."""
+    root = root if root is not None else schema
+    schema = _resolve(schema, root)
+    if depth > 8:
+        return None
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return stream.choice(list(schema["enum"]))
+    for combo in ("anyOf", "oneOf", "allOf"):
+        if combo in schema:
+            options = [s for s in schema[combo] if _resolve(s, root).get("type") != "null"] or schema[combo]
+            return value_for_schema(options[0], stream, root, depth + 1)
+    typ = schema.get("type")
+    if isinstance(typ, list):
+        non_null = [t for t in typ if t != "null"] or typ
+        typ = non_null[0]
+    if typ == "object" or (typ is None and "properties" in schema):
+        props: Mapping[str, Any] = schema.get("properties", {})
+        return {name: value_for_schema(sub, stream, root, depth + 1) for name, sub in props.items()}
+    if typ == "array":
+        lo = int(schema.get("minItems", 1))
+        hi = int(schema.get("maxItems", max(lo, 3)))
+        n = stream.randint(lo, max(lo, hi))
+        return [value_for_schema(schema.get("items", {}), stream, root, depth + 1) for _ in range(n)]
+    if typ == "boolean":
+        return stream.unit() < 0.5
+    if typ == "integer":
+        lo = int(schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1))
+        hi = int(schema.get("maximum", schema.get("exclusiveMaximum", lo + 11) - 1))
+        return stream.randint(lo, max(lo, hi))
+    if typ == "number":
+        lo = float(schema.get("minimum", 0.0))
+        hi = float(schema.get("maximum", 1.0))
+        return round(lo + (hi - lo) * stream.unit(), 4)
+    if typ == "null":
+        return None
+    return f"stub-{stream.hex()}"
+
+
+def default_responder(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+    """JSON valid for the requested json_schema (or a small JSON object / text), from the request hash."""
+    stream = _HashStream(request_digest(messages, response_format))
+    rtype = (response_format or {}).get("type")
+    if rtype == "json_schema":
+        spec = response_format.get("json_schema", {}) if response_format else {}
+        schema = spec.get("schema") or {"type": "object"}
+        return json.dumps(value_for_schema(schema, stream), ensure_ascii=False)
+    if rtype == "json_object":
+        return json.dumps({"answer": f"stub-{stream.hex()}", "score": round(stream.unit(), 4)})
+    return f"stub answer {stream.hex(16)}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Server
+# ------------------------------------------------------------------------------------------------
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _rough_tokens(text: str) -> int:
+    return max(1, len(text.split()))
+
+
+class StubServer:
+    """Scripted OpenAI-compatible server; see the module docstring.
+
+    `faults` maps a kind in FAULT_KINDS to its probability per request (their sum must be ≤ 1);
+    `fault_rate` is shorthand for that total spread evenly over all kinds. `counts` tallies
+    requests, answers and each fault kind served, for assertions.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency_ms: float = 0.0,
+        responder: Responder | None = None,
+        rules: Sequence[tuple[str, str]] = (),
+        faults: Mapping[str, float] | None = None,
+        fault_rate: float = 0.0,
+        seed: int = 0,
+        timeout_sleep_s: float = 30.0,
+        require_api_key: str | None = None,
+        model_ids: Sequence[str] = ("stub-judge",),
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.latency_s = latency_ms / 1000.0
+        self.responder: Responder = responder or default_responder
+        self.rules = [(re.compile(pattern, re.S), answer) for pattern, answer in rules]
+        if faults is None:
+            faults = {k: fault_rate / len(FAULT_KINDS) for k in FAULT_KINDS} if fault_rate > 0 else {}
+        unknown = set(faults) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; known: {FAULT_KINDS}")
+        if sum(faults.values()) > 1.0 + 1e-9:
+            raise ValueError("fault rates sum to more than 1")
+        self.faults = {k: float(v) for k, v in faults.items() if v > 0}
+        self.seed = seed
+        self.timeout_sleep_s = timeout_sleep_s
+        self.require_api_key = require_api_key
+        self.model_ids = list(model_ids)
+        self.counts: Counter[str] = Counter()
+        self._seen: Counter[str] = Counter()
+        self._runner: web.AppRunner | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-style base URL, e.g. http://127.0.0.1:8765/v1 (pass as the judge's api_base)."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def make_app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/stats", self._stats)
+        return app
+
+    async def start(self) -> StubServer:
+        if self.port == 0:
+            self.port = _free_port(self.host)
+        # short shutdown_timeout: a "timeout" fault may still be sleeping in a handler when we stop
+        self._runner = web.AppRunner(
+            self.make_app(), access_log=None, handle_signals=False, shutdown_timeout=1.0
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024, reuse_address=True)
+        await site.start()
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> StubServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def reset_counts(self) -> None:
+        self.counts.clear()
+        self._seen.clear()
+
+    # -- behaviour -------------------------------------------------------------------------------
+
+    def answer_for(self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+        """The scripted answer: first matching rule on the last user message, else the responder."""
+        last_user = next(
+            (str(m.get("content", "")) for m in reversed(messages) if m.get("role") == "user"), ""
+        )
+        for pattern, answer in self.rules:
+            if pattern.search(last_user):
+                return answer
+        return self.responder(messages, response_format)
+
+    def _draw_fault(self, digest: str) -> str | None:
+        if not self.faults:
+            return None
+        n = self._seen[digest]
+        self._seen[digest] += 1
+        u = random.Random(f"{self.seed}:{digest}:{n}").random()
+        acc = 0.0
+        for kind in FAULT_KINDS:
+            acc += self.faults.get(kind, 0.0)
+            if u < acc:
+                return kind
+        return None
+
+    async def _models(self, request: web.Request) -> web.Response:
+        data = [
+            {"id": m, "object": "model", "created": 0, "owned_by": "reportbench-stub"} for m in self.model_ids
+        ]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(dict(self.counts))
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        self.counts["requests"] += 1
+        if self.require_api_key is not None:
+            auth = request.headers.get("Authorization", "")
+            given = auth.removeprefix("Bearer ").strip()
+            if given != self.require_api_key:
+                self.counts["401"] += 1
+                # Deliberately echo the key back, as careless providers do, so tests can prove the
+                # client scrubs it from every record.
+                msg = f"Incorrect API key provided: {given}"
+                return web.json_response(
+                    {"error": {"message": msg, "type": "invalid_request_error", "code": "invalid_api_key"}},
+                    status=401,
+                )
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            self.counts["bad_request"] += 1
+            return web.json_response(
+                {"error": {"message": "body is not JSON", "type": "invalid_request_error"}}, status=400
+            )
+        messages = body.get("messages") or []
+        response_format = body.get("response_format")
+        digest = request_digest(messages, response_format)
+        fault = self._draw_fault(digest)
+
+        if self.latency_s > 0:
+            await asyncio.sleep(self.latency_s)
+
+        if fault is not None:
+            self.counts[fault] += 1
+        if fault == "429":
+            return web.json_response(
+                {"error": {"message": "stub: rate limited", "type": "rate_limit_error"}},
+                status=429,
+                headers={"retry-after": "0"},
+            )
+        if fault == "500":
+            return web.json_response(
+                {"error": {"message": "stub: internal error", "type": "server_error"}}, status=500
+            )
+        if fault == "timeout":
+            await asyncio.sleep(self.timeout_sleep_s)
+            return web.json_response({"error": {"message": "stub: too late", "type": "timeout"}}, status=504)
+
+        content = '{"oops": ' if fault == "malformed" else self.answer_for(messages, response_format)
+        prompt_tokens = sum(_rough_tokens(str(m.get("content", ""))) for m in messages)
+        completion_tokens = _rough_tokens(content)
+        payload = {
+            "id": f"chatcmpl-stub-{digest[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "stub-judge"),
+            "system_fingerprint": "reportbench-stub",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        raw = json.dumps(payload).encode("utf-8")
+        if fault == "truncated":
+            # Promise the full body, send half of it, then drop the connection.
+            resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+            resp.content_length = len(raw)
+            await resp.prepare(request)
+            await resp.write(raw[: len(raw) // 2])
+            if request.transport is not None:
+                request.transport.close()
+            return resp
+        self.counts["ok"] += 1
+        return web.Response(body=raw, content_type="application/json")
+
+
+# ------------------------------------------------------------------------------------------------
+# A tiny judge task for exercising judge backends against the stub (tests, benchmarks)
+# ------------------------------------------------------------------------------------------------
+
+STUB_PROMPT_ID = "stub/support.yaml"
+STUB_PROMPT_YAML = """\
+id: stub-support
+version: "1"
+system: |
+  You judge whether evidence supports a claim. Answer with a JSON object.
+user: |
+  Claim: {claim}
+  Evidence: {evidence}
+  Reply as JSON: {{"supported": "yes"|"no", "score": <0..1>}}.
+"""
+
+
+def stub_support_task(prompts_dir: str | Path, *, prompt_yaml: str = STUB_PROMPT_YAML) -> JudgeTask:
+    """Write the demo prompt under `prompts_dir` and return a yes/no support JudgeTask using it.
+
+    Not a benchmark task: it exists so the LLM backend can be driven end to end before (and
+    independently of) the real tasks. The stub's default responder answers it with valid JSON.
+    """
+    path = Path(prompts_dir) / STUB_PROMPT_ID
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != prompt_yaml:
+        path.write_text(prompt_yaml, encoding="utf-8")
+    return JudgeTask(
+        name="stub_support",
+        prompt_id=STUB_PROMPT_ID,
+        input_model=StubSupportInput,
+        output_model=StubSupportOutput,
+        parse=parse_stub_support,
+        offline=_stub_offline,
+        description="demo yes/no support task for the stub server",
+    )
+
+
+class StubSupportInput(JudgeInput):
+    claim: str
+    evidence: str
+
+
+class StubSupportOutput(JudgeOutput):
+    supported: Literal["yes", "no"]
+    score: float = Field(ge=0.0, le=1.0)
+
+    def value(self) -> float | None:
+        return self.score
+
+    def label(self) -> str | None:
+        return self.supported
+
+
+def parse_stub_support(raw: str, inputs: Any) -> StubSupportOutput:
+    """Strict: the whole answer must be the JSON object, nothing guessed."""
+    try:
+        return StubSupportOutput.model_validate_json(raw)
+    except ValueError as exc:
+        raise ParseError(f"not a StubSupportOutput: {str(exc)[:200]}") from exc
+
+
+def _stub_offline(inputs: Any, params: dict[str, Any]) -> OfflineVerdict:
+    claim, evidence = set(inputs.claim.lower().split()), set(inputs.evidence.lower().split())
+    overlap = len(claim & evidence) / max(1, len(claim))
+    out = StubSupportOutput(supported="yes" if overlap >= 0.5 else "no", score=round(overlap, 4))
+    return OfflineVerdict(
+        output=out, explanation=f"token overlap {overlap:.2f}", signals={"overlap": overlap}
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Sync helper and CLI
+# ------------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def stub_server_thread(**kwargs: Any) -> Iterator[StubServer]:
+    """Run a StubServer on its own event loop in a daemon thread (for sync tests)."""
+    server = StubServer(**kwargs)
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    error: list[BaseException] = []
+
+    def _run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(server.start())
+        except BaseException as exc:  # surfaced to the caller below
+            error.append(exc)
+            ready.set()
+            return
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(server.stop())
+        loop.close()
+
+    thread = threading.Thread(target=_run, name="reportbench-stub", daemon=True)
+    thread.start()
+    ready.wait(30)
+    if error:
+        raise error[0]
+    try:
+        yield server
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+
+
+def parse_faults(spec: str | None) -> dict[str, float] | None:
+    """'429=0.05,500=0.05' -> {'429': 0.05, '500': 0.05}."""
+    if not spec:
+        return None
+    out: dict[str, float] = {}
+    for part in spec.split(","):
+        kind, _, rate = part.partition("=")
+        out[kind.strip()] = float(rate)
+    return out
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed at start)")
+    p.add_argument("--latency-ms", type=float, default=200.0)
+    p.add_argument("--fault-rate", type=float, default=0.0, help="total fault probability, spread over kinds")
+    p.add_argument("--faults", default=None, help="per-kind rates, e.g. '429=0.05,timeout=0.02'")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout-sleep-s", type=float, default=30.0)
+    p.add_argument("--max-seconds", type=float, default=0.0, help="exit after this long (0 = never)")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    server = StubServer(
+        host=args.host,
+        port=args.port,
+        latency_ms=args.latency_ms,
+        fault_rate=args.fault_rate,
+        faults=parse_faults(args.faults),
+        seed=args.seed,
+        timeout_sleep_s=args.timeout_sleep_s,
+    )
+
+    async def _main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError):  # SIGTERM -> clean stop (counts get printed)
+            loop.add_signal_handler(signal.SIGTERM, stop.set)
+        async with server:
+            print(f"listening on {server.base_url}", flush=True)
+            timeout = args.max_seconds if args.max_seconds > 0 else None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout)
+
+    try:
+        asyncio.run(_main())
+    except KeyboardInterrupt:
+        pass
+    print(f"stub counts: {json.dumps(dict(server.counts), sort_keys=True)}", file=sys.stderr, flush=True)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add `reportbench stub-server` to the CLI."""
+    p = subparsers.add_parser("stub-server", help="run a loopback OpenAI-compatible stub (tests/benchmarks)")
+    _add_arguments(p)
+    p.set_defaults(func=_serve)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m reportbench.stub_server", description=__doc__.split("\n")[0]
+    )
+    _add_arguments(parser)
+    return _serve(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

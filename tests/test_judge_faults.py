@@ -1,0 +1,125 @@
+"""Fault injection through the real litellm stack: retries recover exact answers; without retries,
+every fault becomes exactly one failure record with a reason and no value."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reportbench.judges.llm import LLMJudge
+from reportbench.judges.runner import run_judgments_sync, usage_summary
+from reportbench.stub_server import FAULT_KINDS, StubSupportInput, stub_server_thread, stub_support_task
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning"),
+]
+
+N_ITEMS = 120
+FAULTS = {
+    kind: 0.2 / len(FAULT_KINDS) for kind in FAULT_KINDS
+}  # 20 % total: 429/500/timeout/malformed/truncated
+
+
+def _cfg(base_url: str, *, max_retries: int, parse_retries: int) -> dict[str, Any]:
+    return {
+        "backend": "litellm",
+        "model": "openai/stub-judge",
+        "api_base": base_url,
+        "structured_output": "json_schema",
+        "runtime": {
+            "max_concurrency": 32,
+            "timeout_s": 0.5,
+            "max_retries": max_retries,
+            "backoff_base_s": 0.01,
+            "backoff_max_s": 0.05,
+            "parse_retries": parse_retries,
+            "cache_path": None,
+            "progress": False,
+        },
+    }
+
+
+def _items() -> list[tuple[str, StubSupportInput, dict[str, str]]]:
+    return [
+        (
+            f"q{i}",
+            StubSupportInput(claim=f"claim {i} on topic {i % 13}", evidence=f"passage {i % 17}"),
+            {"q": str(i)},
+        )
+        for i in range(N_ITEMS)
+    ]
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[float | None, str | None]]:
+    prompts = tmp_path_factory.mktemp("prompts")
+    with stub_server_thread() as s:
+        run = run_judgments_sync(
+            LLMJudge(
+                stub_support_task(prompts),
+                _cfg(s.base_url, max_retries=0, parse_retries=0),
+                prompts_dir=prompts,
+            ),
+            _items(),
+            "clean",
+        )
+        assert s.counts["requests"] == N_ITEMS
+    assert all(j.ok for j in run)
+    assert len({j.value for j in run}) > 20  # answers really vary, so equality below means something
+    return [(j.value, j.parsed) for j in run]
+
+
+def test_faults_with_retries_give_identical_scores(tmp_path: Path, baseline: list[Any]) -> None:
+    # Faults are seeded per request content + occurrence, so this run is reproducible under concurrency;
+    # the retry budget makes a 9-in-a-row fault (p ~ 1e-7 per item) the only way to fail.
+    with stub_server_thread(faults=FAULTS, seed=11, timeout_sleep_s=1.5) as s:
+        judge = LLMJudge(
+            stub_support_task(tmp_path),
+            _cfg(s.base_url, max_retries=8, parse_retries=4),
+            prompts_dir=tmp_path,
+        )
+        run = run_judgments_sync(judge, _items(), "faulty")
+        counts = dict(s.counts)
+    for kind in FAULT_KINDS:
+        assert counts.get(kind, 0) > 0, f"no {kind} fault was injected: {counts}"
+    assert all(j.ok for j in run), [j.error for j in run if not j.ok]
+    assert [(j.value, j.parsed) for j in run] == baseline
+    assert [j.item_id for j in run] == [f"q{i}" for i in range(N_ITEMS)]
+    summary = usage_summary(run)
+    http_faults = sum(counts.get(k, 0) for k in ("429", "500", "timeout", "truncated"))
+    assert summary["calls"] == counts["requests"] == N_ITEMS + http_faults + counts["malformed"]
+    assert sum(j.attempts > 1 for j in run) > 0
+
+
+def test_faults_without_retries_become_failure_records(tmp_path: Path, baseline: list[Any]) -> None:
+    with stub_server_thread(faults=FAULTS, seed=11, timeout_sleep_s=1.5) as s:
+        judge = LLMJudge(
+            stub_support_task(tmp_path),
+            _cfg(s.base_url, max_retries=0, parse_retries=0),
+            prompts_dir=tmp_path,
+        )
+        run = run_judgments_sync(judge, _items(), "no-retry")
+        counts = dict(s.counts)
+    assert counts["requests"] == N_ITEMS  # exactly one request per item: no hidden SDK retries
+    failed = [j for j in run if not j.ok]
+    assert len(failed) == sum(counts.get(k, 0) for k in FAULT_KINDS) > 0
+    for j in failed:
+        assert j.value is None and j.label is None and j.parsed is None and math.isnan(j.score)
+        assert j.error and j.error.split(":")[0] in ("call", "parse") and j.attempts == 1
+    summary = usage_summary(run)
+    assert summary["failures"].get("call/rate_limit", 0) == counts.get("429", 0)
+    assert summary["failures"].get("call/timeout", 0) == counts.get("timeout", 0)
+    assert summary["failures"].get("parse", 0) == counts.get("malformed", 0)
+    # a truncated body surfaces from litellm as a 500 "Connection error."
+    server_like = summary["failures"].get("call/server", 0) + summary["failures"].get("call/connection", 0)
+    assert server_like == counts.get("500", 0) + counts.get("truncated", 0)
+    # the items that did succeed are exactly the fault-free answers
+    for j, (value, parsed) in zip(run, baseline, strict=True):
+        if j.ok:
+            assert (j.value, j.parsed) == (value, parsed)
+    parse_failures = [j for j in failed if j.error.startswith("parse:")]
+    assert all(j.raw_output == '{"oops": ' for j in parse_failures)

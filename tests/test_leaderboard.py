@@ -1,0 +1,109 @@
+"""Leaderboard: ordering by geometric mean, NaN handling, paired tests, and the written files."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import reportbench.protocols.deepscholar.metrics as dsm  # registers the seven metrics
+from reportbench.metrics.leaderboard import build_leaderboard, from_scores, to_markdown, write_leaderboard
+from reportbench.metrics.registry import METRICS, get_metric
+from reportbench.protocols.deepscholar.metrics import METRIC_NAMES, SystemScores, summarise
+
+pytestmark = pytest.mark.core
+
+TASKS = ["t1", "t2", "t3", "t4"]
+
+
+def _scores(system: str, values: dict[str, list[float]]) -> SystemScores:
+    """values: metric -> per-task values (missing metrics get 0.5 everywhere)."""
+    rows = []
+    for m in METRIC_NAMES:
+        for tid, v in zip(TASKS, values.get(m, [0.5] * len(TASKS)), strict=True):
+            rows.append(
+                {
+                    "system": system,
+                    "task_id": tid,
+                    "report_id": f"{system}:{tid}",
+                    "metric": m,
+                    "value": v,
+                    "n_items": 2,
+                    "n_failed": int(math.isnan(v)),
+                    "reason": "judgment_failed" if math.isnan(v) else None,
+                    "details": "{}",
+                }
+            )
+    per_task = pl.DataFrame(rows, schema=dsm.PER_TASK_SCHEMA, orient="row")
+    return SystemScores(system, per_task, summarise(system, per_task))
+
+
+@pytest.fixture()
+def three() -> list[SystemScores]:
+    return [
+        _scores("low", {"organization": [0.1, 0.2, 0.1, 0.2]}),
+        _scores("high", {"organization": [0.9, 1.0, 0.8, 0.9]}),
+        _scores("undef", {"claim_coverage": [math.nan] * 4}),
+    ]
+
+
+def test_registry_has_seven_metrics_with_direction() -> None:
+    specs = [get_metric(m, "deepscholar") for m in METRIC_NAMES]
+    assert all(s.higher_is_better and s.aggregation == "mean" for s in specs)
+    assert {s.key for s in specs} <= set(METRICS)
+    assert get_metric("citation_precision").judge_tasks == ("support",)
+
+
+def test_rows_sorted_by_geomean_nan_last(three: list[SystemScores]) -> None:
+    lb = from_scores(three)
+    assert [r["system"] for r in lb.rows] == ["high", "low", "undef"]
+    high = lb.rows[0]
+    assert high["metrics"]["organization"] == pytest.approx(0.9)
+    assert high["geomean"] == pytest.approx((0.9 * 0.5**6) ** (1 / 7))
+    assert math.isnan(lb.rows[2]["geomean"]) and lb.rows[2]["n_failed_items"] == 4
+    assert lb.rows[2]["n_defined"]["claim_coverage"] == 0
+
+
+def test_pairwise_ttests(three: list[SystemScores]) -> None:
+    lb = from_scores(three)
+    org = {(p["system_a"], p["system_b"]): p for p in lb.pairwise if p["metric"] == "organization"}
+    hl = org[("high", "low")]
+    assert hl["n"] == 4 and hl["mean_diff"] == pytest.approx(0.75) and hl["t"] > 0 and hl["p"] < 0.01
+    cc = [
+        p
+        for p in lb.pairwise
+        if p["metric"] == "claim_coverage" and "undef" in (p["system_a"], p["system_b"])
+    ]
+    assert all(p["n"] == 0 and math.isnan(p["t"]) for p in cc)
+    # identical per-task values -> zero variance note, not a fake p-value
+    same = [p for p in lb.pairwise if p["metric"] == "nugget_coverage" and p["system_a"] == "high"][0]
+    assert math.isnan(same["p"]) and "zero variance" in same["note"]
+
+
+def test_written_files(three: list[SystemScores], tmp_path: Path) -> None:
+    lb = from_scores(three)
+    paths = write_leaderboard(lb, tmp_path)
+    data = json.loads(paths["json"].read_text())  # strict JSON: NaN became null
+    assert data["rows"][2]["geomean"] is None and data["metrics"] == list(METRIC_NAMES)
+    csv = pl.read_csv(paths["csv"])
+    assert csv["system"].to_list() == ["high", "low", "undef"] and "geomean" in csv.columns
+    assert pl.read_csv(paths["pairwise_csv"]).height == 3 * len(METRIC_NAMES)
+    md = paths["md"].read_text()
+    assert md.splitlines()[0].startswith("| # | system | Org | NuggetCov")
+    assert "— (0/4)" in md  # undefined metric shown with its defined/total count
+    page = paths["html"].read_text()
+    assert page.startswith("<!doctype html>") and "http" not in page and "<script" not in page
+
+
+def test_build_from_plain_summaries_and_roundtrip(three: list[SystemScores], tmp_path: Path) -> None:
+    three[0].write(tmp_path / "low")
+    back = SystemScores.read(tmp_path / "low")
+    assert back.summary["metrics"]["organization"]["mean"] == pytest.approx(0.15)
+    lb = build_leaderboard([back.summary])
+    assert lb.pairwise == [] and lb.rows[0]["rank"] == 1
+    assert "Paired" not in to_markdown(lb)
+    with pytest.raises(ValueError):
+        build_leaderboard([])

@@ -1,0 +1,142 @@
+"""Prompt files: every one loads, renders from its task's typed input, asks for the JSON answer format."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reportbench.judges.base import JudgeInput
+from reportbench.judges.tasks import TASKS, get_task
+from reportbench.judges.tasks.important_reference import ImportantReferenceInput
+from reportbench.judges.tasks.nugget_assign import NuggetAssignInput
+from reportbench.judges.tasks.nugget_create import NuggetCreateInput
+from reportbench.judges.tasks.nugget_score import NuggetScoreInput
+from reportbench.judges.tasks.organization import OrganizationInput
+from reportbench.judges.tasks.relevance import RelevanceInput
+from reportbench.judges.tasks.support import SupportInput
+from reportbench.prompts import PromptError, iter_prompt_files, load_prompt
+
+pytestmark = pytest.mark.core
+
+LATEX = r"Prior work~\cite{a,b} uses {braces} and 50% of $x_{i}$ [1]."
+
+SAMPLE_INPUTS: dict[str, JudgeInput] = {
+    "support": SupportInput(claim="DPR beats BM25 [1].", reference="Title: DPR\nDense retrieval beats BM25."),
+    "relevance": RelevanceInput(
+        paper_title="T", paper_abstract="A", exemplar=LATEX, ref_title="R", ref_abstract="RA"
+    ),
+    "organization": OrganizationInput(
+        paper_title="T", paper_abstract="A", section_a="## A\nx", section_b=LATEX
+    ),
+    "nugget_assign": NuggetAssignInput(query="Q {x}", passage=LATEX, nuggets=["n1", "n {2}"]),
+    "nugget_create": NuggetCreateInput(query="Q", passage=LATEX, max_nuggets=30),
+    "nugget_score": NuggetScoreInput(query="Q", nuggets=["n1", "n2", "n3"]),
+    "important_reference": ImportantReferenceInput(
+        paper_title="T",
+        paper_abstract="A",
+        related_work=LATEX,
+        cited_title="C",
+        cited_authors="Doe, Jane",
+        cited_content="snippet",
+    ),
+}
+
+# The key(s) of each task's JSON answer, which the prompt must spell out (no structured output needed).
+ANSWER_KEYS = {
+    "support": ['"supported"'],
+    "relevance": ['"score"', '"explanation"'],
+    "organization": ['"explanation"', '"decision"'],
+    "nugget_assign": ['"labels"', "partial_support", "not_support"],
+    "nugget_create": ['"nuggets"'],
+    "nugget_score": ['"importance"', "vital", "okay"],
+    "important_reference": ['"important"', '"explanation"'],
+}
+
+
+@pytest.fixture(scope="module")
+def prompts_dir(repo_root: Path) -> Path:
+    return repo_root / "prompts"
+
+
+def test_every_task_has_a_sample_input() -> None:
+    assert set(SAMPLE_INPUTS) == set(TASKS) == set(ANSWER_KEYS)
+
+
+def test_every_prompt_file_loads(prompts_dir: Path) -> None:
+    files = iter_prompt_files(prompts_dir)
+    assert files, "no prompt files found"
+    for path in files:
+        template = load_prompt(str(path.relative_to(prompts_dir)), prompts_dir)
+        assert template.prompt_id and template.version and template.user.strip()
+        assert len(template.sha256) == 64
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLE_INPUTS))
+def test_prompt_placeholders_come_from_the_typed_input(name: str, prompts_dir: Path) -> None:
+    task = get_task(name)
+    inputs = SAMPLE_INPUTS[name]
+    assert isinstance(inputs, task.input_model)
+    template = load_prompt(task.prompt_id, prompts_dir)
+    assert template.prompt_id == f"deepscholar/{name}"
+    values = inputs.prompt_values()
+    missing = template.placeholders - values.keys()
+    assert not missing, (
+        f"{task.prompt_id} needs {sorted(missing)} that {type(inputs).__name__} does not provide"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLE_INPUTS))
+def test_prompt_renders_and_asks_for_the_json_answer(name: str, prompts_dir: Path) -> None:
+    task = get_task(name)
+    inputs = SAMPLE_INPUTS[name]
+    messages = load_prompt(task.prompt_id, prompts_dir).render(**inputs.prompt_values())
+    assert [m["role"] for m in messages] == ["system", "user"]
+    user = messages[-1]["content"]
+    for value in inputs.prompt_values().values():
+        assert str(value) in user, "every input value reaches the prompt verbatim (braces included)"
+    for key in ANSWER_KEYS[name]:
+        assert key in user
+    assert "JSON" in user
+    assert "{{" not in user and "}}" not in user, "escaped braces must render as single braces"
+
+
+def test_rendering_without_a_value_is_an_error(prompts_dir: Path) -> None:
+    template = load_prompt("deepscholar/support.yaml", prompts_dir)
+    with pytest.raises(PromptError, match="reference"):
+        template.render(claim="only the claim")
+
+
+def test_relevance_prompt_uses_the_graded_scale_and_notes_the_binary_box(prompts_dir: Path) -> None:
+    path = prompts_dir / "deepscholar" / "relevance.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "Box 2" in text and "binary" in text  # the YAML comment about the paper's binary variant
+    user = load_prompt("deepscholar/relevance.yaml", prompts_dir).user
+    assert "2 - highly relevant" in user and "0 - irrelevant" in user
+
+
+def test_hash_differs_between_different_prompt_files(tmp_path: Path, prompts_dir: Path) -> None:
+    original = prompts_dir / "deepscholar" / "support.yaml"
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v2").mkdir()
+    shutil.copy(original, tmp_path / "v1" / "support.yaml")
+    edited = original.read_text(encoding="utf-8").replace("fair evaluator", "fair and careful evaluator")
+    (tmp_path / "v2" / "support.yaml").write_text(edited, encoding="utf-8")
+    same = load_prompt("support.yaml", tmp_path / "v1")
+    changed = load_prompt("support.yaml", tmp_path / "v2")
+    assert same.sha256 == load_prompt("deepscholar/support.yaml", prompts_dir).sha256
+    assert changed.sha256 != same.sha256
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="reportbench.prompts._load caches by path only, so an in-process edit keeps the stale hash "
+    "(reported to the owner of prompts.py; remove this marker once the cache key includes mtime/size)",
+)
+def test_hash_changes_when_the_same_file_is_edited_in_process(tmp_path: Path, prompts_dir: Path) -> None:
+    path = tmp_path / "support.yaml"
+    shutil.copy(prompts_dir / "deepscholar" / "support.yaml", path)
+    before = load_prompt("support.yaml", tmp_path).sha256
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert load_prompt("support.yaml", tmp_path).sha256 != before
