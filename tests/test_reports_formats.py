@@ -239,3 +239,10 @@ def test_nothing_recognisable_is_an_error(tmp_path: Path) -> None:
 def test_defaults_for_task_and_system(reports_dir: Path) -> None:
     report = load_report(reports_dir / "searchai/0")
     assert (report.system, report.task_id) == ("searchai", "0")
+
+
+def test_author_date_link_text_is_not_a_title() -> None:
+    body = "A claim \\[[Ann Lee' 2021-02-03](http://arxiv.org/abs/2102.01234v1)\\]. Built on [CodeGraph](https://x.org/cg)."
+    scan = scan_citations(body, {})
+    assert scan.link_sources["http://arxiv.org/abs/2102.01234v1"].title is None
+    assert scan.link_sources["https://x.org/cg"].title == "CodeGraph"

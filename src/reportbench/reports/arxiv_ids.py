@@ -71,16 +71,22 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"(?<![\w./-])((?:{_ARCHIVES})/\d{{7}}){_VERSION}(?![\w/])"),
 )
 _NEW_STYLE_RE = re.compile(rf"^{NEW_STYLE}$")
+SYNTHETIC_MONTH = 13
 
 
 def is_plausible_arxiv_id(arxiv_id: str) -> bool:
-    """Reject numbers that only look like ids (e.g. `1234.5678`): YYMM must be a real month, from 0704 on."""
+    """Reject numbers that only look like ids (e.g. `1234.5678`): YYMM must be a real month, from 0704 on.
+
+    Month 13 is accepted for new-style ids: arXiv never issues it, so reportbench's synthetic fixtures and
+    demo release use it (`2513.00017`) to be id-shaped without ever colliding with a real paper.
+    """
     if not _NEW_STYLE_RE.match(arxiv_id):
         yymm = arxiv_id.rsplit("/", 1)[-1][:4]
     else:
         yymm = arxiv_id[:4]
     yy, mm = int(yymm[:2]), int(yymm[2:])
-    if not 1 <= mm <= 12:
+    synthetic = mm == SYNTHETIC_MONTH and bool(_NEW_STYLE_RE.match(arxiv_id))
+    if not (1 <= mm <= 12 or synthetic):
         return False
     if _NEW_STYLE_RE.match(arxiv_id):
         if (yy, mm) < (7, 4):

@@ -10,6 +10,7 @@ against a system's retrieval order.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -61,6 +62,7 @@ BARE_URL_RE = re.compile(r"<?(?P<url>https?://[^\s<>\"'\]\[]+)>?")
 _TRAILING_URL_PUNCT = ".,;:!?'\""
 
 _DOMAIN_LIKE = re.compile(r"^(?:https?://)?(?:www\.)?[\w-]+(?:\.[\w-]+)+(?:/\S*)?$", re.IGNORECASE)
+_AUTHOR_DATE_RE = re.compile(r"(?:'|\bet al\.?,?)\s*\(?\d{4}(?:-\d{2}-\d{2}|[a-z])?\)?\s*$")
 _LABEL_LIKE = re.compile(r"^\s*(?:\d+|source|sources|link|here|ref|pdf|arxiv|\+\d+)\s*$", re.IGNORECASE)
 
 
@@ -134,23 +136,40 @@ class _UrlResolver:
         if norm in self._by_url:
             return self._by_url[norm]
         title = link_text.strip() if link_text and not is_citation_label(link_text) else None
+        if title and _AUTHOR_DATE_RE.search(title):
+            title = None  # "Lennart Fernandes' 2020-03-04" names the citation, not the paper
         self._scan.link_sources[url] = Source(key=url, url=url, title=title, arxiv_id=arxiv_id_from_url(url))
         self._by_url[norm] = url
         return url
 
 
-def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
-    return any(start < t_end and t_start < end for t_start, t_end in taken)
+class _TakenSpans:
+    """Non-overlapping claimed spans, kept sorted so each overlap check is a bisection (not a linear scan)."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect_right(self._starts, start)
+        if i > 0 and self._ends[i - 1] > start:
+            return True
+        return i < len(self._starts) and self._starts[i] < max(end, start + 1)
+
+    def add(self, start: int, end: int) -> None:
+        i = bisect_right(self._starts, start)
+        self._starts.insert(i, start)
+        self._ends.insert(i, end)
 
 
 def scan_citations(body: str, sources: Mapping[str, Source]) -> CitationScan:
     """Find every inline citation in `body`; a vaguer pattern never claims text a more specific one took."""
     scan = CitationScan()
     resolver = _UrlResolver(sources, scan)
-    taken: list[tuple[int, int]] = []
+    taken = _TakenSpans()
 
     def add(start: int, end: int, keys: list[str], replacement: str = "") -> None:
-        taken.append((start, end))
+        taken.add(start, end)
         scan.markers.append(Marker(start, end, tuple(dict.fromkeys(keys)), replacement))
 
     def link_keys(fragment: str) -> list[str]:
@@ -165,11 +184,11 @@ def scan_citations(body: str, sources: Mapping[str, Source]) -> CitationScan:
 
     for group_re in (BRACKETED_LINKS_RE, PARENTHESISED_LINKS_RE):
         for m in group_re.finditer(body):
-            if not _overlaps(m.start(), m.end(), taken):
+            if not taken.overlaps(m.start(), m.end()):
                 add(m.start(), m.end(), link_keys(m.group(0)))
 
     for m in LINK_RE.finditer(body):
-        if _overlaps(m.start(), m.end(), taken):
+        if taken.overlaps(m.start(), m.end()):
             continue
         text = m.group("text").strip()
         if m.group("image"):
@@ -179,7 +198,7 @@ def scan_citations(body: str, sources: Mapping[str, Source]) -> CitationScan:
         add(m.start(), m.end(), keys, "" if is_citation_label(text) else text)
 
     for m in NUMERIC_MARKER_RE.finditer(body):
-        if _overlaps(m.start(), m.end(), taken):
+        if taken.overlaps(m.start(), m.end()):
             continue
         keys, clipped = expand_numeric_marker(m.group("body"))
         if all(int(k) >= 1000 and k not in sources for k in keys):
@@ -191,15 +210,15 @@ def scan_citations(body: str, sources: Mapping[str, Source]) -> CitationScan:
         add(m.start(), m.end(), keys)
 
     for m in FOOTNOTE_MARKER_RE.finditer(body):
-        if not _overlaps(m.start(), m.end(), taken):
+        if not taken.overlaps(m.start(), m.end()):
             add(m.start(), m.end(), [m.group("label")])
 
     for m in CHATGPT_MARKER_RE.finditer(body):
-        if not _overlaps(m.start(), m.end(), taken):
+        if not taken.overlaps(m.start(), m.end()):
             add(m.start(), m.end(), [m.group("num")])
 
     for m in BARE_URL_RE.finditer(body):
-        if _overlaps(m.start(), m.end(), taken):
+        if taken.overlaps(m.start(), m.end()):
             continue
         url = clean_url(m.group("url"))
         if m.group(0).startswith("<") and m.group(0).endswith(">"):

@@ -33,6 +33,7 @@ from rapidfuzz import fuzz
 
 from reportbench.judges.base import Judgment
 from reportbench.metrics.leaderboard import json_safe
+from reportbench.metrics.nuggetizer import nugget_scores
 from reportbench.metrics.registry import MetricResult, MetricSpec, register_metric
 from reportbench.metrics.stats import authors_aggregate, nan_mean
 from reportbench.protocols import JudgeItem
@@ -196,30 +197,6 @@ _VARIANT_KEYS = {
 }
 
 
-def _nugget_scores(assignments: list[str], importances: list[str]) -> dict[str, float]:
-    """`reportbench.metrics.nuggetizer.nugget_scores` when present; else the authors' formulas inline."""
-    try:
-        from reportbench.metrics.nuggetizer import nugget_scores
-    except ImportError:
-        nugget_scores = None
-    if nugget_scores is not None:
-        return dict(nugget_scores(assignments, importances))
-    credit = {"support": 1.0, "partial_support": 0.5}
-    vital = [a for a, i in zip(assignments, importances, strict=True) if i == "vital"]
-
-    def share(xs: list[str], partial: bool) -> float:
-        if not xs:
-            return math.nan
-        return sum((credit.get(a, 0.0) if partial else float(a == "support")) for a in xs) / len(xs)
-
-    return {
-        "strict_all_score": share(assignments, False),
-        "strict_vital_score": share(vital, False),
-        "all_score": share(assignments, True),
-        "vital_score": share(vital, True),
-    }
-
-
 def _parse_labels(j: Judgment, n: int) -> list[str] | None:
     try:
         labels = json.loads(j.parsed or "")["labels"]
@@ -280,7 +257,7 @@ def nugget_coverage(
     if n_failed and p.mode == "paper":
         return MetricResult(math.nan, len(windows), n_failed, {"reason": "judgment_failed", **details})
     scored = ["not_support" if a == "failed" else a for a in assignments]
-    raw = _nugget_scores(scored, importances)
+    raw = nugget_scores(scored, importances)
     variants: dict[str, float] = {}
     for v, keys in _VARIANT_KEYS.items():
         val = next((raw[k] for k in keys if k in raw), math.nan)

@@ -31,6 +31,7 @@ from reportbench.reports.formats.markdown import pick_markdown_file, split_markd
 from reportbench.reports.references import sources_from_section, split_reference_section
 from reportbench.types import Report, Source
 
+MAX_ANNOTATIONS = 5000  # merging is quadratic in the worst case; real reports carry a few hundred
 _CHATGPT_SIGNAL_RE = re.compile(r"utm_source=(?:chatgpt\.com|openai)|【\d+(?::\d+)?†")
 
 
@@ -82,6 +83,9 @@ def markers_from_annotations(
     markers = list(scan.markers)
     warnings = list(scan.warnings)
     dropped = 0
+    if len(annotations) > MAX_ANNOTATIONS:
+        warnings.append(f"{len(annotations)} annotations; only the first {MAX_ANNOTATIONS} were used")
+        annotations = annotations[:MAX_ANNOTATIONS]
     for ann in annotations:
         start, end = ann["start_index"], ann["end_index"]
         if start >= len(body):
