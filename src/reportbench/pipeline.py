@@ -56,8 +56,12 @@ def build_release(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         if str(source).startswith(("http://", "https://")):
             root = fetch_deepscholar(Path(".reportbench/downloads/deepscholar-bench"))
         release = import_deepscholar(root, max_tasks=max_tasks, name=name)
+    elif kind == "path":
+        release = read_release(Path(source))
+        if max_tasks is not None:
+            raise ConfigError("params.yaml: release.max_tasks is not supported for release.kind=path")
     else:
-        raise ConfigError(f"params.yaml: release.kind {kind!r} is not one of demo, deepscholar")
+        raise ConfigError(f"params.yaml: release.kind {kind!r} is not one of demo, deepscholar, path")
     return write_release(release, out_dir)
 
 
