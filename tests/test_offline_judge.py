@@ -41,9 +41,7 @@ INSTRUCT = (
     "learning from human feedback. In human evaluations, outputs of the 1.3B parameter InstructGPT model are "
     "preferred to outputs of the 175B GPT-3, despite having 100x fewer parameters."
 )
-SUPPORTED = (
-    "Dense passage retrieval trains a dual encoder on questions and passages and outperforms BM25 [3]."
-)
+SUPPORTED = "Dense passage retrieval trains a dual encoder on questions and passages and outperforms BM25 [3]."
 UNRELATED = "Protein structures can be predicted from amino acid sequences with atomic accuracy."
 
 EXEMPLAR = r"""\subsection{Dense retrieval}
@@ -76,9 +74,7 @@ def sample_inputs() -> dict[str, JudgeInput]:
             ref_title="Dense Passage Retrieval for Open-Domain Question Answering",
             ref_abstract=DPR,
         ),
-        "organization": OrganizationInput(
-            paper_title="t", paper_abstract="a", section_a=EXEMPLAR, section_b=FLAT
-        ),
+        "organization": OrganizationInput(paper_title="t", paper_abstract="a", section_a=EXEMPLAR, section_b=FLAT),
         "nugget_assign": NuggetAssignInput(
             query="related work on retrieval",
             passage=EXEMPLAR,
@@ -117,9 +113,7 @@ def test_judgment_record_is_complete_and_parses_strictly(name: str, repo_root: P
     judgment = run(judge, inputs)
     assert judgment.ok and judgment.status == "ok"
     assert judgment.task == name and judgment.item_id == "item-1" and judgment.input_ids == {"report": "r1"}
-    assert (
-        judgment.judge_id == OFFLINE_JUDGE_ID == "offline-lexical-v1" and judgment.model == OFFLINE_JUDGE_ID
-    )
+    assert judgment.judge_id.startswith("offline-lexical-v1+thr-") and judgment.model == OFFLINE_JUDGE_ID
     assert judgment.prompt_id == f"deepscholar/{name}" and len(judgment.prompt_hash or "") == 64
     assert judgment.cache_hit is False and judgment.attempts == 1 and judgment.latency_s >= 0
     assert judgment.explanation and judgment.error is None
@@ -131,9 +125,7 @@ def test_judgment_record_is_complete_and_parses_strictly(name: str, repo_root: P
 
 @pytest.mark.core
 def test_missing_prompt_file_leaves_prompt_fields_empty(tmp_path: Path) -> None:
-    judgment = run(
-        OfflineJudge(get_task("support"), {"prompts_dir": str(tmp_path)}), sample_inputs()["support"]
-    )
+    judgment = run(OfflineJudge(get_task("support"), {"prompts_dir": str(tmp_path)}), sample_inputs()["support"])
     assert judgment.ok and judgment.prompt_id is None and judgment.prompt_hash is None
 
 
@@ -299,12 +291,8 @@ def test_organization_swap_flips_the_decision() -> None:
     task = get_task("organization")
     pairs = [(EXEMPLAR, FLAT), (FLAT, EXEMPLAR), ("One short line.", "Another short line."), (EXEMPLAR, "")]
     for a, b in pairs:
-        ab = task.offline(
-            OrganizationInput(paper_title="t", paper_abstract="x", section_a=a, section_b=b), {}
-        )
-        ba = task.offline(
-            OrganizationInput(paper_title="t", paper_abstract="x", section_a=b, section_b=a), {}
-        )
+        ab = task.offline(OrganizationInput(paper_title="t", paper_abstract="x", section_a=a, section_b=b), {})
+        ba = task.offline(OrganizationInput(paper_title="t", paper_abstract="x", section_a=b, section_b=a), {})
         assert ab.output.label() != ba.output.label()
         assert ab.signals["org_a"] == ba.signals["org_b"] and ab.signals["org_b"] == ba.signals["org_a"]
 
@@ -315,9 +303,7 @@ def test_organization_prefers_structured_text_and_identical_texts_pick_a() -> No
     verdict = task.offline(sample_inputs()["organization"], {})
     assert verdict.output.decision == "A"
     assert "redundancy" in verdict.explanation
-    same = task.offline(
-        OrganizationInput(paper_title="t", paper_abstract="x", section_a=FLAT, section_b=FLAT), {}
-    )
+    same = task.offline(OrganizationInput(paper_title="t", paper_abstract="x", section_a=FLAT, section_b=FLAT), {})
     assert same.output.decision == "A"  # the metric's two calls then give 1 + 0 -> 0.5, as for an LLM
 
 
@@ -452,3 +438,14 @@ def test_support_score_rounds_to_four_decimals() -> None:
     for value in s.signals().values():
         assert value == round(value, 4)
     assert json.dumps(s.signals())  # plain floats
+
+
+@pytest.mark.core
+def test_judge_id_names_the_threshold_set(repo_root: Path) -> None:
+    task = get_task("support")
+    default = OfflineJudge(task, {"prompts_dir": str(repo_root / "prompts")})
+    same = OfflineJudge(task, {"prompts_dir": str(repo_root / "prompts"), "offline": {"support": {"threshold": 0.27}}})
+    strict = OfflineJudge(
+        task, {"prompts_dir": str(repo_root / "prompts"), "offline": {"support": {"threshold": 0.45}}}
+    )
+    assert default.judge_id == same.judge_id != strict.judge_id

@@ -129,11 +129,6 @@ def test_hash_differs_between_different_prompt_files(tmp_path: Path, prompts_dir
     assert changed.sha256 != same.sha256
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reportbench.prompts._load caches by path only, so an in-process edit keeps the stale hash "
-    "(reported to the owner of prompts.py; remove this marker once the cache key includes mtime/size)",
-)
 def test_hash_changes_when_the_same_file_is_edited_in_process(tmp_path: Path, prompts_dir: Path) -> None:
     path = tmp_path / "support.yaml"
     shutil.copy(prompts_dir / "deepscholar" / "support.yaml", path)

@@ -52,9 +52,13 @@ class PromptTemplate:
         return messages
 
 
-@lru_cache(maxsize=128)
 def _load(path: Path) -> PromptTemplate:
-    raw = path.read_bytes()
+    """Read the file every time (prompts are tiny): an edited prompt must get its new hash at once."""
+    return _parse(path, path.read_bytes())
+
+
+@lru_cache(maxsize=256)
+def _parse(path: Path, raw: bytes) -> PromptTemplate:
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as exc:

@@ -9,6 +9,8 @@ entailment, and rewards extractive copying. Never publish leaderboards from it.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -87,6 +89,10 @@ class OfflineJudge:
         cfg = cfg or {}
         self.task = task
         self.params = resolve_params(cfg.get("offline") or {})
+        # The threshold set is part of the judge's identity: records from `offline` and `offline_strict`
+        # (or any -S judge.offline... ablation) must be distinguishable.
+        digest = hashlib.sha256(json.dumps(self.params, sort_keys=True).encode()).hexdigest()[:8]
+        self.judge_id = f"{OFFLINE_JUDGE_ID}+thr-{digest}"
         try:
             template = load_prompt(task.prompt_id, cfg.get("prompts_dir", "prompts"))
             self.prompt_id: str | None = template.prompt_id
