@@ -117,6 +117,10 @@ class OfflineJudge:
             "prompt_hash": self.prompt_hash,
             "cache_hit": False,
             "attempts": 1,
+            # no model call: tokens and dollars are known to be zero (not unknown)
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost_usd": 0.0,
         }
         try:
             verdict = self.task.offline(inputs, self.params)
