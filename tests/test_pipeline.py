@@ -77,7 +77,7 @@ def test_rerun_is_byte_identical(demo_params: dict, tmp_path: Path) -> None:
     demo_params["system_names"] = systems
     a = _run_all(demo_params, tmp_path / "a", systems)
     b = _run_all(demo_params, tmp_path / "b", systems)
-    for rel in ["runs/%s/reports.jsonl" % systems[0], "metrics/%s.json" % systems[0], "metrics/leaderboard.md"]:
+    for rel in [f"runs/{systems[0]}/reports.jsonl", f"metrics/{systems[0]}.json", "metrics/leaderboard.md"]:
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
 
 

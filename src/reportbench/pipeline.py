@@ -190,9 +190,12 @@ def run_judge_stage(
     wall = time.perf_counter() - t0
     write_judgments(out, judgments)
     usage = usage_summary(judgments, wall_s=wall)
+    log.info("%s@%s: %s", task, system, format_usage(usage))
+    # The git-tracked metric keeps only reproducible counts (no wall time), so a rerun that changes
+    # nothing leaves it byte-identical and `dvc metrics diff` shows real changes only.
+    usage.pop("wall_s", None)
     usage.update({"task": task, "system": system, "judge": cfg.get("name"), "model": cfg.get("model")})
     write_json(usage_out, usage)
-    log.info("%s@%s: %s", task, system, format_usage(usage))
     return usage
 
 

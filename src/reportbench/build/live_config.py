@@ -1,0 +1,205 @@
+"""Typed view of the `live:` params (conf/live/*.yaml): one validated object every live stage reads.
+
+Why: the live stages run unattended for hours against rate-limited APIs; a typo in a knob must fail at
+start-up with the key's name, not after the listing has been fetched. Field names mirror the YAML keys.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from reportbench.build.http_cache import CacheMode
+from reportbench.build.latex import DEFAULT_SECTION_TITLES, LatexConfig
+
+log = logging.getLogger(__name__)
+
+ARXIV_MIN_INTERVAL_S = 3.0  # arXiv API terms of use
+DEFAULT_VENUE_PATTERNS: tuple[str, ...] = (
+    r"\baccepted\b.{0,40}\b(at|to|by|in|for)\b",
+    r"\bto appear\b.{0,20}\b(at|in)\b",
+    r"\bpublished\b.{0,20}\b(at|in|as)\b",
+    r"\b(camera[- ]ready)\b",
+)
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Window(_Strict):
+    """Submission-date window (arXiv `submittedDate`), inclusive, UTC days."""
+
+    start: dt.date
+    end: dt.date
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Window:
+        if self.end < self.start:
+            raise ValueError(f"window.end {self.end} is before window.start {self.start}")
+        return self
+
+
+class VenueFilter(_Strict):
+    """Keep only papers whose arXiv comment matches one of `patterns` (case-insensitive regexes)."""
+
+    enabled: bool = False
+    patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_VENUE_PATTERNS))
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, v: list[str]) -> list[str]:
+        for p in v:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                raise ValueError(f"venue_filter pattern {p!r} is not a valid regex: {exc}") from exc
+        return v
+
+
+class LatexParams(_Strict):
+    """The subset of `LatexConfig` exposed as params (None = the LaTeX module's default)."""
+
+    keep_comments: bool = True
+    section_titles: list[str] | None = None
+    cite_style: Literal["broad", "authors"] = "broad"
+    min_section_chars: int = Field(100, ge=0)
+
+    def to_latex_config(self) -> LatexConfig:
+        return LatexConfig(
+            keep_comments=self.keep_comments,
+            section_titles=list(self.section_titles or DEFAULT_SECTION_TITLES),
+            cite_style=self.cite_style,
+            min_section_chars=self.min_section_chars,
+        )
+
+
+class SourcesParams(_Strict):
+    max_papers: int | None = Field(None, ge=1, description="download at most this many (debugging)")
+    max_source_mb: float = Field(50.0, gt=0, description="larger e-prints are recorded as failed")
+
+
+class FilterParams(_Strict):
+    max_words: int | None = Field(1000, ge=1, description="related-work words (whitespace split), inclusive")
+    min_citations: int = Field(5, ge=0, description="distinct cite keys in the section")
+    require_all_keys_resolved: bool = True
+    require_titles: bool = Field(True, description="every resolved bib entry has a title")
+
+
+class RecoverParams(_Strict):
+    title_threshold: float = Field(90.0, ge=0, le=100, description="rapidfuzz ratio of normalised titles")
+    arxiv_title_search: bool = True
+    openalex_title_search: bool = True
+    counts: bool = Field(True, description="fetch OpenAlex cited_by_count (Document Importance)")
+    arxiv_batch_size: int = Field(100, ge=1, le=200)
+    openalex_batch_size: int = Field(50, ge=1, le=100)
+    title_batch_size: int = Field(8, ge=1, le=25)
+    title_min_words: int = Field(3, ge=1, description="shorter titles are searched one per request")
+
+
+class LabelParams(_Strict):
+    important_refs: bool = True
+    nuggets: bool = True
+    max_nuggets: int = Field(30, ge=1)
+    window: int = Field(10, ge=1, description="nuggets per score/assign call (nuggetizer)")
+
+
+class HttpParams(_Strict):
+    """Operational: not DVC params, never change the content of a release."""
+
+    cache_dir: str = ".reportbench/cache/http"
+    mode: CacheMode = "use"
+    timeout_s: float = Field(30.0, gt=0)
+    retries: int = Field(4, ge=0)
+    backoff_factor: float = Field(1.0, ge=0)
+    arxiv_interval_s: float = Field(ARXIV_MIN_INTERVAL_S, ge=0)
+    openalex_interval_s: float = Field(0.1, ge=0)
+    max_body_mb: float = Field(100.0, gt=0)
+    mailto_env: str = "OPENALEX_MAILTO"
+    api_key_env: str = "OPENALEX_API_KEY"
+
+    def min_interval(self) -> dict[str, float]:
+        if self.arxiv_interval_s < ARXIV_MIN_INTERVAL_S:
+            log.warning(
+                "live.http.arxiv_interval_s=%s is below arXiv's 3 s guidance; use it only against a stub",
+                self.arxiv_interval_s,
+            )
+        return {
+            "export.arxiv.org": self.arxiv_interval_s,
+            "arxiv.org": self.arxiv_interval_s,
+            "api.openalex.org": self.openalex_interval_s,
+        }
+
+    def mailto(self) -> str | None:
+        return (os.environ.get(self.mailto_env) or os.environ.get("REPORTBENCH_MAILTO") or "").strip() or None
+
+    def api_key(self) -> str | None:
+        return (os.environ.get(self.api_key_env) or "").strip() or None
+
+
+class LiveConfig(_Strict):
+    """Everything under `live:` in params.yaml."""
+
+    name: str
+    created_at: dt.date | None = Field(None, description="release date in release.json; None = window.end")
+    licence: str = "mixed; see CARD.md"
+    description: str = ""
+    categories: list[str] = Field(default_factory=lambda: ["cs.CL"], min_length=1)
+    window: Window
+    max_per_category: int | None = Field(200, ge=1)
+    page_size: int = Field(100, ge=1, le=2000)
+    v1_only: bool = True
+    venue_filter: VenueFilter = Field(default_factory=VenueFilter)
+    latex: LatexParams = Field(default_factory=LatexParams)
+    sources: SourcesParams = Field(default_factory=SourcesParams)
+    filter: FilterParams = Field(default_factory=FilterParams)
+    recover: RecoverParams = Field(default_factory=RecoverParams)
+    label: LabelParams = Field(default_factory=LabelParams)
+    http: HttpParams = Field(default_factory=HttpParams)
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, v: str) -> str:
+        if not _NAME_RE.match(v):
+            raise ValueError(f"live.name {v!r} must match {_NAME_RE.pattern} (it becomes a directory name)")
+        return v
+
+    @field_validator("categories")
+    @classmethod
+    def _categories(cls, v: list[str]) -> list[str]:
+        for c in v:
+            if not re.fullmatch(r"[a-z-]+(\.[A-Za-z-]+)?", c):
+                raise ValueError(f"live.categories: {c!r} is not an arXiv category like cs.CL")
+        return list(dict.fromkeys(v))
+
+    @property
+    def release_date(self) -> str:
+        return (self.created_at or self.window.end).isoformat()
+
+
+class LiveConfigError(ValueError):
+    """The `live:` params are missing or invalid; the message names the key."""
+
+
+def load_live_config(params: dict[str, Any]) -> LiveConfig:
+    """Validate `params['live']` with messages that name the offending `live.*` key."""
+    raw = params.get("live")
+    if not isinstance(raw, dict):
+        raise LiveConfigError("params.yaml: missing mapping 'live' (conf/live/*.yaml; run `reportbench compose`)")
+    try:
+        return LiveConfig.model_validate(raw)
+    except ValidationError as exc:
+        lines = [f"live.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        raise LiveConfigError("params.yaml: invalid live config:\n  " + "\n  ".join(lines)) from exc
+
+
+def work_dir(cfg: LiveConfig, root: Path = Path(".")) -> Path:
+    """live/work/<name>: intermediate stage outputs."""
+    return root / "live" / "work" / cfg.name
