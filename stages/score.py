@@ -18,6 +18,12 @@ if __name__ == "__main__":
     ap.add_argument("--out", type=Path, required=True, help="system metrics JSON")
     args = ap.parse_args()
     score_stage(
-        load_params(), args.system, args.release, args.reports, args.judgments, args.citation_counts,
-        args.per_task, args.out,
+        load_params(),
+        args.system,
+        args.release,
+        args.reports,
+        args.judgments,
+        args.citation_counts,
+        args.per_task,
+        args.out,
     )

@@ -35,12 +35,23 @@ def _run_all(params: dict, root: Path, systems: list[str]) -> Path:
         pipeline.citation_counts(params, release, run, root / "counts" / f"{system}.parquet")
         for task in pipeline.JUDGE_TASKS:
             pipeline.run_judge_stage(
-                params, task, system, release, run, root / "judgments" / task / f"{system}.parquet",
+                params,
+                task,
+                system,
+                release,
+                run,
+                root / "judgments" / task / f"{system}.parquet",
                 root / "usage" / task / f"{system}.json",
             )
         pipeline.score_stage(
-            params, system, release, run, root / "judgments", root / "counts" / f"{system}.parquet",
-            root / "scores" / f"{system}.parquet", root / "metrics" / f"{system}.json",
+            params,
+            system,
+            release,
+            run,
+            root / "judgments",
+            root / "counts" / f"{system}.parquet",
+            root / "scores" / f"{system}.parquet",
+            root / "metrics" / f"{system}.json",
         )
     pipeline.leaderboard_stage(params, release, root / "scores", root / "metrics", root / "metrics")
     return root
@@ -70,6 +81,10 @@ def test_demo_release_scores_every_metric_for_every_system(demo_params: dict, tm
     # The demo is built so that the careful writer covers every important arXiv reference.
     careful = json.loads((root / "metrics" / "careful_writer.json").read_text())
     assert careful["metrics"]["reference_coverage"]["mean"] == 1.0
+    # ... and never cites a paper published after the task's cut-off; the hasty writer does (by design).
+    assert careful["leakage"]["reports_with_leak"] == 0
+    hasty = json.loads((root / "metrics" / "hasty_writer.json").read_text())
+    assert hasty["leakage"]["after_cutoff"] >= 1 and hasty["leakage"]["leaked_sources"]
 
 
 def test_rerun_is_byte_identical(demo_params: dict, tmp_path: Path) -> None:

@@ -22,9 +22,7 @@ class ConfigError(ValueError):
     """A params file or config entry is missing or malformed; the message names file and key."""
 
 
-def compose_params(
-    overrides: list[str] | None = None, out: Path = PARAMS_FILE, conf_dir: Path = CONF_DIR
-) -> Path:
+def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, conf_dir: Path = CONF_DIR) -> Path:
     """Compose conf/ with Hydra overrides and write `out` exactly as `dvc exp run` would."""
     from dvc.utils.hydra import compose_and_dump
 

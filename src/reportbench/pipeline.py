@@ -78,7 +78,8 @@ def run_system(params: dict[str, Any], system: str, release_dir: Path, out_dir: 
 
     spec = require(params, f"systems.{system}")
     release = read_release(release_dir)
-    outcomes = _run(system, dict(spec), release.tasks, out_dir)
+    # Systems that retrieve from the release's corpus (offline baseline, oracles) get the release path.
+    outcomes = _run(system, {**spec, "release_dir": str(release_dir)}, release.tasks, out_dir)
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
@@ -213,14 +214,15 @@ def score_stage(
     """Turn one system's judgments into the seven metrics: per-task table + system summary JSON."""
     from reportbench.judges.runner import read_judgments
     from reportbench.protocols.deepscholar import ReleaseContext, score_system
+    from reportbench.protocols.deepscholar.checks import leakage_summary
     from reportbench.systems import read_outcomes, read_reports
+    from reportbench.types import strip_arxiv_version
 
     release = read_release(release_dir)
     reports = read_reports(reports_dir)
     outcomes = read_outcomes(reports_dir)
     judgments = {
-        task: {j.item_id: j for j in read_judgments(judgments_dir / task / f"{system}.parquet")}
-        for task in JUDGE_TASKS
+        task: {j.item_id: j for j in read_judgments(judgments_dir / task / f"{system}.parquet")} for task in JUDGE_TASKS
     }
     scores = score_system(
         system,
@@ -241,9 +243,12 @@ def score_stage(
             "benchmark": params.get("benchmark", "deepscholar"),
             "judge": {"name": judge.get("name"), "backend": judge.get("backend"), "model": judge.get("model")},
             "report_outcomes": _count_statuses(outcomes),
-            "failed_judgments": {
-                t: sum(1 for j in js.values() if not j.ok) for t, js in judgments.items()
-            },
+            "failed_judgments": {t: sum(1 for j in js.values() if not j.ok) for t, js in judgments.items()},
+            "leakage": leakage_summary(
+                {t.task_id: t for t in release.tasks},
+                reports,
+                {strip_arxiv_version(d.arxiv_id): d.published_date for d in release.corpus if d.arxiv_id},
+            ),
         }
     )
     write_json(out, summary)

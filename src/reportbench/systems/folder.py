@@ -35,7 +35,5 @@ def run_folder_system(
             outcomes.append(TaskOutcome(task_id=task_id, status="parse_error", reason=str(exc), path=str(path)))
             continue
         reports.append(report)
-        outcomes.append(
-            TaskOutcome(task_id=task_id, status="ok", path=str(path), report_id=report.report_id)
-        )
+        outcomes.append(TaskOutcome(task_id=task_id, status="ok", path=str(path), report_id=report.report_id))
     return reports, outcomes
