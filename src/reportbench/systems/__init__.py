@@ -51,7 +51,13 @@ def register_kind(name: str) -> Callable[[SystemRunner], SystemRunner]:
 
 def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path) -> list[TaskOutcome]:
     """Run (or read) one system over the release's tasks and write reports.jsonl + outcomes.jsonl."""
-    from reportbench.systems import folder  # noqa: F401  (registers the built-in kinds)
+    from reportbench.systems import (  # noqa: F401  (registers the built-in kinds)
+        command,
+        deepscholar_ref,
+        endpoint,
+        folder,
+        offline_baseline,
+    )
 
     kind = spec.get("kind")
     if kind not in SYSTEM_KINDS:

@@ -97,9 +97,7 @@ def _id_month(arxiv_id: str | None) -> tuple[int, int] | None:
     return (1900 + yy if yy >= 91 else 2000 + yy), mm
 
 
-def published_before(
-    published: str | date | datetime | None, cutoff: datetime, arxiv_id: str | None = None
-) -> bool:
+def published_before(published: str | date | datetime | None, cutoff: datetime, arxiv_id: str | None = None) -> bool:
     """True only when the document was provably published strictly before `cutoff`.
 
     A datetime is compared exactly; a bare date must be an earlier *day* (same day is ambiguous); without a

@@ -2,13 +2,13 @@
 
 Same stages as the reference pipeline, each replaced by its classic lexical counterpart:
 
-| DeepScholar-ref | offline baseline |
-|---|---|
-| LLM writes Q queries per round, N rounds, conditioned on summaries | Q keyword queries per round from the title + abstract (tf-idf); later rounds add pseudo-relevance-feedback terms from what earlier rounds retrieved |
-| arXiv search, search_K per query | BM25 (rank-bm25) over the release's reference pool, search_K per query, only documents provably published before the task |
-| sem_filter (LLM) | keep documents sharing at least `min_shared_terms` content words with the task |
-| sem_topk (LLM) | BM25 score of the whole title + abstract, top K |
-| sem_agg (LLM writer) | extractive writer: one attributed sentence from each kept abstract, cited `[n]` |
+- queries (LLM, Q per round, N rounds, conditioned on summaries) -> Q keyword queries per round from the
+  title + abstract (tf-idf); later rounds add pseudo-relevance-feedback terms from earlier results;
+- arXiv search, search_K per query -> BM25 (rank-bm25) over the release's reference pool, search_K per
+  query, only documents provably published before the task;
+- sem_filter (LLM) -> keep documents sharing at least `min_shared_terms` content words with the task;
+- sem_topk (LLM) -> BM25 score against the whole title + abstract, top K;
+- sem_agg (LLM writer) -> extractive writer: one attributed sentence from each kept abstract, cited `[n]`.
 
 Honest limits (docs/systems.md): it can only cite what the local pool holds, it copies sentences instead of
 synthesising, and its citations are supported by construction (each sentence comes from the cited
@@ -78,9 +78,7 @@ def _ranked_terms(tokens: list[str], idf: dict[str, float], exclude: set[str] = 
     tf = Counter(tokens)
     first = {t: i for i, t in reversed(list(enumerate(tokens)))}
     default_idf = max(idf.values(), default=1.0)
-    ranked = sorted(
-        (t for t in tf if t not in exclude), key=lambda t: (-tf[t] * idf.get(t, default_idf), first[t])
-    )
+    ranked = sorted((t for t in tf if t not in exclude), key=lambda t: (-tf[t] * idf.get(t, default_idf), first[t]))
     return ranked
 
 
@@ -111,9 +109,9 @@ def attributed_sentence(doc: Doc, task_terms: set[str]) -> str:
     return s
 
 
-def _write_report(task: Task, ranked: list[Doc], first_query: dict[str, int], cfg: dict[str, Any]) -> tuple[
-    str, list[Doc]
-]:
+def _write_report(
+    task: Task, ranked: list[Doc], first_query: dict[str, int], cfg: dict[str, Any]
+) -> tuple[str, list[Doc]]:
     """Extractive related-work section: paragraphs grouped by the query that found the documents."""
     task_terms = set(terms(f"{task.title} {task.abstract}"))
     rank = {d.doc_id: i for i, d in enumerate(ranked)}

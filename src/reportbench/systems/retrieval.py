@@ -77,11 +77,13 @@ class BM25Index:
 
     def __init__(self, docs: Iterable[Doc], *, k1: float = 1.5, b: float = 0.75) -> None:
         self.docs = list(docs)
+        tokenized = [doc_terms(d) or ["\u2205"] for d in self.docs]
+        self._term_sets = [set(t) for t in tokenized]
         self._bm25: Any = None
         if self.docs:
             from rank_bm25 import BM25Okapi
 
-            self._bm25 = BM25Okapi([doc_terms(d) or ["\u2205"] for d in self.docs], k1=k1, b=b)
+            self._bm25 = BM25Okapi(tokenized, k1=k1, b=b)
 
     def scores(self, query_terms: list[str]) -> list[float]:
         if self._bm25 is None or not query_terms:
@@ -89,8 +91,14 @@ class BM25Index:
         return [float(s) for s in self._bm25.get_scores(query_terms)]
 
     def search(self, query_terms: list[str], k: int) -> list[tuple[Doc, float]]:
-        """Top-k documents with a positive score (a document sharing no query term is never returned)."""
-        scored = [(d, round(s, 6)) for d, s in zip(self.docs, self.scores(query_terms), strict=True) if s > 0]
+        """Top-k documents that share at least one query term, by BM25 score (Okapi idf can go negative
+        for terms in over half of a small pool, so matching is decided by the terms, not the sign)."""
+        wanted = set(query_terms)
+        scored = [
+            (d, round(s, 6))
+            for d, s, doc_set in zip(self.docs, self.scores(query_terms), self._term_sets, strict=True)
+            if doc_set & wanted
+        ]
         scored.sort(key=lambda pair: (-pair[1], pair[0].doc_id))
         return scored[: max(0, k)]
 

@@ -226,8 +226,7 @@ class StepUsage:
         self.calls += 1
         if not j.ok:
             self.failed += 1
-            if len(self.errors) < 5:
-                self.errors.append(f"{j.item_id}: {j.error}"[:300])
+            self.errors.append(f"{j.item_id}: {j.error}"[:300])
         self.prompt_tokens += j.prompt_tokens or 0
         self.completion_tokens += j.completion_tokens or 0
         if j.cost_usd is not None:
@@ -242,7 +241,7 @@ class StepUsage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": round(self.cost_usd, 6) if self.cost_known and self.calls else None,
-            "errors": list(self.errors),
+            "errors": sorted(self.errors)[:5],  # sorted: tasks finish in any order
         }
 
 
@@ -258,7 +257,13 @@ class LLMSteps:
         cache_path = (client_cfg.get("runtime") or {}).get("cache_path")
         self.cache = ResponseCache(cache_path) if cache_path else None
         self.judges = {
-            step: LLMJudge(task, client_cfg, prompts_dir=prompts_dir, client=self.client, cache=self.cache or False)
+            step: LLMJudge(
+                task,
+                client_cfg,
+                prompts_dir=prompts_dir,
+                client=self.client,
+                cache=self.cache if self.cache is not None else False,  # an empty cache is falsy (len 0)
+            )
             for step, task in STEPS.items()
         }
         self.usage: dict[str, StepUsage] = {step: StepUsage() for step in STEPS}

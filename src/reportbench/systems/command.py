@@ -1,0 +1,158 @@
+"""`kind: command` — bring your own system as a program: it reads a task JSON and writes a report file.
+
+    my_system:
+      kind: command
+      path: examples/byo_command_system.py     # DVC dependency: the script (edit it -> only this reruns)
+      cmd: [python, examples/byo_command_system.py, --task, "{task_json}", --out, "{output}"]
+      timeout_s: 600
+      format: markdown                         # any report adapter (`reportbench parse --help`)
+
+`cmd` is an argv list, run without a shell (config is trusted, task data is not: a title can never become
+shell syntax). Placeholders are replaced per argument: `{task_json}` (a JSON file with task_id, title,
+abstract, published_date, categories and task_prompt; never the exemplar), `{output}` (where to write:
+`<out>/raw/<task_id>.md`, or a folder when `output_suffix: ""`), `{task_id}`. Without placeholders the two
+paths are appended. Non-zero exit, timeout (the whole process group is killed) and empty output are
+recorded as `failed` outcomes with the reason; the run goes on with the next task.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.common import RunCollector, parse_output, raw_path, safe_name, task_payload
+from reportbench.types import Report, Task
+
+DEFAULTS: dict[str, Any] = {
+    "cmd": None,
+    "timeout_s": 600.0,
+    "format": "markdown",
+    "output_suffix": ".md",
+    "env": {},
+    "cwd": None,
+    "max_parallel": 1,
+}
+_ALLOWED = set(DEFAULTS) | {"kind", "path", "release_dir"}  # release_dir: added by the pipeline
+STDERR_TAIL = 600
+
+
+def _config(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(spec) - _ALLOWED
+    if unknown:
+        raise SystemError_(f"systems.{name}: unknown key(s) {sorted(unknown)}; known: {sorted(_ALLOWED)}")
+    cfg = {**DEFAULTS, **spec}
+    cmd = cfg["cmd"]
+    if (
+        isinstance(cmd, str)
+        or not isinstance(cmd, list | tuple)
+        or not cmd
+        or not all(isinstance(a, str | int | float) for a in cmd)
+    ):
+        raise SystemError_(
+            f"systems.{name}.cmd: expected an argv list such as [python, my_system.py, '{{task_json}}', "
+            f"'{{output}}'] (a shell string is not accepted), got {cmd!r}"
+        )
+    if not isinstance(cfg["env"], dict):
+        raise SystemError_(f"systems.{name}.env: expected a mapping of environment variables")
+    if float(cfg["timeout_s"]) <= 0:
+        raise SystemError_(f"systems.{name}.timeout_s: must be positive")
+    return cfg
+
+
+def build_argv(cmd: list[Any], task_json: Path, output: Path, task_id: str) -> list[str]:
+    """Substitute the placeholders in each argument (plain replace: no shell, no format-string parsing)."""
+    args = [str(a) for a in cmd]
+    has_placeholder = any("{task_json}" in a or "{output}" in a for a in args)
+    out = [
+        a.replace("{task_json}", str(task_json)).replace("{output}", str(output)).replace("{task_id}", task_id)
+        for a in args
+    ]
+    return out if has_placeholder else [*out, str(task_json), str(output)]
+
+
+def _tail(data: bytes | None) -> str:
+    text = (data or b"").decode("utf-8", errors="replace").strip()
+    return text[-STDERR_TAIL:]
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the process group we started (the command and anything it spawned), by its id only."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def run_one(name: str, cfg: dict[str, Any], task: Task, out_dir: Path, work: Path) -> tuple[Report | None, TaskOutcome]:
+    """Run the command for one task and parse what it wrote; every failure becomes an outcome."""
+    task_json = work / f"{safe_name(task.task_id)}.json"
+    task_json.write_text(json.dumps(task_payload(task), indent=2, ensure_ascii=False), encoding="utf-8")
+    output = raw_path(out_dir, task.task_id, str(cfg["output_suffix"]))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if output.is_file():
+        output.unlink()  # a stale file from an earlier run must never pass for this run's output
+    if cfg["output_suffix"] == "":
+        output.mkdir(exist_ok=True)
+    argv = build_argv(list(cfg["cmd"]), task_json, output, task.task_id)
+    env = {**os.environ, **{str(k): str(v) for k, v in cfg["env"].items()}}
+    timeout = float(cfg["timeout_s"])
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cfg["cwd"] or None,
+            env=env,
+            start_new_session=True,  # its own process group, so a timeout kills its children too
+        )
+    except OSError as exc:
+        return None, TaskOutcome(task_id=task.task_id, status="failed", reason=f"cannot start {argv[0]!r}: {exc}")
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.communicate()
+        return None, TaskOutcome(
+            task_id=task.task_id, status="failed", reason=f"timeout: no exit after {timeout:g} s (killed)"
+        )
+    if proc.returncode != 0:
+        reason = f"exit code {proc.returncode}"
+        tail = _tail(stderr)
+        return None, TaskOutcome(
+            task_id=task.task_id, status="failed", reason=reason + (f"; stderr: {tail}" if tail else "")
+        )
+    return parse_output(output, system=name, task_id=task.task_id, fmt=str(cfg["format"]))
+
+
+@register_kind("command")
+def run_command_system(
+    name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
+) -> tuple[list[Report], list[TaskOutcome]]:
+    """Run `cmd` once per task (optionally a few at a time); one outcome per task."""
+    cfg = _config(name, spec)
+    run = RunCollector([t.task_id for t in tasks])
+    with tempfile.TemporaryDirectory(prefix=f"reportbench-{safe_name(name)}-") as tmp:
+        work = Path(tmp)
+
+        def job(task: Task) -> None:
+            try:
+                run.add(*run_one(name, cfg, task, out_dir, work))
+            except Exception as exc:  # noqa: BLE001 - one broken task is a recorded failure
+                run.fail(task.task_id, f"internal: {type(exc).__name__}: {exc}")
+
+        workers = max(1, int(cfg["max_parallel"]))
+        if workers == 1:
+            for task in tasks:
+                job(task)
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                list(pool.map(job, tasks))
+    return run.result()

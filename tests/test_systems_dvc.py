@@ -1,0 +1,128 @@
+"""Systems as DVC stages, offline: `dvc repro` with `systems=byo_examples` (a command system and an endpoint
+system against the loopback stub) puts both on the leaderboard; then adding DeepScholar-ref (stub LLM +
+recorded arXiv responses over loopback HTTP) reruns only that system's stages and the leaderboard.
+
+Runs in a copy of the working tree (uncommitted files included; .venv, .git and caches left out) with
+`git init`, so it never touches the repository. 23 stages: about 45 s idle, 90-100 s on a busy 2-CPU box.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reportbench.config import compose_params
+from reportbench.stub_server import stub_server_thread
+from reportbench.systems.devservices import arxiv_replay_thread, scripted_responder
+
+pytestmark = pytest.mark.integration
+
+RUNNING = re.compile(r"Running stage '([^']+)'")
+SKIP_TOP = {".venv", ".git", ".pytest_cache", ".ruff_cache", ".reportbench", "outputs", "multirun"}
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_MODE="PRODUCTION", DVC_NO_ANALYTICS="1")
+    return env
+
+
+def _run(cmd: list[str], cwd: Path) -> tuple[str, float]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{out[-4000:]}"
+    return out, time.perf_counter() - t0
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """The working tree without the venv, git, DVC cache and our caches (a `git clone` would miss
+    uncommitted files)."""
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        rel = Path(folder).relative_to(src)
+        skip = [n for n in names if n == "__pycache__"]
+        if rel == Path("."):
+            skip += [n for n in names if n in SKIP_TOP]
+        if rel == Path(".dvc"):
+            skip += [n for n in names if n in ("cache", "tmp")]
+        return skip
+
+    shutil.copytree(src, dst, ignore=ignore)
+    return dst
+
+
+def _leaderboard_systems(repo: Path) -> set[str]:
+    board = json.loads((repo / "metrics" / "deepscholar" / "leaderboard.json").read_text())
+    return {row["system"] for row in board["rows"]}
+
+
+def _outcomes(repo: Path, system: str) -> list[str]:
+    lines = (repo / "data" / "runs" / "demo" / system / "outcomes.jsonl").read_text().splitlines()
+    return [json.loads(line)["status"] for line in lines]
+
+
+def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
+    repo_root: Path, fixtures_dir: Path, tmp_path: Path
+) -> None:
+    repo = copy_tree(repo_root, tmp_path / "repo")
+    _run(["git", "init", "-q"], repo)
+    dvc = [sys.executable, "-m", "dvc"]
+    with (
+        stub_server_thread(responder=scripted_responder) as llm,
+        arxiv_replay_thread(fixtures_dir / "systems" / "arxiv") as arxiv,
+    ):
+        endpoint = f"systems.byo_endpoint.api_base={llm.base_url}"
+        compose_params(["systems=byo_examples", endpoint], out=repo / "params.yaml", conf_dir=repo / "conf")
+        out, first = _run([*dvc, "repro"], repo)
+        ran = set(RUNNING.findall(out))
+        assert {"system@byo_command", "system@byo_endpoint", "leaderboard"} <= ran
+        assert _leaderboard_systems(repo) == {"byo_command", "byo_endpoint"}
+        assert _outcomes(repo, "byo_command") == ["ok"] * 3
+        assert _outcomes(repo, "byo_endpoint") == ["ok"] * 3
+        assert llm.counts["ok"] >= 3
+
+        # Add a system: DeepScholar-ref against the stub and the recorded arXiv responses.
+        (repo / "conf" / "systems" / "byo_plus_ref.yaml").write_text(
+            "defaults:\n  - byo_examples\n  - _self_\n\n"
+            "deepscholar_ref:\n"
+            "  kind: deepscholar_ref\n"
+            "  path: prompts/deepscholar_ref\n"
+            "  model: openai/stub-ref\n"
+            f"  api_base: {llm.base_url}\n"
+            "  structured_output: json_schema\n"
+            "  search:\n"
+            f"    arxiv_url: {arxiv.url}\n"
+        )
+        compose_params(["systems=byo_plus_ref", endpoint], out=repo / "params.yaml", conf_dir=repo / "conf")
+        status, _ = _run([*dvc, "status"], repo)
+        assert "byo_command" not in status and "byo_endpoint" not in status, status
+        out, second = _run([*dvc, "repro"], repo)
+        ran = set(RUNNING.findall(out))
+        expected = {
+            "system@deepscholar_ref",
+            "citation_counts@deepscholar_ref",
+            "judge_organization@deepscholar_ref",
+            "judge_nugget_assign@deepscholar_ref",
+            "judge_relevance@deepscholar_ref",
+            "judge_support@deepscholar_ref",
+            "score@deepscholar_ref",
+            "leaderboard",
+        }
+        assert ran == expected, f"adding a system reran {sorted(ran - expected)} / missed {sorted(expected - ran)}"
+        assert arxiv.replay.queries, "DeepScholar-ref searched through the recorded arXiv responses"
+
+    assert _leaderboard_systems(repo) == {"byo_command", "byo_endpoint", "deepscholar_ref"}
+    assert _outcomes(repo, "deepscholar_ref") == ["ok"] * 3
+    raw = (repo / "data" / "runs" / "demo" / "deepscholar_ref" / "raw" / "demo-0002.md").read_text()
+    assert "2513.00530" not in raw and "## References" in raw  # the post-cutoff recorded result never used
+    print(f"byo_examples repro {first:.1f}s; adding deepscholar_ref {second:.1f}s")
