@@ -99,6 +99,8 @@ def to_listed(result: arxiv.Result, query_category: str) -> ListedPaper | str:
     if not title or not abstract:
         return "empty title or abstract in the arXiv feed"
     source_url = result.source_url() or f"https://arxiv.org/src/{versioned}"
+    if source_url.startswith("http://"):  # the API lists http:// links; arxiv.org redirects them anyway
+        source_url = "https://" + source_url[len("http://") :]
     return ListedPaper(
         arxiv_id=versioned,
         base_id=m.group(1),
@@ -151,7 +153,9 @@ def list_papers(cfg: LiveConfig, session: requests.Session) -> ListingResult:
 def _consider(result: arxiv.Result, cat: str, cfg: LiveConfig, seen: set[str], out: ListingResult) -> None:
     listed = to_listed(result, cat)
     if isinstance(listed, str):
-        out.dropped.append(DropRecord(arxiv_id=result.get_short_id() or "?", stage="list", reason_code="bad_entry", reason=listed))
+        out.dropped.append(
+            DropRecord(arxiv_id=result.get_short_id() or "?", stage="list", reason_code="bad_entry", reason=listed)
+        )
         return
     if listed.base_id in seen:
         return

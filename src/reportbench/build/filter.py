@@ -57,7 +57,9 @@ def reasons_for(rec: SourceRecord | None, cfg: FilterParams) -> list[tuple[str, 
     if cfg.require_titles:
         untitled = [e.key for e in p.bib_entries if not (e.title or "").strip()]
         if untitled:
-            out.append(("untitled_refs", f"{len(untitled)} bibliography entries have no title: {', '.join(untitled[:10])}"))
+            out.append(
+                ("untitled_refs", f"{len(untitled)} bibliography entries have no title: {', '.join(untitled[:10])}")
+            )
     return out
 
 
@@ -70,7 +72,14 @@ def filter_papers(listed: Iterable[ListedPaper], sources: Iterable[SourceRecord]
         if reasons:
             code = reasons[0][0]
             detail = "; ".join(f"{c}: {d}" for c, d in reasons)
-            out.dropped.append(DropRecord(arxiv_id=paper.arxiv_id, stage="filter" if rec and rec.status == "ok" else "sources", reason_code=code, reason=detail))
+            out.dropped.append(
+                DropRecord(
+                    arxiv_id=paper.arxiv_id,
+                    stage="filter" if rec and rec.status == "ok" else "sources",
+                    reason_code=code,
+                    reason=detail,
+                )
+            )
         else:
             assert rec is not None and rec.paper is not None
             out.kept.append(KeptPaper(listing=paper, extracted=rec.paper))

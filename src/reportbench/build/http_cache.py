@@ -147,7 +147,9 @@ class HttpCache:
                 return None
         return CachedResponse(key, row[0], row[1], row[2], row[3], json.loads(row[4]), bytes(body), row[7])
 
-    def put(self, method: str, url: str, status: int, reason: str | None, headers: Mapping[str, str], body: bytes) -> None:
+    def put(
+        self, method: str, url: str, status: int, reason: str | None, headers: Mapping[str, str], body: bytes
+    ) -> None:
         key = cache_key(method, url)
         kept = {k.lower(): v for k, v in headers.items() if k.lower() in _KEPT_HEADERS}
         inline: bytes | None = body

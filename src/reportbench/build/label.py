@@ -160,7 +160,11 @@ def _label_nuggets(
 
     # create: one call per exemplar (a single context window)
     create_items = [
-        (tid, NuggetCreateInput(query=query[tid], passage=passage[tid], max_nuggets=params.max_nuggets), {"task_id": tid})
+        (
+            tid,
+            NuggetCreateInput(query=query[tid], passage=passage[tid], max_nuggets=params.max_nuggets),
+            {"task_id": tid},
+        )
         for tid in papers
     ]
     created = run_judgments_sync(judge_for("nugget_create"), create_items, desc="nugget_create", progress=progress)
@@ -180,7 +184,9 @@ def _label_nuggets(
     score_items = []
     for tid, nuggets in texts.items():
         for w, chunk in enumerate(_windows(nuggets, params.window)):
-            score_items.append((f"{tid}#w{w}", NuggetScoreInput(query=query[tid], nuggets=chunk), {"task_id": tid, "window": str(w)}))
+            score_items.append(
+                (f"{tid}#w{w}", NuggetScoreInput(query=query[tid], nuggets=chunk), {"task_id": tid, "window": str(w)})
+            )
     scored = run_judgments_sync(judge_for("nugget_score"), score_items, desc="nugget_score", progress=progress)
     result.judgments["nugget_score"] = list(scored)
     importance: dict[str, dict[int, list[str]]] = defaultdict(dict)
@@ -206,7 +212,11 @@ def _label_nuggets(
     for tid, pairs in final.items():
         for w, chunk in enumerate(_windows([t for t, _ in pairs], params.window)):
             assign_items.append(
-                (f"{tid}#w{w}", NuggetAssignInput(query=query[tid], passage=passage[tid], nuggets=chunk), {"task_id": tid, "window": str(w)})
+                (
+                    f"{tid}#w{w}",
+                    NuggetAssignInput(query=query[tid], passage=passage[tid], nuggets=chunk),
+                    {"task_id": tid, "window": str(w)},
+                )
             )
     assigned = run_judgments_sync(judge_for("nugget_assign"), assign_items, desc="nugget_assign", progress=progress)
     result.judgments["nugget_assign"] = list(assigned)

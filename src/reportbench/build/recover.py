@@ -62,6 +62,7 @@ OPENALEX_SELECT = [
 MAX_CANDIDATES = 5
 MAX_QUERY_CHARS = 2500  # OpenAlex rejects URLs over ~4 KB; arXiv GETs stay well under it too
 FAILURES_BEFORE_SKIP = 3
+MIN_CANDIDATE_SCORE = 50.0
 
 Method = Literal["bib_arxiv", "bib_doi", "openalex_doi", "arxiv_title", "openalex_title", "none"]
 
@@ -195,7 +196,9 @@ class _Breaker:
     def failed(self) -> None:
         self.consecutive += 1
         if self.open:
-            log.error("%s: %d failed batches in a row; skipping it for the rest of this stage", self.name, self.consecutive)
+            log.error(
+                "%s: %d failed batches in a row; skipping it for the rest of this stage", self.name, self.consecutive
+            )
 
 
 def _run_batches(
@@ -234,7 +237,9 @@ def _run_batches(
         run(list(keys[start : start + size]))
 
 
-def title_batches(titles: Sequence[str], size: int, min_words: int, max_chars: int = MAX_QUERY_CHARS) -> list[list[str]]:
+def title_batches(
+    titles: Sequence[str], size: int, min_words: int, max_chars: int = MAX_QUERY_CHARS
+) -> list[list[str]]:
     """Group normalised titles for OR queries; short (generic) titles go alone so they cannot crowd others out."""
     batches: list[list[str]] = []
     cur: list[str] = []
@@ -528,7 +533,9 @@ def _start_ref(task_id: str, key: str, pos: int, e: BibEntry | None) -> Recovere
     return r
 
 
-def _set_arxiv(r: RecoveredRef, aid: str, via: Literal["bib_arxiv", "openalex_doi", "arxiv_title", "openalex_title"], score: float) -> None:
+def _set_arxiv(
+    r: RecoveredRef, aid: str, via: Literal["bib_arxiv", "openalex_doi", "arxiv_title", "openalex_title"], score: float
+) -> None:
     r.arxiv_id, r.arxiv_via, r.arxiv_score = aid, via, score
 
 
@@ -544,7 +551,16 @@ def finalise_method(r: RecoveredRef) -> None:
         r.method, r.match_score = "none", None
 
 
-def _set_work(r: RecoveredRef, w: dict[str, Any], via: Literal["arxiv_doi", "doi", "title"], score: float, when: str | None) -> None:
+def _note_candidate(r: RecoveredRef, best: dict[str, Any]) -> None:
+    """Keep the best rejected title hit for auditing (a batch-mate scoring < 50 is not a candidate at all)."""
+    score = float(best["score"])
+    if score >= MIN_CANDIDATE_SCORE and (r.title_candidate_score is None or score > r.title_candidate_score):
+        r.title_candidate, r.title_candidate_score = best.get("title"), score
+
+
+def _set_work(
+    r: RecoveredRef, w: dict[str, Any], via: Literal["arxiv_doi", "doi", "title"], score: float, when: str | None
+) -> None:
     r.openalex_id = w.get("id")
     r.openalex_title = w.get("title")
     r.openalex_via = via
@@ -558,7 +574,13 @@ def _set_work(r: RecoveredRef, w: dict[str, Any], via: Literal["arxiv_doi", "doi
 
 
 def recover_references(
-    kept: Sequence[KeptPaper], params: RecoverParams, session: requests.Session, cache: HttpCache, *, api_key: str | None = None, mailto: str | None = None
+    kept: Sequence[KeptPaper],
+    params: RecoverParams,
+    session: requests.Session,
+    cache: HttpCache,
+    *,
+    api_key: str | None = None,
+    mailto: str | None = None,
 ) -> RecoverResult:
     """Run steps 1-6 (module docstring) over all references of all kept papers at once (batching across papers)."""
     refs = [_start_ref(*t) for t in exemplar_refs(kept)]
@@ -594,7 +616,11 @@ def recover_references(
 
         # 3. arXiv title search for references still without an arXiv id
         if params.arxiv_title_search:
-            wanted = {r.ref_key + "@" + r.task_id: normalise_title(r.bib_title) for r in refs if not r.arxiv_id and r.bib_title}
+            wanted = {
+                r.ref_key + "@" + r.task_id: normalise_title(r.bib_title)
+                for r in refs
+                if not r.arxiv_id and r.bib_title
+            }
             found = ax.by_titles([t for t in wanted.values() if t])
             note_errors("arxiv_title", found)
             for r in refs:
@@ -608,7 +634,7 @@ def recover_references(
                 if best and best["score"] >= params.title_threshold:
                     _set_arxiv(r, best["id"], "arxiv_title", best["score"])
                 elif best:
-                    r.title_candidate, r.title_candidate_score = best.get("title"), best["score"]
+                    _note_candidate(r, best)
 
         # 4. counts for arXiv ids found by title
         if params.counts:
@@ -649,8 +675,8 @@ def recover_references(
                     if not r.arxiv_id and best.get("arxiv_id"):
                         _set_arxiv(r, best["arxiv_id"], "openalex_title", best["score"])
                         newly.append(r)
-                elif best and r.title_candidate is None:
-                    r.title_candidate, r.title_candidate_score = best.get("title"), best["score"]
+                elif best:
+                    _note_candidate(r, best)
             _apply_arxiv_meta(newly, ax, note_errors)
 
     for r in refs:
@@ -659,7 +685,9 @@ def recover_references(
     return result
 
 
-def _apply_arxiv_meta(refs: Sequence[RecoveredRef], ax: ArxivLookup, note_errors: Callable[[str, LookupOutcome], None]) -> None:
+def _apply_arxiv_meta(
+    refs: Sequence[RecoveredRef], ax: ArxivLookup, note_errors: Callable[[str, LookupOutcome], None]
+) -> None:
     ids = [r.arxiv_id for r in refs if r.arxiv_id]
     if not ids:
         return

@@ -73,7 +73,9 @@ def download_source(session: requests.Session, url: str) -> tuple[bytes | None, 
     return resp.content, resp.status_code, None
 
 
-def extract_from_bytes(data: bytes, url: str, cfg: LatexConfig) -> tuple[SourceStatus, str | None, str, ExtractedPaper | None]:
+def extract_from_bytes(
+    data: bytes, url: str, cfg: LatexConfig
+) -> tuple[SourceStatus, str | None, str, ExtractedPaper | None]:
     """Write the bytes to a private temp dir and run `extract_paper`; (status, reason, kind, paper)."""
     kind = sniff(data)
     if kind in ("pdf", "html", "unknown"):
@@ -99,7 +101,9 @@ def process_paper(session: requests.Session, paper: ListedPaper, cfg: LatexConfi
     url = paper.source_url
     data, http_status, reason = download_source(session, url)
     if data is None:
-        return SourceRecord(arxiv_id=paper.arxiv_id, url=url, status="download_failed", reason=reason, http_status=http_status)
+        return SourceRecord(
+            arxiv_id=paper.arxiv_id, url=url, status="download_failed", reason=reason, http_status=http_status
+        )
     status, why, kind, extracted = extract_from_bytes(data, url, cfg)
     return SourceRecord(
         arxiv_id=paper.arxiv_id,
@@ -126,9 +130,18 @@ def process_all(
         rec = process_paper(session, p, cfg)
         if rec.status != "ok" or (rec.paper is not None and not rec.paper.ok):
             why = rec.reason or (rec.paper.failure_reason if rec.paper else None)
-            log.info("[%d/%d] %s: %s (%s)", i, len(todo), p.arxiv_id, rec.status if rec.status != "ok" else rec.paper.failure, why)  # type: ignore[union-attr]
+            log.info(
+                "[%d/%d] %s: %s (%s)",
+                i,
+                len(todo),
+                p.arxiv_id,
+                rec.status if rec.status != "ok" else rec.paper.failure,
+                why,
+            )  # type: ignore[union-attr]
         else:
-            log.info("[%d/%d] %s: ok (%d cite keys)", i, len(todo), p.arxiv_id, len(rec.paper.cite_keys) if rec.paper else 0)
+            log.info(
+                "[%d/%d] %s: ok (%d cite keys)", i, len(todo), p.arxiv_id, len(rec.paper.cite_keys) if rec.paper else 0
+            )
         out.append(rec)
     return out
 

@@ -1,0 +1,16 @@
+"""Run one stage of the live release builder (live/dvc.yaml calls this with the repo root as cwd)."""
+
+import argparse
+from pathlib import Path
+
+from reportbench.build.live import STAGES, run_stage
+from reportbench.config import load_params
+from reportbench.pipeline import setup_logging
+
+if __name__ == "__main__":
+    setup_logging()
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("stage", choices=STAGES)
+    ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="composed params (root params.yaml)")
+    args = ap.parse_args()
+    run_stage(args.stage, load_params(args.params), Path("."))
