@@ -16,16 +16,14 @@ SUBCOMMAND_MODULES = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reportbench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="reportbench",
+        description="Benchmark harness for deep-research systems. The pipeline itself runs through DVC "
+        "(`dvc repro`, `dvc exp run -S judge=...`); these commands inspect inputs and manage config.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for mod_name in SUBCOMMAND_MODULES:
-        try:
-            mod = importlib.import_module(mod_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == mod_name:
-                continue  # optional module not present
-            raise
-        mod.register(sub)
+        importlib.import_module(mod_name).register(sub)
     return parser
 
 
