@@ -3,7 +3,8 @@
 Why this shape: the JSON is the DVC metrics file (`cache: false`, diffable across releases), the CSV is
 what `dvc plots` reads, the markdown goes into docs/PRs, and the HTML is self-contained (no CDN: `dvc plots
 show` pulls vega from jsdelivr, which does not render offline). Rows are sorted by the geometric mean of a
-system's metric means; NaN metrics make the geometric mean NaN and such rows sort last.
+system's metric means (ties, e.g. all 0 because one metric is 0, by the arithmetic mean of the defined metric
+means); NaN metrics make the geometric mean NaN and such rows sort last.
 
 Inputs are plain data (a summary dict per system as written by a protocol's `score_system`, and a long
 per-task table with columns system, task_id, metric, value) so this module knows no protocol.
@@ -97,9 +98,14 @@ def build_leaderboard(
                 "n_failed_items": int(sum(ms.get(m, {}).get("n_failed_items", 0) for m in names)),
             }
         )
-    rows.sort(
-        key=lambda r: (math.isnan(r["geomean"]), -r["geomean"] if not math.isnan(r["geomean"]) else 0.0)
-    )
+    def rank_key(r: dict[str, Any]) -> tuple[bool, float, float, str]:
+        # Geometric mean first; it is 0 as soon as one metric is 0, so ties are broken by the arithmetic
+        # mean of the defined metric means, then by name (deterministic).
+        g = r["geomean"]
+        arith = nan_mean(r["metrics"].values()).mean
+        return (math.isnan(g), -g if not math.isnan(g) else 0.0, -arith if not math.isnan(arith) else 0.0, r["system"])
+
+    rows.sort(key=rank_key)
     for i, r in enumerate(rows, 1):
         r["rank"] = i
     pairwise: list[dict[str, Any]] = []
