@@ -287,8 +287,7 @@ def lookup_counts(
     todo: list[str] = []
     for aid in wanted:
         if seed.get(aid) is not None:
-            result.counts[aid] = int(seed[aid])  # type: ignore[arg-type]
-            result.records[aid] = CountRecord(arxiv_key(aid), int(seed[aid]), "seed", "seed")  # type: ignore[arg-type]
+            _set_answer(result, aid, CountRecord(arxiv_key(aid), int(seed[aid]), "seed", "seed"))  # type: ignore[arg-type]
             continue
         rec = store.get(arxiv_key(aid))
         usable = rec is not None and not (offline is False and _is_stale(rec, max_age_days))
@@ -301,8 +300,7 @@ def lookup_counts(
             result.records[aid] = replace(rec, via="cache") if rec.status == "found" else rec
             continue
         if offline:
-            result.counts[aid] = None
-            result.records[aid] = CountRecord(arxiv_key(aid), None, "missing", "none")
+            _set_answer(result, aid, CountRecord(arxiv_key(aid), None, "missing", "none"))
             continue
         todo.append(aid)
 
@@ -328,8 +326,7 @@ def lookup_counts(
                 elif aid not in result.records:
                     rec = CountRecord(arxiv_key(aid), None, "not_found", "doi", fetched_at=_now_iso())
                     store.put(rec)
-                    result.counts[aid] = None
-                    result.records[aid] = rec
+                    _set_answer(result, aid, rec)
     finally:
         if own_session:
             sess.close()
@@ -337,9 +334,29 @@ def lookup_counts(
     return result
 
 
+def _set_answer(result: LookupResult, aid: str, rec: CountRecord) -> None:
+    """`rec` is the answer for `aid`: its count (None unless found or seed) and the record itself."""
+    result.counts[aid] = rec.cited_by_count
+    result.records[aid] = rec
+
+
 def _error_record(aid: str, exc: BaseException) -> CountRecord:
     msg = redact_url(f"{type(exc).__name__}: {exc}")
     return CountRecord(arxiv_key(aid), None, "error", "none", fetched_at=_now_iso(), error=msg)
+
+
+def _found_record(aid: str, work: dict[str, Any], via: Via, fetched_at: str, match_score: float) -> CountRecord:
+    """A 'found' answer for `aid` taken from one OpenAlex work."""
+    return CountRecord(
+        key=arxiv_key(aid),
+        cited_by_count=int(work["cited_by_count"]),
+        status="found",
+        via=via,
+        openalex_id=work.get("id"),
+        fetched_at=fetched_at,
+        matched_title=work.get("display_name"),
+        match_score=match_score,
+    )
 
 
 def _fetch_by_doi(
@@ -359,8 +376,7 @@ def _fetch_by_doi(
         except Exception as exc:  # noqa: BLE001 - pyalex raises HTTPError/QueryError/ValueError
             log.warning("OpenAlex DOI batch failed: %s", redact_url(str(exc)))
             for aid in batch:
-                result.counts[aid] = None
-                result.records[aid] = _error_record(aid, exc)
+                _set_answer(result, aid, _error_record(aid, exc))
             continue
         by_id: dict[str, dict[str, Any]] = {}
         for w in works:
@@ -373,19 +389,9 @@ def _fetch_by_doi(
             if w is None or w.get("cited_by_count") is None:
                 unresolved.append(aid)
                 continue
-            rec = CountRecord(
-                key=arxiv_key(aid),
-                cited_by_count=int(w["cited_by_count"]),
-                status="found",
-                via="doi",
-                openalex_id=w.get("id"),
-                fetched_at=fetched_at,
-                matched_title=w.get("display_name"),
-                match_score=100.0,
-            )
+            rec = _found_record(aid, w, "doi", fetched_at, 100.0)
             store.put(rec)
-            result.counts[aid] = rec.cited_by_count
-            result.records[aid] = rec
+            _set_answer(result, aid, rec)
     return [a for a in unresolved if a not in result.records], n_calls
 
 
@@ -400,8 +406,7 @@ def _fetch_by_title(
         works = Works().search_filter(title=query).select(OPENALEX_SELECT).get(per_page=5)
     except Exception as exc:  # noqa: BLE001
         log.warning("OpenAlex title search failed: %s", redact_url(str(exc)))
-        result.counts[aid] = None
-        result.records[aid] = _error_record(aid, exc)
+        _set_answer(result, aid, _error_record(aid, exc))
         return 1
     best: tuple[float, dict[str, Any]] | None = None
     for w in works:
@@ -411,16 +416,7 @@ def _fetch_by_title(
     fetched_at = _now_iso()
     if best is not None and best[0] >= threshold and best[1].get("cited_by_count") is not None:
         score, w = best
-        rec = CountRecord(
-            key=arxiv_key(aid),
-            cited_by_count=int(w["cited_by_count"]),
-            status="found",
-            via="title",
-            openalex_id=w.get("id"),
-            fetched_at=fetched_at,
-            matched_title=w.get("display_name"),
-            match_score=score,
-        )
+        rec = _found_record(aid, w, "title", fetched_at, score)
         store.put(rec)
         store.put(replace(rec, key=title_key(title)))
     else:
@@ -434,6 +430,5 @@ def _fetch_by_title(
             match_score=None if best is None else best[0],
         )
         store.put(rec)
-    result.counts[aid] = rec.cited_by_count
-    result.records[aid] = rec
+    _set_answer(result, aid, rec)
     return 1

@@ -202,6 +202,11 @@ def _json_keys_cached(path: str, size: int, mtime_ns: int, max_bytes: int) -> fr
     return frozenset(data) if isinstance(data, dict) else frozenset()
 
 
+def first_file(folder: Path, names: Iterable[str]) -> Path | None:
+    """`folder / name` for the first of `names` that is a file in `folder`, or None."""
+    return next((folder / n for n in names if (folder / n).is_file()), None)
+
+
 def visible_files(folder: Path) -> list[Path]:
     """Non-hidden files directly inside `folder`, sorted by name."""
     try:
@@ -232,6 +237,28 @@ def find_pair(path: Path) -> tuple[Path | None, Path | None]:
     md = mds[0] if len(mds) == 1 else None
     js = jsons[0] if len(jsons) == 1 else None
     return md, js
+
+
+def peek_pair(path: Path) -> tuple[Path | None, Path | None]:
+    """Like find_pair, but (None, None) where it would raise (for detect(): never raises)."""
+    try:
+        return find_pair(path)
+    except ReportParseError:
+        return None, None
+
+
+def read_pair_output(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, Path, dict[str, Any]]:
+    """(report text, the file it came from, the JSON object or {}) of a markdown + JSON pair (see find_pair).
+
+    The markdown file is the report; without one, the JSON's string `output` is.
+    """
+    md, js = find_pair(path)
+    data = read_json_object(js, max_bytes) if js else {}
+    if md is not None:
+        return read_text(md, max_bytes), md, data
+    if isinstance(data.get("output"), str) and js is not None:
+        return data["output"], js, data
+    raise ReportParseError(path, "no markdown report and no string 'output' in the JSON")
 
 
 # ---------------------------------------------------------------- assembling a Report

@@ -18,10 +18,9 @@ from reportbench.reports.base import (
     DEFAULT_MAX_BYTES,
     ReportAdapter,
     ReportParseError,
-    build_report,
-    find_pair,
     peek_json_keys,
-    read_json_object,
+    peek_pair,
+    read_pair_output,
     read_text,
     register_adapter,
 )
@@ -73,10 +72,7 @@ class DeepResearcherAdapter(ReportAdapter):
     name = "deepresearcher"
 
     def detect(self, path: Path) -> bool:
-        try:
-            md, js = find_pair(path)
-        except ReportParseError:
-            return False
+        md, js = peek_pair(path)
         if js is not None:
             keys = peek_json_keys(js)
             if {"messages", "question", "output"} <= keys:
@@ -90,35 +86,22 @@ class DeepResearcherAdapter(ReportAdapter):
         return False
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
-        md, js = find_pair(path)
-        data = read_json_object(js, max_bytes) if js else {}
-        if md is not None:
-            output, where = read_text(md, max_bytes), md
-        elif isinstance(data.get("output"), str) and js is not None:
-            output, where = data["output"], js
-        else:
-            raise ReportParseError(path, "no markdown report and no string 'output' in the JSON")
+        output, where, data = read_pair_output(path, max_bytes)
         answer, before, warnings = extract_answer(output)
         parts = split_markdown_report(_tidy_tags(answer))
         if not parts.sources and before:
             draft = _tidy_tags(extract_answer(before)[0])
             if split_reference_section(draft)[1]:
                 parts.sources = split_markdown_report(draft).sources
-                parts.warnings = [w for w in parts.warnings if w != "no reference list found"]
+                parts.drop_missing_list_warning()
                 warnings.append(
                     "the final <answer> has no reference list; used the one from the draft before it"
                 )
-        warnings = [*parts.warnings, *warnings]
-        warnings.extend(enrich_from_contexts(parts.sources, data.get("ctxs"), system_label="DeepResearcher"))
-        return build_report(
-            body=parts.body,
-            sources=parts.sources,
-            fmt=self.name,
-            task_id=task_id,
-            system=system,
-            path=where,
-            warnings=warnings,
+        parts.warnings.extend(warnings)
+        parts.warnings.extend(
+            enrich_from_contexts(parts.sources, data.get("ctxs"), system_label="DeepResearcher")
         )
+        return parts.to_report(self.name, task_id, system, where)
 
 
 register_adapter(DeepResearcherAdapter())

@@ -15,7 +15,7 @@ from reportbench.reports.base import (
     DEFAULT_MAX_BYTES,
     ReportAdapter,
     ReportParseError,
-    build_report,
+    first_file,
     read_csv_rows,
     read_text,
     register_adapter,
@@ -30,7 +30,7 @@ PAPERS_NAME = "paper.csv"
 def _report_file(path: Path) -> Path | None:
     if path.is_file():
         return path if path.name in REPORT_NAMES and (path.parent / PAPERS_NAME).is_file() else None
-    return next((path / n for n in REPORT_NAMES if (path / n).is_file()), None)
+    return first_file(path, REPORT_NAMES)
 
 
 def enrich_from_papers(sources: dict[str, Source], rows: list[dict[str, str]]) -> int:
@@ -70,17 +70,9 @@ class DeepScholarBaseAdapter(ReportAdapter):
         if report is None:
             raise ReportParseError(path, f"no {' or '.join(REPORT_NAMES)} found")
         parts = split_markdown_report(read_text(report, max_bytes))
-        warnings = [w for w in parts.warnings if w != "no reference list found"]
+        parts.drop_missing_list_warning()
         # list entries are unnumbered links, so they are keyed by URL and body links resolve to them by URL
-        report_obj = build_report(
-            body=parts.body,
-            sources=parts.sources,
-            fmt=self.name,
-            task_id=task_id,
-            system=system,
-            path=report,
-            warnings=warnings,
-        )
+        report_obj = parts.to_report(self.name, task_id, system, report)
         papers = report.parent / PAPERS_NAME
         if papers.is_file():
             enrich_from_papers(report_obj.sources, read_csv_rows(papers, max_bytes))

@@ -28,6 +28,7 @@ _TRAILING_RULES_RE = re.compile(
     r"(?:\n[ \t]*(?:[-*_][ \t]*){3,}[ \t]*)+\s*$"
 )  # '---' left above a removed list
 PREFERRED_NAMES = ("report.md", "output.md", "final_report.md", "answer.md")
+NO_REFERENCE_LIST = "no reference list found"
 
 
 @dataclass
@@ -39,6 +40,24 @@ class MarkdownParts:
     warnings: list[str] = field(default_factory=list)
     reference_section: str | None = None
 
+    def drop_missing_list_warning(self) -> None:
+        """Forget that the reference list is missing (formats whose list is optional or comes from elsewhere)."""
+        self.warnings = [w for w in self.warnings if w != NO_REFERENCE_LIST]
+
+    def to_report(
+        self, fmt: str, task_id: str, system: str, path: Path, *, sources: dict[str, Source] | None = None
+    ) -> Report:
+        """The Report of this body with `self.warnings`, resolved through `sources` (default: `self.sources`)."""
+        return build_report(
+            body=self.body,
+            sources=self.sources if sources is None else sources,
+            fmt=fmt,
+            task_id=task_id,
+            system=system,
+            path=path,
+            warnings=self.warnings,
+        )
+
 
 def split_markdown_report(text: str) -> MarkdownParts:
     """Body = text before the reference list, minus scattered `[n]:`/`[^n]:` definitions (now sources)."""
@@ -49,7 +68,7 @@ def split_markdown_report(text: str) -> MarkdownParts:
         section = "\n".join([*(section.splitlines() if section else []), *definitions])
     sources, warnings = sources_from_section(section)
     if section is None:
-        warnings.append("no reference list found")
+        warnings.append(NO_REFERENCE_LIST)
     body = _TRAILING_RULES_RE.sub("", "\n" + body.strip("\n")).strip("\n")
     return MarkdownParts(body=body, sources=sources, warnings=warnings, reference_section=section)
 
@@ -89,16 +108,7 @@ class MarkdownAdapter(ReportAdapter):
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
         md = pick_markdown_file(path)
-        parts = split_markdown_report(read_text(md, max_bytes))
-        return build_report(
-            body=parts.body,
-            sources=parts.sources,
-            fmt=self.name,
-            task_id=task_id,
-            system=system,
-            path=md,
-            warnings=parts.warnings,
-        )
+        return split_markdown_report(read_text(md, max_bytes)).to_report(self.name, task_id, system, md)
 
 
 register_adapter(MarkdownAdapter())

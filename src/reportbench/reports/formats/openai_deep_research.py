@@ -151,16 +151,8 @@ class OpenAIDeepResearchAdapter(ReportAdapter):
             raise ReportParseError(path, "expected a markdown file or a Responses API JSON file")
         if target.suffix.lower() != ".json":
             parts = split_markdown_report(read_text(target, max_bytes))
-            warnings = [w for w in parts.warnings if w != "no reference list found"]
-            return build_report(
-                body=parts.body,
-                sources=parts.sources,
-                fmt=self.name,
-                task_id=task_id,
-                system=system,
-                path=target,
-                warnings=warnings,
-            )
+            parts.drop_missing_list_warning()
+            return parts.to_report(self.name, task_id, system, target)
         data = read_json_object(target, max_bytes)
         if not _is_response_json(data):
             raise ReportParseError(

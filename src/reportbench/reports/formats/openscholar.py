@@ -18,12 +18,9 @@ from reportbench.reports.arxiv_ids import arxiv_id_from_url
 from reportbench.reports.base import (
     DEFAULT_MAX_BYTES,
     ReportAdapter,
-    ReportParseError,
-    build_report,
-    find_pair,
     peek_json_keys,
-    read_json_object,
-    read_text,
+    peek_pair,
+    read_pair_output,
     register_adapter,
 )
 from reportbench.reports.formats.markdown import split_markdown_report
@@ -124,24 +121,13 @@ class OpenScholarAdapter(ReportAdapter):
     name = "openscholar"
 
     def detect(self, path: Path) -> bool:
-        try:
-            _, js = find_pair(path)
-        except ReportParseError:
-            return False
+        _, js = peek_pair(path)
         keys = peek_json_keys(js) if js else frozenset()
         return {"ctxs", "output"} <= keys and bool(keys & OPENSCHOLAR_KEYS)
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
-        md, js = find_pair(path)
-        data = read_json_object(js, max_bytes) if js else {}
-        if md is not None:
-            text, where = read_text(md, max_bytes), md
-        elif isinstance(data.get("output"), str) and js is not None:
-            text, where = data["output"], js
-        else:
-            raise ReportParseError(path, "no markdown report and no string 'output' in the JSON")
+        text, where, data = read_pair_output(path, max_bytes)
         parts = split_markdown_report(text)
-        warnings = list(parts.warnings)
         # `original_ctxs` holds passages that reranking dropped but the model may still have seen
         ctxs = [
             c
@@ -152,28 +138,20 @@ class OpenScholarAdapter(ReportAdapter):
         ]
         indexed = normalised_contexts(ctxs)
         entries, entry_warnings = parse_reference_entries(parts.reference_section or "")
-        warnings.extend(entry_warnings)
+        parts.warnings.extend(entry_warnings)
         sources: dict[str, Source] = {}
         for entry in entries:
             if entry.label is None:
-                warnings.append(f"unnumbered reference entry ignored: {entry.text[:60]!r}")
+                parts.warnings.append(f"unnumbered reference entry ignored: {entry.text[:60]!r}")
                 continue
             if entry.label in sources:
-                warnings.append(f"duplicate reference key {entry.label!r}; kept the first entry")
+                parts.warnings.append(f"duplicate reference key {entry.label!r}; kept the first entry")
                 continue
             sources[entry.label] = source_from_snippet_entry(entry.label, entry.text, indexed)
         unmatched = [k for k, s in sources.items() if s.url is None and s.abstract == s.raw]
         if ctxs and unmatched:
-            warnings.append(f"{len(unmatched)} reference(s) match no retrieved passage: {unmatched}")
-        return build_report(
-            body=parts.body,
-            sources=sources,
-            fmt=self.name,
-            task_id=task_id,
-            system=system,
-            path=where,
-            warnings=warnings,
-        )
+            parts.warnings.append(f"{len(unmatched)} reference(s) match no retrieved passage: {unmatched}")
+        return parts.to_report(self.name, task_id, system, where, sources=sources)
 
 
 register_adapter(OpenScholarAdapter())

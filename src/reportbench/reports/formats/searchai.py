@@ -15,12 +15,9 @@ from reportbench.reports.arxiv_ids import arxiv_id_from_url
 from reportbench.reports.base import (
     DEFAULT_MAX_BYTES,
     ReportAdapter,
-    ReportParseError,
-    build_report,
-    find_pair,
     peek_json_keys,
-    read_json_object,
-    read_text,
+    peek_pair,
+    read_pair_output,
     register_adapter,
 )
 from reportbench.reports.citations import normalize_url
@@ -77,36 +74,17 @@ class SearchAIAdapter(ReportAdapter):
     name = "searchai"
 
     def detect(self, path: Path) -> bool:
-        try:
-            _, js = find_pair(path)
-        except ReportParseError:
-            return False
+        _, js = peek_pair(path)
         if js is None:
             return False
         keys = peek_json_keys(js)
         return SEARCHAI_KEYS <= keys and "messages" not in keys and "id_mapping" not in keys
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
-        md, js = find_pair(path)
-        data = read_json_object(js, max_bytes) if js else {}
-        if md is not None:
-            text, where = read_text(md, max_bytes), md
-        elif isinstance(data.get("output"), str) and js is not None:
-            text, where = data["output"], js
-        else:
-            raise ReportParseError(path, "no markdown report and no string 'output' in the JSON")
+        text, where, data = read_pair_output(path, max_bytes)
         parts = split_markdown_report(text)
-        warnings = list(parts.warnings)
-        warnings.extend(enrich_from_contexts(parts.sources, data.get("ctxs"), system_label="SearchAI"))
-        return build_report(
-            body=parts.body,
-            sources=parts.sources,
-            fmt=self.name,
-            task_id=task_id,
-            system=system,
-            path=where,
-            warnings=warnings,
-        )
+        parts.warnings.extend(enrich_from_contexts(parts.sources, data.get("ctxs"), system_label="SearchAI"))
+        return parts.to_report(self.name, task_id, system, where)
 
 
 register_adapter(SearchAIAdapter())

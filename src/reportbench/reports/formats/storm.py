@@ -17,7 +17,7 @@ from reportbench.reports.base import (
     DEFAULT_MAX_BYTES,
     ReportAdapter,
     ReportParseError,
-    build_report,
+    first_file,
     read_json_object,
     read_text,
     register_adapter,
@@ -38,7 +38,7 @@ def find_run_dir(path: Path) -> Path | None:
         return None
 
     def is_run(d: Path) -> bool:
-        return any((d / n).is_file() for n in (*ARTICLE_NAMES, INFO_NAME))
+        return first_file(d, (*ARTICLE_NAMES, INFO_NAME)) is not None
 
     if is_run(path):
         return path
@@ -104,15 +104,15 @@ class StormAdapter(ReportAdapter):
                 path,
                 "not a STORM run folder (no storm_gen_article.md / url_to_info.json), or several run folders",
             )
-        article = next((run / n for n in ARTICLE_NAMES if (run / n).is_file()), None)
+        article = first_file(run, ARTICLE_NAMES)
         if path.is_file() and path.name in ARTICLE_NAMES:
             article = path
         if article is None:
             raise ReportParseError(run, "no storm_gen_article.md or storm_gen_article_polished.md")
         parts = split_markdown_report(read_text(article, max_bytes))
-        warnings = [w for w in parts.warnings if w != "no reference list found"]
+        parts.drop_missing_list_warning()
         if article.name != ARTICLE_NAMES[0]:
-            warnings.append(f"using {article.name} (no {ARTICLE_NAMES[0]})")
+            parts.warnings.append(f"using {article.name} (no {ARTICLE_NAMES[0]})")
         entries, _ = parse_reference_entries(parts.reference_section or "")
         article_refs = {e.label: e.text for e in entries if e.label}
         info_path = run / INFO_NAME
@@ -125,19 +125,11 @@ class StormAdapter(ReportAdapter):
                 if isinstance(exc, ReportParseError):
                     raise
                 raise ReportParseError(info_path, str(exc)) from exc
-            warnings.extend(info_warnings)
+            parts.warnings.extend(info_warnings)
         else:
             sources = parts.sources
-            warnings.append(f"no {INFO_NAME}; citations resolved through the article's reference list")
-        return build_report(
-            body=parts.body,
-            sources=sources,
-            fmt=self.name,
-            task_id=task_id,
-            system=system,
-            path=article,
-            warnings=warnings,
-        )
+            parts.warnings.append(f"no {INFO_NAME}; citations resolved through the article's reference list")
+        return parts.to_report(self.name, task_id, system, article, sources=sources)
 
 
 register_adapter(StormAdapter())
