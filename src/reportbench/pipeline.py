@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import sys
 import time
 from pathlib import Path
@@ -266,20 +265,24 @@ def _count_statuses(outcomes: list[Any]) -> dict[str, int]:
 def leaderboard_stage(
     params: dict[str, Any], release_dir: Path, scores_dir: Path, metrics_dir: Path, out_dir: Path
 ) -> Any:
-    """Leaderboard over the configured systems (enumerated from params, never by globbing a folder)."""
-    from reportbench.metrics.leaderboard import build_leaderboard, write_leaderboard
+    """Leaderboard over the configured systems (enumerated from params, never by globbing a folder).
 
-    systems = list(require(params, "system_names"))
+    Summaries are recomputed from the per-task tables this stage declares as its input (not read back
+    from the score stages' metric JSON), so DVC knows every file the leaderboard depends on.
+    """
+    from reportbench.metrics.leaderboard import build_leaderboard, write_leaderboard
+    from reportbench.protocols.deepscholar.items import as_params
+    from reportbench.protocols.deepscholar.metrics import METRIC_NAMES, summarise
+
+    ds_params = as_params(params.get("deepscholar") or {})
     summaries = []
     frames = []
-    for system in systems:
-        summary_path = metrics_dir / f"{system}.json"
-        summary = json.loads(summary_path.read_text())
-        for m in summary.get("metrics", {}).values():
-            for k in ("mean", "authors_aggregate"):
-                if m.get(k) is None:
-                    m[k] = math.nan
+    for system in require(params, "system_names"):
+        per_task = pl.read_parquet(scores_dir / f"{system}.parquet")
+        summary = summarise(system, per_task, ds_params)
+        no_report = per_task.filter(pl.col("reason") == "no_report")["task_id"].n_unique()
+        summary["n_missing_reports"] = no_report
         summaries.append(summary)
-        frames.append(pl.read_parquet(scores_dir / f"{system}.parquet"))
-    lb = build_leaderboard(summaries, pl.concat(frames) if frames else None)
+        frames.append(per_task)
+    lb = build_leaderboard(summaries, pl.concat(frames) if frames else None, metrics=list(METRIC_NAMES))
     return write_leaderboard(lb, out_dir)
