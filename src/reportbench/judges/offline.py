@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -106,7 +105,6 @@ class OfflineJudge:
                 f"task {self.task.name!r} expects {self.task.input_model.__name__}, "
                 f"got {type(inputs).__name__}"
             )
-        started = time.perf_counter()
         record: dict[str, Any] = {
             "task": self.task.name,
             "item_id": item_id,
@@ -117,7 +115,8 @@ class OfflineJudge:
             "prompt_hash": self.prompt_hash,
             "cache_hit": False,
             "attempts": 1,
-            # no model call: tokens and dollars are known to be zero (not unknown)
+            # No model call: tokens and dollars are known to be zero (not unknown), and latency is left at 0 so
+            # offline judgment files are byte-identical across runs (DVC sees no change when nothing changed).
             "prompt_tokens": 0,
             "completion_tokens": 0,
             "cost_usd": 0.0,
@@ -129,7 +128,6 @@ class OfflineJudge:
                 **record,
                 status="failed",
                 error=f"offline rule raised {type(exc).__name__}: {exc}",
-                latency_s=time.perf_counter() - started,
             )
         output = verdict.output
         signals = ", ".join(f"{k}={v:.4f}" for k, v in verdict.signals.items())
@@ -141,5 +139,4 @@ class OfflineJudge:
             label=output.label(),
             parsed=dump_parsed(output),
             explanation=explanation,
-            latency_s=time.perf_counter() - started,
         )
