@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.register_assert_rewrite("dvc_helpers")  # its checks report like the tests' own asserts
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")

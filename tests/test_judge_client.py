@@ -176,39 +176,19 @@ def test_parquet_roundtrip_fixed_schema(tmp_path: Path) -> None:
     assert judgments_frame(js)["input_ids"][0] == '{"x": "1", "y": "é"}'
 
 
+def _judgment(item_id: str, **fields: Any) -> Judgment:
+    return Judgment(task="t", item_id=item_id, judge_id="j", **fields)
+
+
 @pytest.mark.core
 def test_usage_summary_and_reason_classes() -> None:
     js = [
-        Judgment(
-            task="t",
-            item_id="1",
-            judge_id="j",
-            value=1,
-            prompt_tokens=10,
-            completion_tokens=2,
-            cost_usd=0.001,
-            attempts=2,
-        ),
-        Judgment(
-            task="t",
-            item_id="2",
-            judge_id="j",
-            value=1,
-            prompt_tokens=10,
-            completion_tokens=2,
-            cost_usd=0.004,
-            cache_hit=True,
-        ),
-        Judgment(
-            task="t", item_id="3", judge_id="j", value=0, prompt_tokens=10, completion_tokens=2, attempts=1
-        ),
-        Judgment(
-            task="t", item_id="4", judge_id="j", status="failed", error="call: rate_limit: 429", attempts=5
-        ),
-        Judgment(
-            task="t",
-            item_id="5",
-            judge_id="j",
+        _judgment("1", value=1, prompt_tokens=10, completion_tokens=2, cost_usd=0.001, attempts=2),
+        _judgment("2", value=1, prompt_tokens=10, completion_tokens=2, cost_usd=0.004, cache_hit=True),
+        _judgment("3", value=0, prompt_tokens=10, completion_tokens=2, attempts=1),
+        _judgment("4", status="failed", error="call: rate_limit: 429", attempts=5),
+        _judgment(
+            "5",
             status="failed",
             error="parse: bad",
             raw_output="{",
@@ -217,7 +197,7 @@ def test_usage_summary_and_reason_classes() -> None:
             completion_tokens=3,
             cost_usd=0.002,
         ),
-        Judgment(task="t", item_id="6", judge_id="j", status="failed", error="internal: KeyError: 'x'"),
+        _judgment("6", status="failed", error="internal: KeyError: 'x'"),
     ]
     s = usage_summary(js, wall_s=2.0)
     assert s["items"] == 6 and s["ok"] == 3 and s["failed"] == 3 and s["cache_hits"] == 1

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reportbench.judges.llm import LLMJudge
-from reportbench.judges.runner import run_judgments_sync, usage_summary
+from reportbench.judges.runner import JudgmentRun, run_judgments_sync, usage_summary
 from reportbench.stub_server import FAULT_KINDS, StubSupportInput, stub_server_thread, stub_support_task
 
 pytestmark = [
@@ -73,17 +73,24 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[float | Non
     return [(j.value, j.parsed) for j in run]
 
 
+def _faulty_run(
+    prompts: Path, name: str, *, max_retries: int, parse_retries: int
+) -> tuple[JudgmentRun, dict[str, int]]:
+    """(judgments, the stub's counters) of one run against the stub injecting FAULTS (seed 11)."""
+    with stub_server_thread(faults=FAULTS, seed=11, timeout_sleep_s=1.5) as s:
+        judge = LLMJudge(
+            stub_support_task(prompts),
+            _cfg(s.base_url, max_retries=max_retries, parse_retries=parse_retries),
+            prompts_dir=prompts,
+        )
+        run = run_judgments_sync(judge, _items(), name)
+        return run, dict(s.counts)
+
+
 def test_faults_with_retries_give_identical_scores(tmp_path: Path, baseline: list[Any]) -> None:
     # Faults are seeded per request content + occurrence, so this run is reproducible under concurrency;
     # the retry budget makes a 9-in-a-row fault (p ~ 1e-7 per item) the only way to fail.
-    with stub_server_thread(faults=FAULTS, seed=11, timeout_sleep_s=1.5) as s:
-        judge = LLMJudge(
-            stub_support_task(tmp_path),
-            _cfg(s.base_url, max_retries=8, parse_retries=4),
-            prompts_dir=tmp_path,
-        )
-        run = run_judgments_sync(judge, _items(), "faulty")
-        counts = dict(s.counts)
+    run, counts = _faulty_run(tmp_path, "faulty", max_retries=8, parse_retries=4)
     for kind in FAULT_KINDS:
         assert counts.get(kind, 0) > 0, f"no {kind} fault was injected: {counts}"
     assert all(j.ok for j in run), [j.error for j in run if not j.ok]
@@ -96,14 +103,7 @@ def test_faults_with_retries_give_identical_scores(tmp_path: Path, baseline: lis
 
 
 def test_faults_without_retries_become_failure_records(tmp_path: Path, baseline: list[Any]) -> None:
-    with stub_server_thread(faults=FAULTS, seed=11, timeout_sleep_s=1.5) as s:
-        judge = LLMJudge(
-            stub_support_task(tmp_path),
-            _cfg(s.base_url, max_retries=0, parse_retries=0),
-            prompts_dir=tmp_path,
-        )
-        run = run_judgments_sync(judge, _items(), "no-retry")
-        counts = dict(s.counts)
+    run, counts = _faulty_run(tmp_path, "no-retry", max_retries=0, parse_retries=0)
     assert counts["requests"] == N_ITEMS  # exactly one request per item: no hidden SDK retries
     failed = [j for j in run if not j.ok]
     assert len(failed) == sum(counts.get(k, 0) for k in FAULT_KINDS) > 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 import responses
 
+from dvc_helpers import run_ok
 from live_fakes import FakeServices, live_test_params
 from reportbench.build.live import Paths, run_all
 from reportbench.build.live_config import load_live_config
@@ -38,26 +38,9 @@ OVERRIDES = [
 ]
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.update(
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        LITELLM_MODE="PRODUCTION",
-        DVC_NO_ANALYTICS="1",
-        GIT_AUTHOR_NAME="reportbench-test",
-        GIT_AUTHOR_EMAIL="test@reportbench.invalid",
-        GIT_COMMITTER_NAME="reportbench-test",
-        GIT_COMMITTER_EMAIL="test@reportbench.invalid",
-    )
-    return env
-
-
 def _run(cmd: list[str], cwd: Path, stdout_only: bool = False) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=900)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{out[-4000:]}"
-    return proc.stdout if stdout_only else out
+    proc = run_ok(cmd, cwd, timeout=900)
+    return proc.stdout if stdout_only else proc.stdout + proc.stderr
 
 
 def _digest(folder: Path) -> dict[str, str]:

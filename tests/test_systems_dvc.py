@@ -9,16 +9,14 @@ Runs in a copy of the working tree (uncommitted files included; .venv, .git and 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from dvc_helpers import run_ok, run_timed
 from reportbench.config import compose_params
 from reportbench.stub_server import stub_server_thread
 from reportbench.systems.devservices import arxiv_replay_thread, scripted_responder
@@ -27,21 +25,6 @@ pytestmark = pytest.mark.integration
 
 RUNNING = re.compile(r"Running stage '([^']+)'")
 SKIP_TOP = {".venv", ".git", ".pytest_cache", ".ruff_cache", ".reportbench", "outputs", "multirun"}
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_MODE="PRODUCTION", DVC_NO_ANALYTICS="1")
-    return env
-
-
-def _run(cmd: list[str], cwd: Path) -> tuple[str, float]:
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=600)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{out[-4000:]}"
-    return out, time.perf_counter() - t0
 
 
 def copy_tree(src: Path, dst: Path) -> Path:
@@ -75,7 +58,7 @@ def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
     repo_root: Path, fixtures_dir: Path, tmp_path: Path
 ) -> None:
     repo = copy_tree(repo_root, tmp_path / "repo")
-    _run(["git", "init", "-q"], repo)
+    run_ok(["git", "init", "-q"], repo)
     dvc = [sys.executable, "-m", "dvc"]
     with (
         stub_server_thread(responder=scripted_responder) as llm,
@@ -83,7 +66,7 @@ def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
     ):
         endpoint = f"systems.byo_endpoint.api_base={llm.base_url}"
         compose_params(["systems=byo_examples", endpoint], out=repo / "params.yaml", conf_dir=repo / "conf")
-        out, first = _run([*dvc, "repro"], repo)
+        out, first = run_timed([*dvc, "repro"], repo)
         ran = set(RUNNING.findall(out))
         assert {"system@byo_command", "system@byo_endpoint", "leaderboard"} <= ran
         assert _leaderboard_systems(repo) == {"byo_command", "byo_endpoint"}
@@ -104,9 +87,9 @@ def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
             f"    arxiv_url: {arxiv.url}\n"
         )
         compose_params(["systems=byo_plus_ref", endpoint], out=repo / "params.yaml", conf_dir=repo / "conf")
-        status, _ = _run([*dvc, "status"], repo)
+        status, _ = run_timed([*dvc, "status"], repo)
         assert "byo_command" not in status and "byo_endpoint" not in status, status
-        out, second = _run([*dvc, "repro"], repo)
+        out, second = run_timed([*dvc, "repro"], repo)
         ran = set(RUNNING.findall(out))
         expected = {
             "system@deepscholar_ref",

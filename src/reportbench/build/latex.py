@@ -164,38 +164,24 @@ def _skip_ws(text: str, pos: int) -> int:
 
 
 def _scan_group(text: str, pos: int, limit: int = 100_000) -> int | None:
-    """`text[pos]` is `{` or `[`; index after its matching close, or None if unbalanced within `limit`."""
-    opener = text[pos]
+    """`text[pos]` is `{` or `[`; index after its matching close, or None if unbalanced within `limit`.
+    A `{` group closes at the `}` that balances it; a `[` group at the first `]` outside braces (a stray `}`
+    inside it is ignored)."""
+    close = "}" if text[pos] == "{" else "]"
     stop = min(len(text), pos + limit)
-    depth = 0
-    i = pos
-    if opener == "{":
-        while i < stop:
-            c = text[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-        return None
-    # `[`: closes at a `]` outside braces
+    depth = 0  # braces opened inside the group
     i = pos + 1
     while i < stop:
         c = text[i]
         if c == "\\":
             i += 2
             continue
+        if c == close and depth == 0:
+            return i + 1
         if c == "{":
             depth += 1
         elif c == "}":
             depth = max(depth - 1, 0)
-        elif c == "]" and depth == 0:
-            return i + 1
         i += 1
     return None
 
@@ -1297,19 +1283,20 @@ def _extract_from_tree(path: Path, cfg: LatexConfig, base: ExtractedPaper) -> Ex
     single_file = path.is_file()
     root = path.parent if single_file else path
     project = _Project(root, cfg, warnings, walk=not single_file)
+    upd: dict[str, object] = {}  # what was found so far, kept in a failed result too
+
+    def failed(failure: str, reason: str) -> ExtractedPaper:
+        return base.model_copy(update={**upd, "failure": failure, "failure_reason": reason, "warnings": warnings})
+
     tex_files = [path.name] if single_file else project.with_suffix(".tex")
     if not tex_files:
-        return base.model_copy(
-            update={"failure": "no_tex", "failure_reason": "no .tex file", "warnings": warnings}
-        )
+        return failed("no_tex", "no .tex file")
     choice = _choose_main(project, tex_files, cfg, warnings)
     if choice is None:
-        return base.model_copy(
-            update={"failure": "no_tex", "failure_reason": "no readable .tex file", "warnings": warnings}
-        )
+        return failed("no_tex", "no readable .tex file")
     exp = choice.exp
     warnings.extend(exp.warnings)
-    upd: dict[str, object] = {"main_file": exp.main, "input_files": [f for f in exp.files if f != exp.main]}
+    upd.update(main_file=exp.main, input_files=[f for f in exp.files if f != exp.main])
     sec = choice.section
     if sec is None:
         titles = ", ".join(repr(t) for t in choice.seen[:30]) or "none"
@@ -1317,9 +1304,7 @@ def _extract_from_tree(path: Path, cfg: LatexConfig, base: ExtractedPaper) -> Ex
             f"no \\section titled {cfg.section_titles} with >= {cfg.min_section_chars} chars; "
             f"section titles seen: {titles}"
         )
-        return base.model_copy(
-            update={**upd, "failure": "no_section", "failure_reason": reason, "warnings": warnings}
-        )
+        return failed("no_section", reason)
     clean = clean_section(sec.raw, cfg.keep_comments, cfg.drop_environments)
     keys = extract_cite_keys(sec.raw, style=cfg.cite_style, include_nocite=cfg.include_nocite)
     upd.update(
@@ -1331,27 +1316,13 @@ def _extract_from_tree(path: Path, cfg: LatexConfig, base: ExtractedPaper) -> Ex
         word_count=len(clean.split()),
     )
     if not keys:
-        return base.model_copy(
-            update={
-                **upd,
-                "failure": "no_citations",
-                "failure_reason": "the section has no cite commands",
-                "warnings": warnings,
-            }
-        )
+        return failed("no_citations", "the section has no cite commands")
     found, parsed = _collect_bibliography(project, exp, keys, single_file, warnings)
     entries = list({id(e): e for k in keys if (e := found.get(k.casefold())) is not None}.values())
     unresolved = [k for k in keys if k.casefold() not in found]
     upd.update(bib_files=parsed, bib_entries=entries, unresolved_keys=unresolved)
     if not parsed:
-        return base.model_copy(
-            update={
-                **upd,
-                "failure": "no_bibliography",
-                "failure_reason": "no .bib, .bbl or thebibliography found",
-                "warnings": warnings,
-            }
-        )
+        return failed("no_bibliography", "no .bib, .bbl or thebibliography found")
     return base.model_copy(update={**upd, "ok": True, "warnings": warnings})
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,17 @@ def _request_report(session: CachingSession, items: int, item_name: str) -> dict
     return rep
 
 
-def _session_or_new(cfg: LiveConfig, root: Path, session: CachingSession | None) -> tuple[CachingSession, bool]:
-    return (session, False) if session is not None else (open_session(cfg, root), True)
+@contextmanager
+def _stage_session(cfg: LiveConfig, root: Path, session: CachingSession | None) -> Iterator[CachingSession]:
+    """The caller's session, or a new one that is closed when the stage is done with it."""
+    if session is not None:
+        yield session
+        return
+    own = open_session(cfg, root)
+    try:
+        yield own
+    finally:
+        own.close()
 
 
 # --------------------------------------------------------------------------------------------- readers
@@ -130,12 +140,8 @@ def read_refs(paths: Paths) -> list[RecoveredRef]:
 def stage_list(params: dict[str, Any], root: Path = Path("."), session: CachingSession | None = None) -> dict[str, Any]:
     cfg = load_live_config(params)
     paths = Paths(cfg, root)
-    sess, own = _session_or_new(cfg, root, session)
-    try:
+    with _stage_session(cfg, root, session) as sess:
         res = list_papers(cfg, sess)
-    finally:
-        if own:
-            sess.close()
     fresh_dir(paths.list_dir)
     write_jsonl(paths.list_dir / "papers.jsonl", listing_rows(res.papers))
     write_drops(paths.list_dir / "dropped.parquet", res.dropped)
@@ -161,15 +167,13 @@ def stage_sources(
     cfg = load_live_config(params)
     paths = Paths(cfg, root)
     papers = read_listing(paths)
-    sess, own = _session_or_new(cfg, root, session)
-    saved_cap = sess.max_body_bytes
-    sess.max_body_bytes = min(saved_cap, int(cfg.sources.max_source_mb * (1 << 20)))
-    try:
-        records = process_all(sess, papers, cfg.latex.to_latex_config(), cfg.sources.max_papers)
-    finally:
-        sess.max_body_bytes = saved_cap
-        if own:
-            sess.close()
+    with _stage_session(cfg, root, session) as sess:
+        saved_cap = sess.max_body_bytes
+        sess.max_body_bytes = min(saved_cap, int(cfg.sources.max_source_mb * (1 << 20)))
+        try:
+            records = process_all(sess, papers, cfg.latex.to_latex_config(), cfg.sources.max_papers)
+        finally:
+            sess.max_body_bytes = saved_cap
     fresh_dir(paths.sources_dir)
     write_jsonl(paths.sources_dir / "records.jsonl", record_rows(records))
     report = _request_report(sess, len(records), "paper")
@@ -199,8 +203,7 @@ def stage_recover(
     cfg = load_live_config(params)
     paths = Paths(cfg, root)
     kept = read_kept(paths)
-    sess, own = _session_or_new(cfg, root, session)
-    with tempfile.TemporaryDirectory(prefix="reportbench-items-") as tmp:
+    with _stage_session(cfg, root, session) as sess, tempfile.TemporaryDirectory(prefix="reportbench-items-") as tmp:
         # http.mode=off: no persistent cache at all; the item store still de-duplicates within this run
         cache = sess.cache if sess.cache is not None else HttpCache(tmp)
         try:
@@ -210,8 +213,6 @@ def stage_recover(
         finally:
             if cache is not sess.cache:
                 cache.close()
-            if own:
-                sess.close()
     fresh_dir(paths.recover_dir)
     write_jsonl(paths.recover_dir / "references.jsonl", ref_rows(res.refs))
     summary = {k: v for k, v in res.summary().items() if k != "lookup_calls"}  # calls differ on a cached rebuild

@@ -286,31 +286,77 @@ def arxiv_meta(result: arxiv.Result) -> dict[str, Any] | None:
     }
 
 
-class ArxivLookup:
-    """arXiv by id (batched id_list) and by title (batched OR of phrase queries), through the item store."""
+class _ItemLookup:
+    """Batched lookups of one service behind the item store: stored answers first, the rest asked in batches."""
 
-    NS_ID = "arxiv:id"
-    NS_TITLE = "arxiv:title"
+    SERVICE = ""
 
     def __init__(self, session: requests.Session, cache: HttpCache, params: RecoverParams) -> None:
         self.session = session
         self.cache = cache
         self.params = params
-        self.breaker = _Breaker("arXiv API")
+        self.breaker = _Breaker(self.SERVICE)
 
-    def by_ids(self, ids: Iterable[str]) -> LookupOutcome:
-        out = LookupOutcome()
+    def _stored(self, ns: str, keys: Iterable[str], out: LookupOutcome, *, not_found_marker: bool) -> list[str]:
+        """Put the item store's answers into `out`; return the (de-duplicated) keys it does not hold yet."""
         todo: list[str] = []
-        for i in dict.fromkeys(ids):
-            hit = self.cache.item_get(self.NS_ID, i)
+        for k in dict.fromkeys(keys):
+            hit = self.cache.item_get(ns, k)
             if hit is not None:
-                out.found[i] = None if hit[0].get("_not_found") else hit[0]
-                out.fetched_at[i] = hit[1]
+                out.found[k] = None if not_found_marker and hit[0].get("_not_found") else hit[0]
+                out.fetched_at[k] = hit[1]
             else:
-                todo.append(i)
+                todo.append(k)
+        return todo
+
+    def _by_keys(
+        self, ns: str, keys: Iterable[str], batch_size: int, fetch_found: Callable[[list[str]], dict[str, Any]]
+    ) -> LookupOutcome:
+        """Key -> record or None (unknown to the service, stored as such); fetch_found(batch) -> {key: record}."""
+        out = LookupOutcome()
+        todo = self._stored(ns, keys, out, not_found_marker=True)
         if not todo:
             return out
 
+        def fetch(batch: list[str]) -> dict[str, Any]:
+            got = fetch_found(batch)
+            answers = {}
+            for k in batch:
+                answers[k] = got.get(k)
+                out.fetched_at[k] = self.cache.item_put(ns, k, got[k] if k in got else {"_not_found": True})
+            return answers
+
+        _run_batches(todo, batch_size, fetch, out, self.breaker)
+        return out
+
+    def _by_titles(
+        self, ns: str, titles: Iterable[str], search: Callable[[list[str]], list[dict[str, Any]]]
+    ) -> LookupOutcome:
+        """Normalised title -> up to 5 candidates (`search(batch)` pool + score), best first, batched OR queries."""
+        out = LookupOutcome()
+        todo = self._stored(ns, titles, out, not_found_marker=False)
+
+        def fetch(b: list[str]) -> dict[str, Any]:
+            pool = search(b)
+            answers = {}
+            for t in b:
+                answers[t] = _top_candidates(t, pool)
+                out.fetched_at[t] = self.cache.item_put(ns, t, answers[t])
+            return answers
+
+        for batch in title_batches(todo, self.params.title_batch_size, self.params.title_min_words):
+            _run_batches(batch, len(batch), fetch, out, self.breaker)
+        return out
+
+
+class ArxivLookup(_ItemLookup):
+    """arXiv by id (batched id_list) and by title (batched OR of phrase queries), through the item store."""
+
+    SERVICE = "arXiv API"
+    NS_ID = "arxiv:id"
+    NS_TITLE = "arxiv:title"
+
+    def by_ids(self, ids: Iterable[str]) -> LookupOutcome:
         def fetch(batch: list[str]) -> dict[str, Any]:
             client = make_arxiv_client(self.session, page_size=len(batch))
             got: dict[str, Any] = {}
@@ -318,47 +364,26 @@ class ArxivLookup:
                 meta = arxiv_meta(r)
                 if meta is not None and meta["id"] in batch:
                     got[meta["id"]] = meta
-            answers = {}
-            for i in batch:
-                answers[i] = got.get(i)
-                when = self.cache.item_put(self.NS_ID, i, got[i] if i in got else {"_not_found": True})
-                out.fetched_at[i] = when
-            return answers
+            return got
 
-        _run_batches(todo, self.params.arxiv_batch_size, fetch, out, self.breaker)
-        return out
+        return self._by_keys(self.NS_ID, ids, self.params.arxiv_batch_size, fetch)
 
     def by_titles(self, titles: Iterable[str]) -> LookupOutcome:
         """Normalised title -> up to 5 candidates (arXiv metadata + score), best first."""
-        out = LookupOutcome()
-        todo: list[str] = []
-        for t in dict.fromkeys(titles):
-            hit = self.cache.item_get(self.NS_TITLE, t)
-            if hit is not None:
-                out.found[t] = hit[0]
-                out.fetched_at[t] = hit[1]
-            else:
-                todo.append(t)
-        for batch in title_batches(todo, self.params.title_batch_size, self.params.title_min_words):
 
-            def fetch(b: list[str]) -> dict[str, Any]:
-                query = " OR ".join(f'ti:"{t}"' for t in b)
-                k = min(100, 5 * len(b))
-                client = make_arxiv_client(self.session, page_size=k)
-                pool = []
-                for r in client.results(arxiv.Search(query=query, max_results=k)):
-                    meta = arxiv_meta(r)
-                    if meta is not None:
-                        pool.append(meta)
-                        self.cache.item_put(self.NS_ID, meta["id"], meta)
-                answers = {}
-                for t in b:
-                    answers[t] = _top_candidates(t, pool)
-                    out.fetched_at[t] = self.cache.item_put(self.NS_TITLE, t, answers[t])
-                return answers
+        def search(b: list[str]) -> list[dict[str, Any]]:
+            query = " OR ".join(f'ti:"{t}"' for t in b)
+            k = min(100, 5 * len(b))
+            client = make_arxiv_client(self.session, page_size=k)
+            pool = []
+            for r in client.results(arxiv.Search(query=query, max_results=k)):
+                meta = arxiv_meta(r)
+                if meta is not None:
+                    pool.append(meta)
+                    self.cache.item_put(self.NS_ID, meta["id"], meta)
+            return pool
 
-            _run_batches(batch, len(batch), fetch, out, self.breaker)
-        return out
+        return self._by_titles(self.NS_TITLE, titles, search)
 
 
 # ---------------------------------------------------------------------------------------------- OpenAlex
@@ -405,32 +430,15 @@ def reduce_work(work: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class OpenAlexLookup:
+class OpenAlexLookup(_ItemLookup):
     """OpenAlex works by DOI (batched OR filter) and by title (boolean OR of phrases), through the item store."""
 
+    SERVICE = "OpenAlex"
     NS_DOI = "openalex:doi"
     NS_TITLE = "openalex:title"
 
-    def __init__(self, session: requests.Session, cache: HttpCache, params: RecoverParams) -> None:
-        self.session = session
-        self.cache = cache
-        self.params = params
-        self.breaker = _Breaker("OpenAlex")
-
     def by_dois(self, dois: Iterable[str]) -> LookupOutcome:
         from pyalex import Works
-
-        out = LookupOutcome()
-        todo: list[str] = []
-        for d in dict.fromkeys(dois):
-            hit = self.cache.item_get(self.NS_DOI, d)
-            if hit is not None:
-                out.found[d] = None if hit[0].get("_not_found") else hit[0]
-                out.fetched_at[d] = hit[1]
-            else:
-                todo.append(d)
-        if not todo:
-            return out
 
         def fetch(batch: list[str]) -> dict[str, Any]:
             works = Works().filter_or(doi=batch).select(OPENALEX_SELECT).get(per_page=min(200, 2 * len(batch)))
@@ -439,42 +447,20 @@ class OpenAlexLookup:
                 red = reduce_work(dict(w))
                 if red["doi"]:
                     by_doi.setdefault(red["doi"], red)
-            answers = {}
-            for d in batch:
-                answers[d] = by_doi.get(d)
-                out.fetched_at[d] = self.cache.item_put(self.NS_DOI, d, by_doi.get(d) or {"_not_found": True})
-            return answers
+            return by_doi
 
-        _run_batches(todo, self.params.openalex_batch_size, fetch, out, self.breaker)
-        return out
+        return self._by_keys(self.NS_DOI, dois, self.params.openalex_batch_size, fetch)
 
     def by_titles(self, titles: Iterable[str]) -> LookupOutcome:
         from pyalex import Works
 
-        out = LookupOutcome()
-        todo: list[str] = []
-        for t in dict.fromkeys(titles):
-            hit = self.cache.item_get(self.NS_TITLE, t)
-            if hit is not None:
-                out.found[t] = hit[0]
-                out.fetched_at[t] = hit[1]
-            else:
-                todo.append(t)
-        for batch in title_batches(todo, self.params.title_batch_size, self.params.title_min_words):
+        def search(b: list[str]) -> list[dict[str, Any]]:
+            query = " OR ".join(f'"{t}"' for t in b)
+            per_page = min(200, max(10, 10 * len(b)))
+            works = Works().search_filter(title=query).select(OPENALEX_SELECT).get(per_page=per_page)
+            return [reduce_work(dict(w)) for w in works]
 
-            def fetch(b: list[str]) -> dict[str, Any]:
-                query = " OR ".join(f'"{t}"' for t in b)
-                per_page = min(200, max(10, 10 * len(b)))
-                works = Works().search_filter(title=query).select(OPENALEX_SELECT).get(per_page=per_page)
-                pool = [reduce_work(dict(w)) for w in works]
-                answers = {}
-                for t in b:
-                    answers[t] = _top_candidates(t, pool)
-                    out.fetched_at[t] = self.cache.item_put(self.NS_TITLE, t, answers[t])
-                return answers
-
-            _run_batches(batch, len(batch), fetch, out, self.breaker)
-        return out
+        return self._by_titles(self.NS_TITLE, titles, search)
 
 
 # ---------------------------------------------------------------------------------------------- pipeline

@@ -48,6 +48,7 @@ from reportbench.systems.common import (
     write_trace,
 )
 from reportbench.systems.semops import (
+    CLIENT_KEYS,
     LLMSteps,
     QueryInput,
     SummaryInput,
@@ -94,20 +95,7 @@ DEFAULTS: dict[str, Any] = {
     "structured_output": "auto",
     "runtime": {},
 }
-_LLM_KEYS = (
-    "model",
-    "api_base",
-    "api_key_env",
-    "temperature",
-    "seed",
-    "max_tokens",
-    "structured_output",
-    "drop_params",
-    "input_cost_per_token",
-    "output_cost_per_token",
-    "runtime",
-)
-_ALLOWED = set(DEFAULTS) | set(_LLM_KEYS) | {"kind", "path", "release_dir"}
+_ALLOWED = set(DEFAULTS) | set(CLIENT_KEYS) | {"kind", "path", "runtime", "release_dir"}
 
 
 def config(name: str, spec: dict[str, Any]) -> dict[str, Any]:

@@ -156,52 +156,66 @@ def _json_parser(model: type[JudgeOutput]) -> Any:
     return parse
 
 
+def _step(
+    name: str,
+    prompt: str,
+    input_model: type[JudgeInput],
+    output_model: type[JudgeOutput],
+    description: str,
+    *,
+    parse: Any = None,
+    structured: bool = True,
+) -> JudgeTask:
+    """A `deepscholar_ref.<name>` step on `prompts/deepscholar_ref/<prompt>.yaml`; JSON answers unless `parse`."""
+    return JudgeTask(
+        name=f"deepscholar_ref.{name}",
+        prompt_id=f"deepscholar_ref/{prompt}.yaml",
+        input_model=input_model,
+        output_model=output_model,
+        parse=parse or _json_parser(output_model),
+        offline=_no_offline,
+        structured=structured,
+        description=description,
+    )
+
+
 STEPS: dict[str, JudgeTask] = {
-    "queries": JudgeTask(
-        name="deepscholar_ref.queries",
-        prompt_id="deepscholar_ref/query_generation.yaml",
-        input_model=QueryInput,
-        output_model=RefQueries,
-        parse=_json_parser(RefQueries),
-        offline=_no_offline,
-        description="Q arXiv search queries from the topic and summaries of earlier rounds (paper Box 4)",
+    "queries": _step(
+        "queries",
+        "query_generation",
+        QueryInput,
+        RefQueries,
+        "Q arXiv search queries from the topic and summaries of earlier rounds (paper Box 4)",
     ),
-    "summary": JudgeTask(
-        name="deepscholar_ref.summary",
-        prompt_id="deepscholar_ref/summary.yaml",
-        input_model=SummaryInput,
-        output_model=RefSummary,
-        parse=_json_parser(RefSummary),
-        offline=_no_offline,
-        description="summary of one round's search results, the background for the next round's queries",
+    "summary": _step(
+        "summary",
+        "summary",
+        SummaryInput,
+        RefSummary,
+        "summary of one round's search results, the background for the next round's queries",
     ),
-    "filter": JudgeTask(
-        name="deepscholar_ref.filter",
-        prompt_id="deepscholar_ref/filter.yaml",
-        input_model=SnippetInput,
-        output_model=RefFilter,
-        parse=_json_parser(RefFilter),
-        offline=_no_offline,
-        description="sem_filter: is the article relevant to the user's query (paper Figure 9)",
+    "filter": _step(
+        "filter",
+        "filter",
+        SnippetInput,
+        RefFilter,
+        "sem_filter: is the article relevant to the user's query (paper Figure 9)",
     ),
-    "rank": JudgeTask(
-        name="deepscholar_ref.rank",
-        prompt_id="deepscholar_ref/rank.yaml",
-        input_model=SnippetInput,
-        output_model=RefRank,
-        parse=_json_parser(RefRank),
-        offline=_no_offline,
-        description="sem_topk (pointwise): 0-10 relevance of the article to the user's query",
+    "rank": _step(
+        "rank",
+        "rank",
+        SnippetInput,
+        RefRank,
+        "sem_topk (pointwise): 0-10 relevance of the article to the user's query",
     ),
-    "aggregate": JudgeTask(
-        name="deepscholar_ref.aggregate",
-        prompt_id="deepscholar_ref/aggregate.yaml",
-        input_model=AggregateInput,
-        output_model=RefSection,
+    "aggregate": _step(
+        "aggregate",
+        "aggregate",
+        AggregateInput,
+        RefSection,
+        "sem_agg: write the section from the numbered sources with [n] citations (paper Box 5)",
         parse=_parse_text,
-        offline=_no_offline,
         structured=False,
-        description="sem_agg: write the section from the numbered sources with [n] citations (paper Box 5)",
     ),
 }
 
@@ -287,20 +301,28 @@ class LLMSteps:
 # ------------------------------------------------------------------------------- semantic operators
 
 
+async def _judge_rows(
+    df: pl.DataFrame, steps: LLMSteps, step: str, user_query: str, item_prefix: str, answer_key: str, dtype: Any
+) -> pl.DataFrame:
+    """`df` plus the `<answer_key>` column (null where the call failed) and the `<step>_error` column: one
+    `step` call per row, on its snippet."""
+    answers = await asyncio.gather(
+        *(
+            steps.ask(step, f"{item_prefix}/{step}/{doc_id}", SnippetInput(user_query=user_query, snippet=snip))
+            for doc_id, snip in zip(df["doc_id"], df["snippet"], strict=True)
+        )
+    )
+    return df.with_columns(
+        pl.Series(answer_key, [a[answer_key] if a else None for a, _ in answers], dtype=dtype),
+        pl.Series(f"{step}_error", [None if a else j.error for a, j in answers], dtype=pl.String),
+    )
+
+
 async def sem_filter(
     df: pl.DataFrame, steps: LLMSteps, user_query: str, item_prefix: str
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows the LLM judged relevant, all rows with `relevant` / `filter_error` columns)."""
-    answers = await asyncio.gather(
-        *(
-            steps.ask("filter", f"{item_prefix}/filter/{doc_id}", SnippetInput(user_query=user_query, snippet=snip))
-            for doc_id, snip in zip(df["doc_id"], df["snippet"], strict=True)
-        )
-    )
-    judged = df.with_columns(
-        pl.Series("relevant", [a["relevant"] if a else None for a, _ in answers], dtype=pl.Boolean),
-        pl.Series("filter_error", [None if a else j.error for a, j in answers], dtype=pl.String),
-    )
+    judged = await _judge_rows(df, steps, "filter", user_query, item_prefix, "relevant", pl.Boolean)
     return judged.filter(pl.col("relevant").fill_null(False)), judged
 
 
@@ -309,16 +331,7 @@ async def sem_topk(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(top-k rows by LLM score, then retrieval order; all rows with `score` / `rank_error` columns).
     A row whose scoring failed sorts after every scored row (it is not dropped)."""
-    answers = await asyncio.gather(
-        *(
-            steps.ask("rank", f"{item_prefix}/rank/{doc_id}", SnippetInput(user_query=user_query, snippet=snip))
-            for doc_id, snip in zip(df["doc_id"], df["snippet"], strict=True)
-        )
-    )
-    scored = df.with_columns(
-        pl.Series("score", [a["score"] if a else None for a, _ in answers], dtype=pl.Int64),
-        pl.Series("rank_error", [None if a else j.error for a, j in answers], dtype=pl.String),
-    )
+    scored = await _judge_rows(df, steps, "rank", user_query, item_prefix, "score", pl.Int64)
     ordered = scored.sort(["score", "order"], descending=[True, False], nulls_last=True)
     return ordered.head(k), scored
 
