@@ -206,8 +206,8 @@ def test_parse_failure_is_never_cached(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_api_key_never_in_records_or_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    secret = "sk-test-SUPERSECRET-0123456789abcdef"
-    wrong = "sk-test-WRONGSECRET-0123456789abcdef"
+    secret = "fake-test-SUPERSECRET-0123456789abcdef"
+    wrong = "fake-test-WRONGSECRET-0123456789abcdef"
     task = stub_support_task(tmp_path)
     cache_path = tmp_path / "c.sqlite"
     with stub_server_thread(require_api_key=secret) as s:

@@ -318,7 +318,7 @@ def test_retries_are_one_layer(fault: str, kind: str) -> None:
 
 @pytest.mark.integration
 def test_auth_error_not_retried_and_key_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
-    wrong = "sk-wrong-VALUE-abcdef987654"
+    wrong = "fake-wrong-VALUE-abcdef987654"
     monkeypatch.setenv("REPORTBENCH_TEST_KEY", wrong)
 
     async def main() -> None:

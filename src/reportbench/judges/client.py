@@ -45,7 +45,7 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
 # keys of the `judge:` config group that belong to other layers and are fine to see here
 _NON_CLIENT_KEYS = {"backend", "prompts_dir", "name", "description", "task", "params", "offline", "task_models"}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-_STUB_PLACEHOLDER_KEY = "sk-reportbench-loopback"  # only ever sent to a loopback api_base
+_STUB_PLACEHOLDER_KEY = "reportbench-loopback-placeholder"  # only ever sent to a loopback api_base
 
 
 # ------------------------------------------------------------------------------------------------
