@@ -52,3 +52,41 @@ def deepscholar_data(shared_dir: Path) -> Path:
     if not d.is_dir():
         pytest.skip("../shared/data/deepscholar-bench is not present")
     return d
+
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost", "0.0.0.0", ""}
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never touch the network: any connection or DNS lookup beyond loopback fails loudly.
+
+    (The stub LLM server and in-process fakes listen on loopback; recorded HTTP is replayed without sockets.)
+    Subprocesses started by a test are not covered; they run with the same offline settings.
+    """
+    import socket
+
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+    real_getaddrinfo = socket.getaddrinfo
+
+    def _check(address: object) -> None:
+        if isinstance(address, tuple) and address and str(address[0]) not in _LOOPBACK:
+            raise RuntimeError(f"test tried to reach the network: {address!r}")
+
+    def connect(self: socket.socket, address: object) -> None:
+        _check(address)
+        return real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: object) -> int:
+        _check(address)
+        return real_connect_ex(self, address)
+
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
+        if host is not None and str(host) not in _LOOPBACK:
+            raise RuntimeError(f"test tried to resolve a network host: {host!r}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)

@@ -149,3 +149,19 @@ def test_the_example_script_runs(repo_root: Path, tmp_path: Path) -> None:
     outcomes = run_system("byo", spec, [_task("demo-x")], tmp_path / "run")
     assert outcomes[0].status == "ok", outcomes[0].reason
     assert read_reports(tmp_path / "run")[0].body.startswith("## Related Works")
+
+
+def test_stderr_in_a_failure_reason_never_carries_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """outcomes.jsonl is DVC-tracked; a program that echoes its key in an auth error must not leak it there."""
+    secret = "zz-not-a-real-key-but-secret-4242"
+    monkeypatch.setenv("MY_PROVIDER_API_KEY", secret)
+    leaky = tmp_path / "leaky.py"
+    leaky.write_text(
+        "import os, sys\n"
+        "sys.stderr.write('auth failed for ' + os.environ['MY_PROVIDER_API_KEY'] + '\\n')\n"
+        "sys.exit(3)\n"
+    )
+    spec = {"kind": "command", "cmd": [sys.executable, str(leaky)]}
+    outcomes = run_system("leaky", spec, [_task("t-1")], tmp_path / "run")
+    assert outcomes[0].status == "failed" and "auth failed for" in (outcomes[0].reason or "")
+    assert secret not in (tmp_path / "run" / "outcomes.jsonl").read_text()

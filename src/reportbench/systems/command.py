@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -77,9 +79,21 @@ def build_argv(cmd: list[Any], task_json: Path, output: Path, task_id: str) -> l
     return out if has_placeholder else [*out, str(task_json), str(output)]
 
 
-def _tail(data: bytes | None) -> str:
+_SECRET_ENV_NAME = re.compile(r"(?i)(?:key|token|secret|passw(?:or)?d|credential)")
+
+
+def _secret_env_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Values of secret-looking environment variables the command inherits (longest first)."""
+    return tuple(sorted({v for k, v in env.items() if v and _SECRET_ENV_NAME.search(k)}, key=len, reverse=True))
+
+
+def _tail(data: bytes | None, secrets: tuple[str, ...] = ()) -> str:
+    """Last STDERR_TAIL chars of stderr, secrets redacted: it goes into the DVC-tracked outcomes.jsonl,
+    and programs echo keys in auth errors."""
+    from reportbench.judges.client import redact
+
     text = (data or b"").decode("utf-8", errors="replace").strip()
-    return text[-STDERR_TAIL:]
+    return redact(text, secrets)[-STDERR_TAIL:]
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -125,7 +139,7 @@ def run_one(name: str, cfg: dict[str, Any], task: Task, out_dir: Path, work: Pat
         )
     if proc.returncode != 0:
         reason = f"exit code {proc.returncode}"
-        tail = _tail(stderr)
+        tail = _tail(stderr, _secret_env_values(env))
         return None, TaskOutcome(
             task_id=task.task_id, status="failed", reason=reason + (f"; stderr: {tail}" if tail else "")
         )
