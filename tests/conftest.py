@@ -58,7 +58,7 @@ _LOOPBACK = {"127.0.0.1", "::1", "localhost", "0.0.0.0", ""}
 
 
 @pytest.fixture(autouse=True)
-def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never touch the network: any connection or DNS lookup beyond loopback fails loudly.
 
     (The stub LLM server and in-process fakes listen on loopback; recorded HTTP is replayed without sockets.)
@@ -66,6 +66,8 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     import socket
 
+    if request.node.get_closest_marker("live"):
+        return  # opt-in tests against real services (skipped without keys)
     real_connect = socket.socket.connect
     real_connect_ex = socket.socket.connect_ex
     real_getaddrinfo = socket.getaddrinfo
