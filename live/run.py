@@ -3,8 +3,8 @@
 import argparse
 from pathlib import Path
 
-from reportbench.build.live import STAGES, run_stage
 from reportbench.config import load_params
+from reportbench.live_builder.live import STAGES, run_stage
 from reportbench.pipeline import setup_logging
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from reportbench.build import cli as build_cli
-from reportbench.build.latex import (
+from reportbench.live_builder import cli as build_cli
+from reportbench.live_builder.latex import (
     LatexConfig,
     clean_section,
     delatex,
@@ -29,7 +29,7 @@ from reportbench.build.latex import (
     parse_bib,
     remove_comments,
 )
-from reportbench.build.safe_extract import (
+from reportbench.live_builder.safe_extract import (
     ExtractionError,
     ExtractLimits,
     extract_source,

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reportbench.build.latex import clean_section, extract_cite_keys, find_related_work
+from reportbench.live_builder.latex import clean_section, extract_cite_keys, find_related_work
 
 pytestmark = pytest.mark.integration
 

@@ -23,8 +23,8 @@ import responses
 
 from dvc_helpers import run_ok
 from live_fakes import FakeServices, live_test_params
-from reportbench.build.live import Paths, run_all
-from reportbench.build.live_config import load_live_config
+from reportbench.live_builder.live import Paths, run_all
+from reportbench.live_builder.live_config import load_live_config
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,8 @@ import pytest
 import requests
 import responses
 
-from reportbench.build.http_cache import (
+from reportbench.citations import pyalex_session
+from reportbench.live_builder.http_cache import (
     CACHE_HEADER,
     CacheMissError,
     HttpCache,
@@ -19,7 +20,6 @@ from reportbench.build.http_cache import (
     canonical_url,
     make_cached_session,
 )
-from reportbench.citations import pyalex_session
 from reportbench.net import HostRateLimiter
 
 pytestmark = pytest.mark.core

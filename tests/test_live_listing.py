@@ -9,9 +9,9 @@ import pytest
 import responses
 
 from live_fakes import ARXIV_API, FakeArxiv
-from reportbench.build.arxiv_listing import category_query, list_papers, venue_match
-from reportbench.build.http_cache import make_cached_session
-from reportbench.build.live_config import LiveConfig, LiveConfigError, load_live_config
+from reportbench.live_builder.arxiv_listing import category_query, list_papers, venue_match
+from reportbench.live_builder.http_cache import make_cached_session
+from reportbench.live_builder.live_config import LiveConfig, LiveConfigError, load_live_config
 
 pytestmark = pytest.mark.integration
 

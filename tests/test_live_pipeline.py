@@ -15,10 +15,10 @@ import pytest
 import responses
 
 from live_fakes import FakeServices, live_test_params
-from reportbench.build.live import Paths, run_all, stage_label, stage_publish
-from reportbench.build.live_config import load_live_config
 from reportbench.judges.base import Judgment
 from reportbench.judges.runner import read_judgments
+from reportbench.live_builder.live import Paths, run_all, stage_label, stage_publish
+from reportbench.live_builder.live_config import load_live_config
 from reportbench.release.format import read_release
 
 pytestmark = pytest.mark.integration

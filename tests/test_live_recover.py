@@ -13,12 +13,12 @@ import pytest
 import responses
 
 from live_fakes import FIX, FakeServices
-from reportbench.build.arxiv_listing import ListedPaper
-from reportbench.build.filter import KeptPaper
-from reportbench.build.http_cache import CachingSession, make_cached_session
-from reportbench.build.latex import extract_paper
-from reportbench.build.live_config import RecoverParams
-from reportbench.build.recover import RecoveredRef, RecoverResult, recover_references, title_batches
+from reportbench.live_builder.arxiv_listing import ListedPaper
+from reportbench.live_builder.filter import KeptPaper
+from reportbench.live_builder.http_cache import CachingSession, make_cached_session
+from reportbench.live_builder.latex import extract_paper
+from reportbench.live_builder.live_config import RecoverParams
+from reportbench.live_builder.recover import RecoveredRef, RecoverResult, recover_references, title_batches
 
 pytestmark = pytest.mark.integration
 

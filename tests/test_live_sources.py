@@ -8,12 +8,12 @@ import pytest
 import responses
 
 from live_fakes import EPRINT, FIX, FakeEprints, gzip_tex, long_related_work, targz, tree
-from reportbench.build.arxiv_listing import ListedPaper
-from reportbench.build.filter import filter_papers, reasons_for
-from reportbench.build.http_cache import make_cached_session
-from reportbench.build.latex import LatexConfig
-from reportbench.build.live_config import FilterParams
-from reportbench.build.sources_stage import SourceRecord, process_all, sniff
+from reportbench.live_builder.arxiv_listing import ListedPaper
+from reportbench.live_builder.filter import filter_papers, reasons_for
+from reportbench.live_builder.http_cache import make_cached_session
+from reportbench.live_builder.latex import LatexConfig
+from reportbench.live_builder.live_config import FilterParams
+from reportbench.live_builder.sources_stage import SourceRecord, process_all, sniff
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.reports.cli",  # parse
     "reportbench.config",  # compose
     "reportbench.stub_server",  # stub-server
-    "reportbench.build.cli",  # latex
+    "reportbench.live_builder.cli",  # latex
 ]
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from reportbench.build.latex import DEFAULT_SECTION_TITLES, LatexConfig, extract_paper
+from reportbench.live_builder.latex import DEFAULT_SECTION_TITLES, LatexConfig, extract_paper
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

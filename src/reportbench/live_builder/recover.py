@@ -35,12 +35,12 @@ import requests
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz
 
-from reportbench.build.arxiv_listing import make_arxiv_client
-from reportbench.build.filter import KeptPaper
-from reportbench.build.http_cache import HttpCache
-from reportbench.build.latex import BibEntry
-from reportbench.build.live_config import RecoverParams
 from reportbench.citations import ARXIV_DOI_PREFIX, normalise_title, pyalex_session
+from reportbench.live_builder.arxiv_listing import make_arxiv_client
+from reportbench.live_builder.filter import KeptPaper
+from reportbench.live_builder.http_cache import HttpCache
+from reportbench.live_builder.latex import BibEntry
+from reportbench.live_builder.live_config import RecoverParams
 from reportbench.net import redact_url
 from reportbench.types import strip_arxiv_version
 

@@ -28,12 +28,12 @@ from typing import Any
 
 import polars as pl
 
-from reportbench.build.filter import KeptPaper
-from reportbench.build.latex import extract_cite_keys, remove_comments
-from reportbench.build.live_config import LiveConfig
-from reportbench.build.recover import RecoveredRef
-from reportbench.build.stage_io import DROP_SCHEMA, DropRecord, dump_json, fresh_dir, write_parquet
 from reportbench.citations import normalise_title
+from reportbench.live_builder.filter import KeptPaper
+from reportbench.live_builder.latex import extract_cite_keys, remove_comments
+from reportbench.live_builder.live_config import LiveConfig
+from reportbench.live_builder.recover import RecoveredRef
+from reportbench.live_builder.stage_io import DROP_SCHEMA, DropRecord, dump_json, fresh_dir, write_parquet
 from reportbench.release.deepscholar_import import render_task_prompt
 from reportbench.release.format import (
     CARD_FILE,

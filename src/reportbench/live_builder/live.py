@@ -22,12 +22,12 @@ from typing import Any
 
 import polars as pl
 
-from reportbench.build.arxiv_listing import ListedPaper, list_papers, listing_rows
-from reportbench.build.filter import KeptPaper, filter_papers
-from reportbench.build.http_cache import CachingSession, HttpCache, make_cached_session
-from reportbench.build.label import important_frame, label_papers, nugget_frame
-from reportbench.build.live_config import LiveConfig, load_live_config, work_dir
-from reportbench.build.publish import (
+from reportbench.live_builder.arxiv_listing import ListedPaper, list_papers, listing_rows
+from reportbench.live_builder.filter import KeptPaper, filter_papers
+from reportbench.live_builder.http_cache import CachingSession, HttpCache, make_cached_session
+from reportbench.live_builder.label import important_frame, label_papers, nugget_frame
+from reportbench.live_builder.live_config import LiveConfig, load_live_config, work_dir
+from reportbench.live_builder.publish import (
     build_release,
     export_tables,
     live_card_section,
@@ -35,9 +35,9 @@ from reportbench.build.publish import (
     release_stats,
     tool_versions,
 )
-from reportbench.build.recover import RecoveredRef, recover_references, ref_rows
-from reportbench.build.sources_stage import SourceRecord, process_all, record_rows
-from reportbench.build.stage_io import (
+from reportbench.live_builder.recover import RecoveredRef, recover_references, ref_rows
+from reportbench.live_builder.sources_stage import SourceRecord, process_all, record_rows
+from reportbench.live_builder.stage_io import (
     DropRecord,
     dump_json,
     fresh_dir,

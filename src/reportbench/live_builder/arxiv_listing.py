@@ -21,8 +21,8 @@ import arxiv
 import requests
 from pydantic import BaseModel, ConfigDict, Field
 
-from reportbench.build.live_config import LiveConfig
-from reportbench.build.stage_io import DropRecord
+from reportbench.live_builder.live_config import LiveConfig
+from reportbench.live_builder.stage_io import DropRecord
 from reportbench.net import redact_url
 
 log = logging.getLogger(__name__)

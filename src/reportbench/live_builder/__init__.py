@@ -4,7 +4,7 @@
 `latex` finds the main file, the related-work section, its cite keys and their bibliography entries.
 """
 
-from reportbench.build.latex import (
+from reportbench.live_builder.latex import (
     BibEntry,
     ExtractedPaper,
     LatexConfig,
@@ -16,7 +16,7 @@ from reportbench.build.latex import (
     parse_bib,
     remove_comments,
 )
-from reportbench.build.safe_extract import (
+from reportbench.live_builder.safe_extract import (
     ExtractionError,
     ExtractLimits,
     ExtractResult,

@@ -32,7 +32,7 @@ from typing import Literal
 import bibtexparser
 from pydantic import BaseModel, ConfigDict, Field
 
-from reportbench.build.safe_extract import (
+from reportbench.live_builder.safe_extract import (
     GZIP_MAGIC,
     ExtractionError,
     ExtractLimits,

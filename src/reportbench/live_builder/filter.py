@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from reportbench.build.arxiv_listing import ListedPaper
-from reportbench.build.latex import ExtractedPaper
-from reportbench.build.live_config import FilterParams
-from reportbench.build.sources_stage import SourceRecord
-from reportbench.build.stage_io import DropRecord
+from reportbench.live_builder.arxiv_listing import ListedPaper
+from reportbench.live_builder.latex import ExtractedPaper
+from reportbench.live_builder.live_config import FilterParams
+from reportbench.live_builder.sources_stage import SourceRecord
+from reportbench.live_builder.stage_io import DropRecord
 
 
 class KeptPaper(BaseModel):

@@ -19,9 +19,9 @@ from typing import Any, Literal
 import requests
 from pydantic import BaseModel, ConfigDict, Field
 
-from reportbench.build.arxiv_listing import ListedPaper
-from reportbench.build.latex import ExtractedPaper, LatexConfig, extract_paper
-from reportbench.build.safe_extract import GZIP_MAGIC
+from reportbench.live_builder.arxiv_listing import ListedPaper
+from reportbench.live_builder.latex import ExtractedPaper, LatexConfig, extract_paper
+from reportbench.live_builder.safe_extract import GZIP_MAGIC
 from reportbench.net import redact_url
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from reportbench.build.http_cache import CacheMode
-from reportbench.build.latex import DEFAULT_SECTION_TITLES, LatexConfig
+from reportbench.live_builder.http_cache import CacheMode
+from reportbench.live_builder.latex import DEFAULT_SECTION_TITLES, LatexConfig
 
 log = logging.getLogger(__name__)
 

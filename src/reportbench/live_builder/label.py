@@ -23,16 +23,16 @@ from typing import Any
 
 import polars as pl
 
-from reportbench.build.filter import KeptPaper
-from reportbench.build.live_config import LabelParams
-from reportbench.build.recover import RecoveredRef
-from reportbench.build.stage_io import DropRecord
 from reportbench.judges.base import Judgment
 from reportbench.judges.runner import run_judgments_sync, usage_summary
 from reportbench.judges.tasks.important_reference import ImportantReferenceInput
 from reportbench.judges.tasks.nugget_assign import NuggetAssignInput
 from reportbench.judges.tasks.nugget_create import NuggetCreateInput
 from reportbench.judges.tasks.nugget_score import NuggetScoreInput
+from reportbench.live_builder.filter import KeptPaper
+from reportbench.live_builder.live_config import LabelParams
+from reportbench.live_builder.recover import RecoveredRef
+from reportbench.live_builder.stage_io import DropRecord
 from reportbench.protocols.deepscholar.items import NUGGET_QUERY_TEMPLATE
 
 log = logging.getLogger(__name__)
