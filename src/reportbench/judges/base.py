@@ -28,6 +28,7 @@ class Judgment(BaseModel):
     item_id: str = Field(description="unique id of the judged item within its stage")
     input_ids: dict[str, str] = Field(default_factory=dict, description="ids of the inputs (task, report, ...)")
     judge_id: str = Field(description="backend + version, e.g. 'offline-lexical-v1' or 'litellm:openai/gpt-4.1'")
+    member: str | None = Field(default=None, description="ensemble member, when a benchmark grades with several judges")
     model: str | None = None
     prompt_id: str | None = None
     prompt_hash: str | None = None

@@ -34,6 +34,7 @@ JUDGMENT_SCHEMA: dict[str, Any] = {
     "item_id": pl.String,
     "input_ids": pl.String,  # JSON object
     "judge_id": pl.String,
+    "member": pl.String,
     "model": pl.String,
     "prompt_id": pl.String,
     "prompt_hash": pl.String,
