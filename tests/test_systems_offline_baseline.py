@@ -123,3 +123,42 @@ def test_attribution_rewrites_first_person() -> None:
     assert attributed_sentence(doc, {"pool"}) == "The authors of Pool Depth re-judge four pools with their assessors"
     acronym = Doc(doc_id="e", title="X", abstract="GroundedQA-Eval bundles six collections of answers.")
     assert attributed_sentence(acronym, set()).startswith("In X, GroundedQA-Eval bundles")
+
+
+def test_pool_is_tokenised_once_per_stage(
+    release: Release, release_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stage tokenises each pool document once, however many tasks it runs (linear in the tasks)."""
+    from collections import Counter
+
+    from reportbench.systems import retrieval
+
+    calls: Counter[str] = Counter()
+    real = retrieval.doc_terms
+
+    def counting(doc: retrieval.Doc) -> list[str]:
+        calls[doc.doc_id] += 1
+        return real(doc)
+
+    monkeypatch.setattr(retrieval, "doc_terms", counting)
+    tasks = release.tasks * 3  # more tasks must not mean more tokenising
+    outcomes = run_system("ob", {**SPEC, "release_dir": str(release_dir)}, tasks, tmp_path / "ob")
+    assert all(o.status == "ok" for o in outcomes)
+    assert set(calls) == {d.doc_id for d in release.corpus}
+    assert max(calls.values()) == 1
+
+
+def test_shared_pool_terms_give_the_same_index(release: Release) -> None:
+    """A per-task subset indexed from the shared pool terms scores exactly like one tokenised afresh."""
+    from reportbench.systems.common import corpus_docs, usable_docs
+    from reportbench.systems.retrieval import BM25Index, PoolTerms, terms
+
+    pool = corpus_docs(release)
+    shared = PoolTerms(pool)
+    assert len(shared) == len(set(pool))
+    for task in release.tasks:
+        docs, _ = usable_docs(pool, task)
+        fresh, reused = BM25Index(docs), BM25Index(docs, pool_terms=shared)
+        query = terms(f"{task.title} {task.abstract}")
+        assert fresh.scores(query) == reused.scores(query)
+        assert fresh.search(query[:6], 50) == reused.search(query[:6], 50)

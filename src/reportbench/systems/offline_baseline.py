@@ -36,7 +36,7 @@ from reportbench.systems.common import (
     write_text,
     write_trace,
 )
-from reportbench.systems.retrieval import BM25Index, doc_terms, terms
+from reportbench.systems.retrieval import BM25Index, PoolTerms, terms
 from reportbench.types import Report, Task
 
 DEFAULTS: dict[str, Any] = {
@@ -65,10 +65,10 @@ def _config(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     return cfg
 
 
-def _idf(docs: list[Doc]) -> dict[str, float]:
+def _idf(docs: list[Doc], pool_terms: PoolTerms) -> dict[str, float]:
     df: Counter[str] = Counter()
     for d in docs:
-        df.update(set(doc_terms(d)))
+        df.update(pool_terms.term_set(d))
     n = len(docs)
     return {t: math.log((n + 1) / (c + 1)) + 1.0 for t, c in df.items()}
 
@@ -145,8 +145,16 @@ def _write_report(
     return f"## Related Work\n\n{body}\n\n## References\n\n{refs}\n", cited
 
 
-def run_task(task: Task, pool: list[Doc], cfg: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """(markdown or None, trace). None means nothing usable was retrieved; the trace says why."""
+def run_task(
+    task: Task, pool: list[Doc], cfg: dict[str, Any], pool_terms: PoolTerms | None = None
+) -> tuple[str | None, dict[str, Any]]:
+    """(markdown or None, trace). None means nothing usable was retrieved; the trace says why.
+
+    `pool_terms` is the pool tokenised once per stage (built here when not given): a task only filters the
+    pool by its cut-off and computes BM25 statistics over what is left, so each task sees exactly the index
+    it would have built alone, without re-tokenising the pool."""
+    if pool_terms is None:
+        pool_terms = PoolTerms(pool)
     docs, dropped = usable_docs(pool, task)
     trace: dict[str, Any] = {
         "task_id": task.task_id,
@@ -158,8 +166,8 @@ def run_task(task: Task, pool: list[Doc], cfg: dict[str, Any]) -> tuple[str | No
     if not docs:
         trace["failure"] = "no document in the pool is provably published before the task"
         return None, trace
-    index = BM25Index(docs)
-    idf = _idf(docs)
+    index = BM25Index(docs, pool_terms=pool_terms)
+    idf = _idf(docs, pool_terms)
     task_tokens = [*terms(task.title), *terms(task.title), *terms(task.abstract)]
     task_ranked = _ranked_terms(task_tokens, idf)
     task_set = set(task_tokens)
@@ -173,7 +181,9 @@ def run_task(task: Task, pool: list[Doc], cfg: dict[str, Any]) -> tuple[str | No
         if rnd == 0:
             queries = [task_ranked[i * per_q : (i + 1) * per_q] for i in range(cfg["num_queries"])]
         else:
-            feedback_tokens = [t for d in found.values() if _passes(d, task_set, cfg) for t in doc_terms(d)]
+            feedback_tokens = [
+                t for d in found.values() if _passes(d, task_set, cfg, pool_terms) for t in pool_terms.terms(d)
+            ]
             fresh = _ranked_terms(feedback_tokens, idf, exclude=used)
             f = max(1, cfg["feedback_terms"])
             anchor = task_ranked[:2]
@@ -192,7 +202,7 @@ def run_task(task: Task, pool: list[Doc], cfg: dict[str, Any]) -> tuple[str | No
         trace["rounds"].append(round_trace)
         if not queries:
             break
-    kept = [d for d in found.values() if _passes(d, task_set, cfg)]
+    kept = [d for d in found.values() if _passes(d, task_set, cfg, pool_terms)]
     trace["filtered_out"] = sorted(d for d in found if d not in {k.doc_id for k in kept})
     full = dict(zip((d.doc_id for d in docs), index.scores(task_tokens), strict=True))
     ranked = sorted(kept, key=lambda d: (-round(full[d.doc_id], 6), d.doc_id))[: cfg["final_k"]]
@@ -205,8 +215,8 @@ def run_task(task: Task, pool: list[Doc], cfg: dict[str, Any]) -> tuple[str | No
     return markdown, trace
 
 
-def _passes(doc: Doc, task_set: set[str], cfg: dict[str, Any]) -> bool:
-    return len(set(doc_terms(doc)) & task_set) >= cfg["min_shared_terms"]
+def _passes(doc: Doc, task_set: set[str], cfg: dict[str, Any], pool_terms: PoolTerms) -> bool:
+    return len(pool_terms.term_set(doc) & task_set) >= cfg["min_shared_terms"]
 
 
 @register_kind("offline_baseline")
@@ -217,10 +227,11 @@ def run_offline_baseline(
     cfg = _config(name, spec)
     release = load_release_for(name, spec, tasks, out_dir)
     pool = corpus_docs(release)
+    pool_terms = PoolTerms(pool)  # tokenised once per stage, shared by every task (linear in the tasks)
     run = RunCollector([t.task_id for t in tasks])
     for task in tasks:
         try:
-            markdown, trace = run_task(task, pool, cfg)
+            markdown, trace = run_task(task, pool, cfg, pool_terms)
         except Exception as exc:  # noqa: BLE001 - one broken task is a recorded failure, not a lost run
             run.fail(task.task_id, f"internal: {type(exc).__name__}: {exc}")
             continue

@@ -72,13 +72,56 @@ def doc_terms(doc: Doc) -> list[str]:
 # ------------------------------------------------------------------------------------------------- BM25
 
 
-class BM25Index:
-    """BM25 (Okapi) over a fixed list of documents; deterministic ranking (score desc, then doc id)."""
+class PoolTerms:
+    """Index terms of a document pool, computed once per pool and shared by every task of a stage.
 
-    def __init__(self, docs: Iterable[Doc], *, k1: float = 1.5, b: float = 0.75) -> None:
+    Why: tokenising is the offline baseline's main cost (regex + stop words + stemming per word), and the
+    pool is the same for every task; only which documents a task may see (its cut-off) changes. Keyed by the
+    (frozen, hashable) `Doc`, so a per-task subset of the pool looks its terms up instead of re-tokenising.
+    """
+
+    def __init__(self, docs: Iterable[Doc]) -> None:
+        self._terms: dict[Doc, list[str]] = {}
+        self._sets: dict[Doc, frozenset[str]] = {}
+        for d in docs:
+            if d not in self._terms:
+                t = doc_terms(d)
+                self._terms[d] = t
+                self._sets[d] = frozenset(t)
+
+    def __len__(self) -> int:
+        return len(self._terms)
+
+    def terms(self, doc: Doc) -> list[str]:
+        """`doc_terms(doc)` from the cache (tokenised on first sight if the doc was not in the pool)."""
+        t = self._terms.get(doc)
+        if t is None:
+            t = self._terms[doc] = doc_terms(doc)
+            self._sets[doc] = frozenset(t)
+        return t
+
+    def term_set(self, doc: Doc) -> frozenset[str]:
+        if doc not in self._sets:
+            self.terms(doc)
+        return self._sets[doc]
+
+
+class BM25Index:
+    """BM25 (Okapi) over a fixed list of documents; deterministic ranking (score desc, then doc id).
+
+    Pass `pool_terms` to reuse a pool's tokenisation: the index over a per-task subset then costs only the
+    BM25 statistics of that subset (the scores are the same as tokenising afresh, by construction)."""
+
+    def __init__(
+        self, docs: Iterable[Doc], *, k1: float = 1.5, b: float = 0.75, pool_terms: PoolTerms | None = None
+    ) -> None:
         self.docs = list(docs)
-        tokenized = [doc_terms(d) or ["\u2205"] for d in self.docs]
-        self._term_sets = [set(t) for t in tokenized]
+        if pool_terms is None:
+            tokenized = [doc_terms(d) or ["\u2205"] for d in self.docs]
+            self._term_sets: list[set[str] | frozenset[str]] = [set(t) for t in tokenized]
+        else:
+            tokenized = [pool_terms.terms(d) or ["\u2205"] for d in self.docs]
+            self._term_sets = [pool_terms.term_set(d) or frozenset(("\u2205",)) for d in self.docs]
         self._bm25: Any = None
         if self.docs:
             from rank_bm25 import BM25Okapi
