@@ -10,9 +10,12 @@ request content, so the same request always gets the same answer. Rules (regex o
 message → answer) take precedence over the responder.
 
 Faults are injected per request with a rate per kind (`429`, `500`, `timeout`, `malformed`,
-`truncated`). The draw is seeded *per request content and occurrence number* (the n-th time the
-same request arrives), not per arrival order, so a concurrent client sees the same faults on every
-run: reproducible tests, and a retried request gets a fresh draw.
+`truncated`). Fatal faults (`FATAL_FAULT_KINDS`: `401` invalid key, `404` model not found, `quota`
+= 429 `insufficient_quota`, `context_length` = 400 `context_length_exceeded`) answer with the OpenAI
+error JSON those cases really produce, so tests drive litellm's own exception mapping; they are never
+part of `fault_rate`, only of explicit `faults={...}`. The draw is seeded *per request content and
+occurrence number* (the n-th time the same request arrives), not per arrival order, so a concurrent
+client sees the same faults on every run: reproducible tests, and a retried request gets a fresh draw.
 
 Use in-process (`async with StubServer(...) as s: s.base_url`), from sync code
 (`with stub_server_thread(...) as s:`), or as a process:
@@ -45,6 +48,51 @@ from pydantic import Field
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
 
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "timeout", "malformed", "truncated")
+FATAL_FAULT_KINDS: tuple[str, ...] = ("401", "404", "quota", "context_length")
+"""Faults no retry can fix (see reportbench.judges.errors); only injected when named in `faults`."""
+
+# (status, OpenAI error body) for each fatal fault, as api.openai.com sends them ({model} is filled in)
+FATAL_FAULT_BODIES: dict[str, tuple[int, dict[str, Any]]] = {
+    "401": (
+        401,
+        {
+            "message": "Incorrect API key provided: {key}. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        },
+    ),
+    "404": (
+        404,
+        {
+            "message": "The model `{model}` does not exist or you do not have access to it.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "model_not_found",
+        },
+    ),
+    "quota": (
+        429,
+        {
+            "message": "You exceeded your current quota, please check your plan and billing details. For more "
+            "information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+            "type": "insufficient_quota",
+            "param": None,
+            "code": "insufficient_quota",
+        },
+    ),
+    "context_length": (
+        400,
+        {
+            "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in "
+            "131072 tokens. Please reduce the length of the messages.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        },
+    ),
+}
 
 Responder = Callable[[list[dict[str, Any]], dict[str, Any] | None], str]
 """(messages, response_format or None) -> the assistant message content."""
@@ -191,9 +239,9 @@ class StubServer:
         self.rules = [(re.compile(pattern, re.S), answer) for pattern, answer in rules]
         if faults is None:
             faults = {k: fault_rate / len(FAULT_KINDS) for k in FAULT_KINDS} if fault_rate > 0 else {}
-        unknown = set(faults) - set(FAULT_KINDS)
+        unknown = set(faults) - set(FAULT_KINDS) - set(FATAL_FAULT_KINDS)
         if unknown:
-            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; known: {FAULT_KINDS}")
+            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; known: {FAULT_KINDS + FATAL_FAULT_KINDS}")
         if sum(faults.values()) > 1.0 + 1e-9:
             raise ValueError("fault rates sum to more than 1")
         self.faults = {k: float(v) for k, v in faults.items() if v > 0}
@@ -266,7 +314,7 @@ class StubServer:
         self._seen[digest] += 1
         u = random.Random(f"{self.seed}:{digest}:{n}").random()
         acc = 0.0
-        for kind in FAULT_KINDS:
+        for kind in FAULT_KINDS + FATAL_FAULT_KINDS:  # this order keeps earlier seeded draws unchanged
             acc += self.faults.get(kind, 0.0)
             if u < acc:
                 return kind
@@ -312,6 +360,12 @@ class StubServer:
 
         if fault is not None:
             self.counts[fault] += 1
+        if fault in FATAL_FAULT_BODIES:
+            status, error = FATAL_FAULT_BODIES[fault]
+            given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            shown = f"{given[:3]}*****{given[-4:]}" if len(given) > 8 else "*****"  # OpenAI's partial echo
+            message = error["message"].replace("{key}", shown).replace("{model}", str(body.get("model")))
+            return web.json_response({"error": {**error, "message": message}}, status=status)
         if fault == "429":
             return web.json_response(
                 {"error": {"message": "stub: rate limited", "type": "rate_limit_error"}},
@@ -488,7 +542,11 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed at start)")
     p.add_argument("--latency-ms", type=float, default=200.0)
     p.add_argument("--fault-rate", type=float, default=0.0, help="total fault probability, spread over kinds")
-    p.add_argument("--faults", default=None, help="per-kind rates, e.g. '429=0.05,timeout=0.02'")
+    p.add_argument(
+        "--faults",
+        default=None,
+        help="per-kind rates, e.g. '429=0.05,timeout=0.02'; fatal kinds: 401, 404, quota, context_length",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout-sleep-s", type=float, default=30.0)
     p.add_argument("--max-seconds", type=float, default=0.0, help="exit after this long (0 = never)")

@@ -6,7 +6,9 @@ Why it looks like this (see shared/specs/stack.md §3):
 - Exactly ONE retry layer: litellm/openai get `max_retries=0` and we retry with tenacity
   (exponential backoff with jitter, capped, honouring Retry-After). Stacking layers multiplies calls.
 - Only transient failures are retried (429, 408/409/425, 5xx, timeouts, connection errors); auth and
-  bad-request errors fail at once.
+  bad-request errors fail at once. Fatal classes (`errors.fatal_kind`: auth, model_not_found, quota,
+  context_length) are never retried, even when the provider dresses them as a 429 or a 500, and a
+  credential preflight (`preflight_problem`, no network call) runs before the first call.
 - API keys come only from the environment (`api_key_env` names the variable) and are scrubbed from
   every error message we surface; they never reach a record, a log line or the cache.
 - Cost comes from litellm's cost map (`register_model` once for custom prices); unknown stays None.
@@ -35,6 +37,8 @@ from urllib.parse import urlparse  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt  # noqa: E402
 
+from reportbench.judges.errors import FATAL_KINDS, fatal_kind  # noqa: E402
+
 if TYPE_CHECKING:
     from types import ModuleType
 
@@ -43,7 +47,7 @@ log = logging.getLogger(__name__)
 StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
 
 # keys of the `judge:` config group that belong to other layers and are fine to see here
-_NON_CLIENT_KEYS = {"backend", "prompts_dir", "name", "description", "task", "params", "offline", "task_models"}
+_NON_CLIENT_KEYS = {"backend", "prompts_dir", "description", "task", "params", "offline", "task_models"}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 _STUB_PLACEHOLDER_KEY = "reportbench-loopback-placeholder"  # only ever sent to a loopback api_base
 
@@ -66,6 +70,9 @@ class RuntimeConfig(BaseModel):
     parse_retries: int = Field(2, ge=0)
     cache_path: str | None = ".reportbench/cache/judge.sqlite"
     progress: bool = True
+    fatal_after: int = Field(
+        3, ge=0, description="stop the stage after this many identical fatal errors (0 = never; errors.py)"
+    )
 
 
 class ClientConfig(BaseModel):
@@ -74,6 +81,7 @@ class ClientConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str
+    name: str | None = Field(None, description="the judge config's name (for messages only; never cached on)")
     api_base: str | None = None
     api_key_env: str | None = None
     temperature: float | None = 0.0
@@ -128,7 +136,19 @@ class Completion:
     attempts: int
 
 
-FailureKind = Literal["rate_limit", "server", "timeout", "connection", "auth", "bad_request", "other"]
+FailureKind = Literal[
+    "rate_limit",
+    "server",
+    "timeout",
+    "connection",
+    "auth",
+    "bad_request",
+    "other",
+    # fatal classes (errors.FATAL_KINDS; "auth" is one too): never retried
+    "model_not_found",
+    "quota",
+    "context_length",
+]
 
 
 class CallFailed(Exception):
@@ -141,9 +161,20 @@ class CallFailed(Exception):
         self.attempts = attempts
         self.latency_s = latency_s
 
+    @property
+    def fatal(self) -> bool:
+        """A class no retry can fix (errors.FATAL_KINDS); the runner stops the stage on repeats."""
+        return self.kind in FATAL_KINDS
+
 
 def classify(exc: BaseException) -> tuple[FailureKind, bool]:
-    """(kind, retryable) for an exception raised by litellm/openai/aiohttp/httpx or our timeout backstop."""
+    """(kind, retryable) for an exception raised by litellm/openai/aiohttp/httpx or our timeout backstop.
+
+    Fatal classes come first: a 429 `insufficient_quota` is `quota`, and the SDK's "Missing credentials"
+    (which litellm reports as a 500) is `auth`; neither is retried."""
+    fatal = fatal_kind(exc)
+    if fatal is not None:
+        return fatal, False
     name = type(exc).__name__
     code = getattr(exc, "status_code", None)
     if isinstance(exc, TimeoutError) or "Timeout" in name:
@@ -265,6 +296,36 @@ def _is_loopback(api_base: str | None) -> bool:
     return host in _LOOPBACK_HOSTS
 
 
+def preflight_problem(cfg: ClientConfig | Mapping[str, Any]) -> tuple[FailureKind, str] | None:
+    """(kind, reason) if the config cannot work, found without a network call; None if it looks fine.
+
+    - `api_key_env` set: that variable must be set (nothing else about keys is checked).
+    - litellm must be able to tell the provider of `model` (else `model_not_found`).
+    - With an `api_base` and no `api_key_env` (self-hosted endpoint, the loopback stub) no key is
+      required, so none is checked; otherwise `litellm.validate_environment(model)` must report no
+      missing key (e.g. OPENAI_API_KEY for openai/...).
+    """
+    c = ClientConfig.from_mapping(cfg)
+    if c.api_key_env and not os.environ.get(c.api_key_env):
+        return "auth", f"environment variable {c.api_key_env} is not set"
+    litellm = _litellm()
+    try:
+        litellm.get_llm_provider(c.model, api_base=c.api_base)
+    except Exception as exc:  # noqa: BLE001 - litellm's BadRequestError "LLM Provider NOT provided"
+        first = str(exc).replace("\n", " ").split(" Pass model as")[0]
+        return "model_not_found", f"litellm cannot tell the provider of model {c.model!r} ({first[:200]})"
+    if c.api_key_env or c.api_base:
+        return None
+    try:
+        env = litellm.validate_environment(model=c.model)
+    except Exception:  # noqa: BLE001 - a provider litellm cannot check: let the first call tell
+        return None
+    missing = [str(k) for k in env.get("missing_keys") or []]
+    if missing:
+        return "auth", f"{' and '.join(missing)} not set (litellm.validate_environment)"
+    return None
+
+
 # ------------------------------------------------------------------------------------------------
 # The client
 # ------------------------------------------------------------------------------------------------
@@ -282,6 +343,7 @@ class LLMClient:
         )
         self._formats: dict[Any, dict[str, Any] | None] = {}
         self._prepared = False
+        self._preflight: tuple[bool, CallFailed | None] = (False, None)
         self.http_calls = 0  # attempts actually sent (for tests and usage reports)
 
     # -- request shape ---------------------------------------------------------------------------
@@ -364,6 +426,15 @@ class LLMClient:
             return _STUB_PLACEHOLDER_KEY
         return None  # litellm's provider defaults (OPENAI_API_KEY, ...)
 
+    def preflight(self) -> CallFailed | None:
+        """The preflight failure (see `preflight_problem`), computed once; None when the config looks fine."""
+        done, failure = self._preflight
+        if not done:
+            problem = preflight_problem(self.cfg)
+            failure = None if problem is None else CallFailed(problem[0], problem[1], attempts=0)
+            self._preflight = (True, failure)
+        return failure
+
     def _prepare(self) -> None:
         if self._prepared:
             return
@@ -394,6 +465,9 @@ class LLMClient:
         c = self.cfg
         api_key = self._api_key()
         secrets = (api_key,) if api_key else ()
+        failure = self.preflight()
+        if failure is not None:
+            raise failure
         self._prepare()
         litellm = _LITELLM
         assert litellm is not None

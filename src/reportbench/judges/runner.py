@@ -5,6 +5,10 @@
   parsing run while others wait on the network). Output order = input order, always.
 - Every item ends as exactly one Judgment: an unexpected exception becomes a failed record with the
   reason (`internal: ...`), never a crashed stage that loses finished work.
+- Except fatal errors (errors.py: auth, model_not_found, quota, and context_length before any call got
+  through): after `runtime.fatal_after` (default 3) identical ones the rest is cancelled and
+  `FatalJudgeError` is raised with one line naming judge, model, kind and fix. Answers already fetched
+  are in the response cache, so the rerun after the fix does not pay for them again.
 - Parquet with a fixed schema (dicts as JSON strings) so the offline and litellm backends write
   byte-compatible tables that `aggregate`/`calibrate` read without caring who judged.
 """
@@ -26,6 +30,7 @@ import polars as pl
 from tqdm import tqdm
 
 from reportbench.judges.base import Judge, JudgeInput, Judgment
+from reportbench.judges.errors import DEFAULT_FATAL_AFTER, FatalTripwire, fatal_error, observe_judgment
 
 Item = tuple[str, JudgeInput, dict[str, str]]
 
@@ -89,8 +94,14 @@ async def run_judgments(
     *,
     concurrency: int | None = None,
     progress: bool | None = None,
+    fatal_after: int | None = None,
+    judge_name: str | None = None,
 ) -> JudgmentRun:
-    """Judge every item concurrently; returns one Judgment per item in input order."""
+    """Judge every item concurrently; returns one Judgment per item in input order.
+
+    Raises `errors.FatalJudgeError` after `fatal_after` (default: the judge's `runtime.fatal_after`, else
+    3; 0 = never) identical fatal failures; `judge_name` (default: the config's `name`) is for its message.
+    """
     todo: Sequence[Item] = items if isinstance(items, Sequence) else list(items)
     n = len(todo)
     bound = concurrency or int(getattr(judge, "max_concurrency", 64) or 64)
@@ -109,10 +120,15 @@ async def run_judgments(
     )
     next_index = 0
     t0 = time.perf_counter()
+    cfg = getattr(judge, "cfg", None)
+    if fatal_after is None:
+        fatal_after = getattr(getattr(cfg, "runtime", None), "fatal_after", DEFAULT_FATAL_AFTER)
+    wire = FatalTripwire(int(fatal_after if fatal_after is not None else DEFAULT_FATAL_AFTER))
+    tasks: list[asyncio.Task[None]] = []
 
     async def worker() -> None:
         nonlocal next_index
-        while next_index < n:
+        while next_index < n and wire.tripped is None:
             i = next_index
             next_index += 1
             item_id, inputs, input_ids = todo[i]
@@ -123,11 +139,35 @@ async def run_judgments(
             except Exception as exc:  # noqa: BLE001 - one bad item must not lose the others
                 results[i] = _failed(judge, item_id, input_ids, task_name, exc)
             bar.update(1)
+            if observe_judgment(wire, results[i]):
+                me = asyncio.current_task()
+                for t in tasks:  # nothing else can succeed: stop paying for calls now
+                    if t is not me:
+                        t.cancel()
 
     try:
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        tasks.extend(asyncio.ensure_future(worker()) for _ in range(workers))
+        done = await asyncio.gather(*tasks, return_exceptions=True)
+        if wire.tripped is None:
+            for outcome in done:
+                if isinstance(outcome, BaseException):
+                    raise outcome
     finally:
+        for t in tasks:
+            t.cancel()
+        if wire.tripped is not None:
+            bar.leave = False  # the error line replaces the bar
         bar.close()
+    if wire.tripped is not None:
+        kind = wire.tripped
+        name = judge_name or getattr(cfg, "name", None)
+        raise fatal_error(
+            kind,
+            name=name,
+            cfg=cfg if cfg is not None else {"model": getattr(judge, "judge_id", None)},
+            reason=wire.first_reason.get(kind, ""),
+            count=wire.counts[kind],
+        )
     run = JudgmentRun(r for r in results if r is not None)
     run.wall_s = time.perf_counter() - t0
     return run
