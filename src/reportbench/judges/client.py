@@ -225,6 +225,7 @@ def _retry_after_s(exc: BaseException | None) -> float | None:
 
 
 _KEYISH = re.compile(r"\b(?:sk|pk|rk|key|api)[-_][A-Za-z0-9_\-\*\.]{6,}|Bearer\s+\S+", re.IGNORECASE)
+_PARTIAL_ECHO = re.compile(r"[A-Za-z0-9_\-]{2,}\*{3,}[A-Za-z0-9_\-]{2,}")  # "abc*****wxyz": a key's ends
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
@@ -232,7 +233,7 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     for s in secrets:
         if s and len(s) >= 4:
             text = text.replace(s, "***")
-    return _KEYISH.sub("***", text)
+    return _PARTIAL_ECHO.sub("***", _KEYISH.sub("***", text))
 
 
 # ------------------------------------------------------------------------------------------------

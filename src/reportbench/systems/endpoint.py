@@ -15,6 +15,11 @@ prepended only if you set one). The answer is saved as `<out>/raw/<task_id>.md` 
 adapter (or `format:`), the same as any third-party report. It goes through the judge layer's client: one
 retry layer with backoff, key scrubbing, cost from litellm's price map, and the response cache (only
 non-empty answers are stored). Call failures after retries and empty answers are `failed` outcomes.
+
+Fatal errors stop the stage instead (reportbench.judges.errors): after `runtime.fatal_after` (default 3)
+identical auth / model_not_found / quota failures (or context_length before any answer came back), the
+remaining tasks are cancelled and `FatalSystemError` names the system, model, kind and fix; stage scripts
+turn it into one stderr line and exit code 2 with `exit_on_fatal()`.
 """
 
 from __future__ import annotations
@@ -61,9 +66,12 @@ def task_messages(task: Task, system_prompt: str | None = None) -> list[dict[str
 async def _ask_all(name: str, cfg: dict[str, Any], tasks: list[Task], out_dir: Path, run: RunCollector) -> None:
     from reportbench.judges.cache import ResponseCache, cache_key
     from reportbench.judges.client import CallFailed, LLMClient
+    from reportbench.judges.errors import DEFAULT_FATAL_AFTER, FatalTripwire, fatal_error
 
     client_cfg = client_config(name, cfg)
     client = LLMClient(client_cfg)
+    wire = FatalTripwire(int(client_cfg["runtime"].get("fatal_after", DEFAULT_FATAL_AFTER)))
+    pending: list[asyncio.Task[None]] = []
     cache_path = client_cfg["runtime"].get("cache_path")
     cache = ResponseCache(cache_path) if cache_path else None
     usage = {"calls": 0, "failed": 0, "prompt_tokens": 0, "completion_tokens": 0}
@@ -71,6 +79,8 @@ async def _ask_all(name: str, cfg: dict[str, Any], tasks: list[Task], out_dir: P
     async def one(task: Task) -> None:
         try:
             await ask(task)
+        except asyncio.CancelledError:
+            raise
         except Exception as exc:  # noqa: BLE001 - one broken task is a recorded failure, never a lost run
             run.fail(task.task_id, f"internal: {type(exc).__name__}: {exc}")
 
@@ -93,7 +103,13 @@ async def _ask_all(name: str, cfg: dict[str, Any], tasks: list[Task], out_dir: P
             except CallFailed as exc:
                 usage["failed"] += 1
                 run.fail(task.task_id, f"call failed after {exc.attempts} attempt(s): {exc.kind}: {exc.reason}")
+                if wire.observe(exc.kind, exc.reason):
+                    me = asyncio.current_task()
+                    for t in pending:  # every other call would fail the same way
+                        if t is not me:
+                            t.cancel()
                 return
+            wire.observe(None, got_through=True)
             text, tokens = comp.text, (comp.prompt_tokens, comp.completion_tokens)
             if text.strip() and cache is not None:
                 cache.put(
@@ -113,10 +129,26 @@ async def _ask_all(name: str, cfg: dict[str, Any], tasks: list[Task], out_dir: P
         run.add(*parse_output(path, system=name, task_id=task.task_id, fmt=str(cfg["format"])))
 
     try:
-        await asyncio.gather(*(one(t) for t in tasks))
+        pending.extend(asyncio.ensure_future(one(t)) for t in tasks)
+        outcomes = await asyncio.gather(*pending, return_exceptions=True)
+        if wire.tripped is None:
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
     finally:
+        for t in pending:
+            t.cancel()
         if cache is not None:
             cache.close()
+    if wire.tripped is not None:
+        raise fatal_error(
+            wire.tripped,
+            name=name,
+            cfg=client_cfg,
+            reason=wire.first_reason.get(wire.tripped, ""),
+            count=wire.counts[wire.tripped],
+            system=True,
+        )
     run_usage = {k: v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens")}
     write_text(out_dir / "usage.json", json.dumps({"llm": run_usage}, indent=2, sort_keys=True) + "\n")
 
