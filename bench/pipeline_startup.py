@@ -1,0 +1,167 @@
+"""Where the default `dvc repro` spends its time: stage count, per-script start-up, DVC's overhead, wall time.
+
+Run from the repo root with the venv active:  `python bench/pipeline_startup.py [--repeat 3] [--no-repro]`
+
+What it measures, and how (generic: it reads whatever dvc.yaml and stages/*.py are current):
+
+1. **Stages**: `dvc stage list` in a fresh copy of the repo (one line per expanded stage).
+2. **Start-up per stage script**: wall time of `python stages/<s>.py --help`, best of `--repeat`, minus a bare
+   `python -c pass`. `--help` runs every top-level import and the argument parser, then exits before any work,
+   so it is the fixed cost each stage process pays before doing anything (imports a stage makes lazily inside
+   its function are not included; they show up in the per-stage run time below). The heaviest top-level
+   imports come from `python -X importtime` on the same command.
+3. **Default run**: the repo's files (`git ls-files --cached --others --exclude-standard`, i.e. tracked plus new
+   not-ignored files, as they are in the working tree) are copied to a temp dir with `git init` and a copy of
+   `.dvc/config` (no `dvc init`, no cache: a cold run), then `dvc repro` is timed, then a second `dvc repro`
+   (a no-op) is timed.
+4. **Per-stage cost and DVC's own overhead**: during the cold run `python` on PATH is a shell shim that logs
+   the start/end of every stage command, so the table shows each script's mean run time, and DVC's overhead
+   is the wall time minus the time spent inside stage commands, per stage run. (Stage commands that do not
+   start with `python` are not timed and count as DVC overhead.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_IMPORT_LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( *)(\S+)")
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+
+
+def _timed(cmd: list[str], cwd: Path, repeat: int) -> float:
+    """Best-of-`repeat` wall time (the least disturbed by other load on a shared machine)."""
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        _run(cmd, cwd)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def top_imports(script: Path, cwd: Path, n: int = 3) -> str:
+    """The `n` heaviest top-level imports of `python -X importtime <script> --help` (cumulative ms)."""
+    proc = _run([sys.executable, "-X", "importtime", str(script), "--help"], cwd)
+    tops: list[tuple[int, str]] = []
+    for line in proc.stderr.splitlines():
+        m = _IMPORT_LINE.match(line)
+        if m and len(m.group(3)) == 1:  # one space after '|': imported by the script itself
+            tops.append((int(m.group(2)), m.group(4)))
+    tops.sort(reverse=True)
+    return ", ".join(f"{name} {us / 1000:.0f}ms" for us, name in tops[:n])
+
+
+def copy_repo(dest: Path) -> int:
+    """Copy the working tree's tracked and new (not ignored) files; `git init`; copy `.dvc/config`."""
+    listed = _run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], ROOT).stdout
+    n = 0
+    for rel in filter(None, listed.split("\0")):
+        src = ROOT / rel
+        if not src.is_file():  # deleted in the working tree
+            continue
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest / rel)
+        n += 1
+    (dest / ".dvc").mkdir(exist_ok=True)
+    for name in ("config", ".gitignore"):
+        if (ROOT / ".dvc" / name).is_file():
+            shutil.copy2(ROOT / ".dvc" / name, dest / ".dvc" / name)
+    _run(["git", "init", "-q"], dest)
+    return n
+
+
+def python_shim(bindir: Path, log: Path) -> None:
+    """A `python` first on PATH that logs start/end (ns) and arguments of each stage command."""
+    bindir.mkdir(parents=True, exist_ok=True)
+    shim = bindir / "python"
+    shim.write_text(
+        "#!/bin/sh\n"
+        "s=$(date +%s%N)\n"
+        f'"{sys.executable}" "$@"\n'
+        "rc=$?\n"
+        "e=$(date +%s%N)\n"
+        f"printf '%s %s %s\\n' \"$s\" \"$e\" \"$*\" >> '{log}'\n"
+        "exit $rc\n"
+    )
+    shim.chmod(0o755)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3, help="start-up timings: best of N")
+    ap.add_argument("--no-repro", action="store_true", help="skip the timed dvc repro runs")
+    ap.add_argument("--keep", action="store_true", help="keep the temp copy (its path is printed)")
+    args = ap.parse_args(argv)
+
+    tmp = Path(tempfile.mkdtemp(prefix="rb-startup-"))
+    work = tmp / "repo"
+    work.mkdir()
+    n_files = copy_repo(work)
+    dvc = shutil.which("dvc") or "dvc"
+    stages = [ln.split()[0] for ln in _run([dvc, "stage", "list"], work).stdout.splitlines() if ln.strip()]
+    print(f"copied {n_files} files to {work}")
+    print(f"stages in dvc.yaml: {len(stages)}")
+
+    bare = _timed([sys.executable, "-c", "pass"], work, args.repeat)
+    scripts = sorted((work / "stages").glob("*.py"))
+    startup = {s.name: _timed([sys.executable, str(s), "--help"], work, args.repeat) - bare for s in scripts}
+    heavy = {s.name: top_imports(s, work) for s in scripts}
+
+    runs: dict[str, list[float]] = defaultdict(list)
+    wall = noop = None
+    if not args.no_repro:
+        log = tmp / "stage_times.log"
+        python_shim(tmp / "bin", log)
+        env = {**os.environ, "PATH": f"{tmp / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "DVC_NO_ANALYTICS": "1"}
+        t0 = time.perf_counter()
+        proc = _run([dvc, "repro"], work, env)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            print(f"dvc repro failed (rc={proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}", file=sys.stderr)
+        t0 = time.perf_counter()
+        _run([dvc, "repro"], work, env)
+        noop = time.perf_counter() - t0
+        for line in log.read_text().splitlines() if log.exists() else []:
+            start, end, *cmd = line.split()
+            script = next((Path(c).name for c in cmd if c.endswith(".py")), " ".join(cmd[:2]))
+            runs[script].append((int(end) - int(start)) / 1e9)
+
+    print(f"\nbare interpreter start-up: {bare:.2f}s (subtracted below)\n")
+    print(f"| {'stage script':<22} | start-up (s) | runs | mean run (s) | heaviest top-level imports")
+    print(f"|{'-' * 24}|-------------|------|--------------|---------------------------")
+    for name in sorted(set(startup) | set(runs)):
+        r = runs.get(name, [])
+        mean = f"{statistics.mean(r):12.2f}" if r else f"{'-':>12}"
+        print(f"| {name:<22} | {startup.get(name, float('nan')):11.2f} | {len(r):4d} | {mean} | {heavy.get(name, '')}")
+    if wall is not None and noop is not None:
+        in_stages = sum(sum(v) for v in runs.values())
+        n_runs = sum(len(v) for v in runs.values())
+        print(f"\ndefault `dvc repro` (cold): {wall:.1f}s wall; {in_stages:.1f}s inside {n_runs} stage commands")
+        if n_runs:
+            per = (wall - in_stages) / n_runs
+            print(f"DVC overhead: {wall - in_stages:.1f}s ({per:.2f}s per stage run)")
+            fixed = sum(startup.get(k, 0.0) * len(v) for k, v in runs.items()) + bare * n_runs
+            print(f"interpreter + top-level import start-up across stage runs: {fixed:.1f}s")
+        print(f"second `dvc repro` (no-op): {noop:.1f}s ({noop / max(1, len(stages)):.2f}s per stage)")
+    if args.keep:
+        print(f"kept {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
