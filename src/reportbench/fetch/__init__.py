@@ -1,0 +1,34 @@
+"""Shared, SSRF-safe fetching of the web pages reports cite (see docs/fetch.md).
+
+Modules: `urls` (normalise + collect), `guard` (SSRF policy), `client` (guarded pinned HTTP, direct/reader
+backends), `extract` (HTML/PDF/text -> title + text), `snapshot` (record + parquet), `cache` (sqlite cache +
+seed files), `stage` (the DVC stage function).
+"""
+
+from reportbench.fetch.cache import PageCache, load_seeds
+from reportbench.fetch.client import Fetcher, RawResponse
+from reportbench.fetch.guard import DnsError, RefusedError, check_url
+from reportbench.fetch.snapshot import ERROR_CLASSES, PageSnapshot, page_for, read_snapshots, write_snapshots
+from reportbench.fetch.stage import DEFAULT_FETCH_CONFIG, run_fetch_stage, validate_fetch_config
+from reportbench.fetch.urls import UrlRef, collect_urls, normalise_url
+
+__all__ = [
+    "DEFAULT_FETCH_CONFIG",
+    "ERROR_CLASSES",
+    "DnsError",
+    "Fetcher",
+    "PageCache",
+    "PageSnapshot",
+    "RawResponse",
+    "RefusedError",
+    "UrlRef",
+    "check_url",
+    "collect_urls",
+    "load_seeds",
+    "normalise_url",
+    "page_for",
+    "read_snapshots",
+    "run_fetch_stage",
+    "validate_fetch_config",
+    "write_snapshots",
+]
