@@ -58,7 +58,8 @@ class AuthorsStep:
     - `request_kwargs`: what the authors pass with the messages (temperature, response_format name, ...).
     - `judge_task`/`from_task`/`to_output`: optional binding to one of our judge tasks: our typed input ->
       the authors' inputs, and (parsed answer, our typed input) -> a dict for the task's output model.
-    - `response_model`: a pydantic model of the structured answer the authors request (built statically).
+    - `response_model`: zero-arg factory of a pydantic model of the structured answer the authors request
+      (built statically from their class on first use, so registering needs no source files).
     """
 
     benchmark: str
@@ -72,7 +73,7 @@ class AuthorsStep:
     judge_task: str | None = None
     from_task: Callable[[Any], Mapping[str, Any]] | None = None
     to_output: Callable[[Any, Any], Mapping[str, Any]] | None = None
-    response_model: type | None = None
+    response_model: Callable[[], type] | None = None
     description: str = ""
 
     @property

@@ -329,11 +329,7 @@ def class_literal_fields(source: str, cls: str) -> dict[str, tuple[Any, ...] | s
             for stmt in n.body:
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                     ann = stmt.annotation
-                    if (
-                        isinstance(ann, ast.Subscript)
-                        and isinstance(ann.value, ast.Name)
-                        and ann.value.id == "Literal"
-                    ):
+                    if isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id == "Literal":
                         sl = ann.slice
                         elts: Sequence[ast.expr] = sl.elts if isinstance(sl, ast.Tuple) else [sl]
                         out[stmt.target.id] = tuple(ast.literal_eval(e) for e in elts)
@@ -341,3 +337,63 @@ def class_literal_fields(source: str, cls: str) -> dict[str, tuple[Any, ...] | s
                         out[stmt.target.id] = ast.unparse(ann)
             return out
     raise ExtractError(f"no class {cls!r}")
+
+
+def literal_assignments(source: str, func: str, var: str) -> list[Any]:
+    """Each `var = <literal>` inside `func` (numbers, strings, tuples ...), in source order."""
+    out: list[Any] = []
+    for n in _in_order(function_node(source, func)):
+        if isinstance(n, ast.stmt):
+            target, value = _simple_assign(n)
+            if target == var and value is not None:
+                try:
+                    out.append(ast.literal_eval(value))
+                except ValueError:
+                    continue
+    if not out:
+        raise ExtractError(f"{func}: no literal assignment to {var!r}")
+    return out
+
+
+def assignments_anywhere(source: str, var: str) -> list[Template]:
+    """Each `var = <string expr>` anywhere in the module (any function or the top level), in source order."""
+    out: list[Template] = []
+    for n in _in_order(parse_module(source)):
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.extend(_assignments_in(n, var))
+        elif isinstance(n, ast.stmt):
+            target, value = _simple_assign(n)
+            if target == var and value is not None:
+                out.append(_as_template(value))
+    if not out:
+        raise ExtractError(f"no assignment to {var!r}")
+    return out
+
+
+def _assignments_in(fn: ast.AST, var: str) -> list[Template]:
+    out: list[Template] = []
+    for n in _in_order(fn):
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.extend(_assignments_in(n, var))
+        elif isinstance(n, ast.stmt):
+            target, value = _simple_assign(n)
+            if target == var and value is not None:
+                out.append(_as_template(value))
+    return out
+
+
+def argparse_default(source: str, flag: str) -> Any:
+    """The literal `default=` of `parser.add_argument("<flag>", ...)` anywhere in the module."""
+    for n in ast.walk(parse_module(source)):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "add_argument"
+            and n.args
+            and isinstance(n.args[0], ast.Constant)
+            and n.args[0].value == flag
+        ):
+            for kw in n.keywords:
+                if kw.arg == "default":
+                    return ast.literal_eval(kw.value)
+    raise ExtractError(f"no add_argument({flag!r}, default=...)")
