@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -99,6 +99,10 @@ class JudgeTask:
       guesses (it gets the inputs so it can check e.g. one label per nugget).
     - `offline`: deterministic rule used by the offline backend; gets the typed input and judge params.
     - `structured`: ask the provider for JSON-schema output when it supports it.
+    - `authors_step`: the benchmark authors' step for `judge.prompts=authors`, as '<benchmark>/<key>'
+      (e.g. 'deepscholar/support'); None = the step a prompt pack binds to this task name (see prompt_packs).
+    - `authors_inputs` / `authors_output`: optional overrides of the pack's mapping from our typed input to
+      the authors' inputs, and from (authors' parsed answer, our input) to a dict for `output_model`.
     """
 
     name: str
@@ -109,6 +113,9 @@ class JudgeTask:
     offline: Callable[[Any, dict[str, Any]], OfflineVerdict]
     structured: bool = True
     description: str = ""
+    authors_step: str | None = None
+    authors_inputs: Callable[[Any], Mapping[str, Any]] | None = None
+    authors_output: Callable[[Any, Any], Mapping[str, Any]] | None = None
 
 
 class Judge(Protocol):

@@ -22,6 +22,8 @@ def make_judge(task: JudgeTask | str, cfg: Mapping[str, Any], **kwargs: Any) -> 
     """A Judge for `task` (a JudgeTask, or a task name resolved by `reportbench.judges.tasks.get_task`).
 
     `cfg["backend"]`: "litellm" -> LLMJudge(task, cfg, **kwargs); "offline" -> OfflineJudge(task, cfg).
+    `cfg["prompts"]`: "ours" (default, prompts/*.yaml) or "authors" (the benchmark authors' exact messages
+    and parser from reportbench.prompt_packs; see docs/prompt-packs.md).
     Extra keyword arguments (prompts_dir, cache, client) go to LLMJudge only.
     """
     if isinstance(task, str):
@@ -29,6 +31,12 @@ def make_judge(task: JudgeTask | str, cfg: Mapping[str, Any], **kwargs: Any) -> 
 
         task = get_task(task)
     backend = str(cfg.get("backend", "offline"))
+    from reportbench.prompt_packs.judging import PromptsConfigError, prompts_mode
+
+    try:
+        prompts_mode(cfg)
+    except PromptsConfigError as exc:
+        raise JudgeConfigError(str(exc)) from None
     if backend == "litellm":
         from reportbench.judges.llm import LLMJudge
 
@@ -38,5 +46,11 @@ def make_judge(task: JudgeTask | str, cfg: Mapping[str, Any], **kwargs: Any) -> 
     if backend == "offline":
         from reportbench.judges.offline import OfflineJudge
 
-        return OfflineJudge(task, cfg)
+        judge = OfflineJudge(task, cfg)
+        if str(cfg.get("prompts") or "ours") == "authors":
+            # The offline rule ignores prompts, but its records still say which pack was configured.
+            from reportbench.prompt_packs.judging import record_ids
+
+            judge.prompt_id, judge.prompt_hash = record_ids(task)
+        return judge
     raise JudgeConfigError(f"unknown judge.backend {backend!r}; expected one of {BACKENDS}")

@@ -16,6 +16,7 @@ from typing import Any
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
 from reportbench.judges.cache import ResponseCache, cache_key
 from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, to_plain
+from reportbench.prompt_packs.judging import AuthorsPrompt, authors_prompt, prompts_mode
 from reportbench.prompts import DEFAULT_PROMPTS_DIR, PromptTemplate, load_prompt
 
 
@@ -35,14 +36,23 @@ class LLMJudge:
         a ResponseCache instance is used as is (shared between judges)."""
         raw = to_plain(cfg) if isinstance(cfg, Mapping) else {}
         self.task = task
-        self.cfg = ClientConfig.from_mapping(cfg)
+        # `prompts` (ours | authors) is judge-level, not a client setting.
+        self.cfg = ClientConfig.from_mapping({k: v for k, v in raw.items() if k != "prompts"} if raw else cfg)
         self.client = client or LLMClient(self.cfg)
         self.judge_id = f"litellm:{self.cfg.model}"
         self.max_concurrency = self.cfg.runtime.max_concurrency
         self.progress = self.cfg.runtime.progress
         self.parse_retries = self.cfg.runtime.parse_retries
         pdir = prompts_dir if prompts_dir is not None else raw.get("prompts_dir") or DEFAULT_PROMPTS_DIR
-        self.prompt: PromptTemplate = load_prompt(task.prompt_id, pdir)
+        self.prompts_mode = prompts_mode(raw)
+        self.prompt: PromptTemplate | AuthorsPrompt
+        if self.prompts_mode == "authors":  # the benchmark authors' exact messages and parser (prompt_packs)
+            self.prompt = authors_prompt(task)
+            out_model, structured = self.prompt.response_model, self.prompt.response_model is not None
+        else:
+            self.prompt = load_prompt(task.prompt_id, pdir)
+            out_model, structured = task.output_model, task.structured
+        self._out_model, self._structured = out_model, structured
         if isinstance(cache, ResponseCache):
             self.cache: ResponseCache | None = cache
         elif cache is True and self.cfg.runtime.cache_path:
@@ -52,7 +62,8 @@ class LLMJudge:
         self._owns_cache = self.cache is not None and not isinstance(cache, ResponseCache)
         # Everything in the cache key that does not depend on the item, computed once.
         self._key_parts = self.client.cache_parts()
-        self._format_key = self.client.format_key(task.output_model, task.structured)
+        self._format_key = self.client.format_key(out_model, structured)
+        self._key_extra = {"prompts": self.prompt.prompt_id} if self.prompts_mode == "authors" else None
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -63,6 +74,7 @@ class LLMJudge:
             messages=messages,
             response_format=self._format_key,
             prompt_hash=self.prompt.sha256,
+            extra=self._key_extra,
         )
 
     def _record(self, item_id: str, input_ids: Mapping[str, str], **fields: Any) -> Judgment:
@@ -96,6 +108,8 @@ class LLMJudge:
     def _parse(self, raw: str, inputs: JudgeInput) -> JudgeOutput:
         """The task's strict parser; a stray ValueError (e.g. ValidationError) counts as a parse error."""
         try:
+            if isinstance(self.prompt, AuthorsPrompt):
+                return self.prompt.parse(raw, inputs)
             return self.task.parse(raw, inputs)
         except ParseError:
             raise
@@ -115,7 +129,10 @@ class LLMJudge:
             )
 
     async def _judge(self, item_id: str, inputs: JudgeInput, input_ids: dict[str, str]) -> Judgment:
-        messages = self.prompt.render(**inputs.prompt_values())
+        if isinstance(self.prompt, AuthorsPrompt):
+            messages = self.prompt.messages(inputs)
+        else:
+            messages = self.prompt.render(**inputs.prompt_values())
         key = self.key_for(messages)
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -138,7 +155,7 @@ class LLMJudge:
                         attempts=0,
                     )
 
-        response_format = self.client.response_format(self.task.output_model, self.task.structured)
+        response_format = self.client.response_format(self._out_model, self._structured)
         spent = _Spent()
         last_raw: str | None = None
         last_error = "no attempt made"

@@ -70,7 +70,8 @@ class LotusFraming:
 
 
 @lru_cache(maxsize=4)
-def _framing_for(ti_src: str, nl_src: str) -> LotusFraming:
+def framing_from(ti_src: str, nl_src: str) -> LotusFraming:
+    """Extract the framing from the text of a task_instructions.py and an nl_expression.py."""
     row = _expect(
         function_fstrings(ti_src, "custom_format_row")[0], ["cols[i].capitalize()", "x[cols[i]]"], "df2text row"
     )
@@ -103,7 +104,7 @@ def _framing_for(ti_src: str, nl_src: str) -> LotusFraming:
 
 
 def framing() -> LotusFraming:
-    return _framing_for(read_ref(TASK_INSTRUCTIONS), read_ref(NL_EXPRESSION))
+    return framing_from(read_ref(TASK_INSTRUCTIONS), read_ref(NL_EXPRESSION))
 
 
 def parse_cols(f: LotusFraming, instruction: str) -> list[str]:
@@ -137,9 +138,13 @@ def map_messages(
     instruction: str,
     system_prompt: str,
     extra_cols_to_include: Sequence[str] | None = None,
+    *,
+    f: LotusFraming | None = None,
 ) -> list[dict[str, str]]:
-    """`df.llm_as_judge(instruction, system_prompt=..., extra_cols_to_include=...)` for one row and one trial."""
-    f = framing()
+    """`df.llm_as_judge(instruction, system_prompt=..., extra_cols_to_include=...)` for one row and one trial.
+
+    `f`: the framing to use (default: extracted from the pinned lotus files; tests pass a fake one)."""
+    f = f or framing()
     col_li = parse_cols(f, instruction)
     _check_columns(row, col_li)
     if extra_cols_to_include is not None:
@@ -151,9 +156,9 @@ def map_messages(
     return [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
 
 
-def filter_messages(row: Mapping[str, Any], instruction: str) -> list[dict[str, str]]:
+def filter_messages(row: Mapping[str, Any], instruction: str, *, f: LotusFraming | None = None) -> list[dict[str, str]]:
     """`df.sem_filter(instruction)` for one row (no examples, no CoT)."""
-    f = framing()
+    f = f or framing()
     col_li = parse_cols(f, instruction)
     _check_columns(row, col_li)
     text = df2text_row(f, row, col_li)
