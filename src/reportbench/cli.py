@@ -11,6 +11,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.reports.cli",  # parse
     "reportbench.config",  # compose
     "reportbench.stub_server",  # stub-server
+    "reportbench.judges.errors",  # check-judge
     "reportbench.live_builder.cli",  # latex
 ]
 

@@ -231,6 +231,7 @@ class StubServer:
         timeout_sleep_s: float = 30.0,
         require_api_key: str | None = None,
         model_ids: Sequence[str] = ("stub-judge",),
+        context_window_chars: int | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -248,6 +249,7 @@ class StubServer:
         self.seed = seed
         self.timeout_sleep_s = timeout_sleep_s
         self.require_api_key = require_api_key
+        self.context_window_chars = context_window_chars  # longer requests get context_length_exceeded
         self.model_ids = list(model_ids)
         self.counts: Counter[str] = Counter()
         self._seen: Counter[str] = Counter()
@@ -354,6 +356,9 @@ class StubServer:
         response_format = body.get("response_format")
         digest = request_digest(messages, response_format)
         fault = self._draw_fault(digest)
+        if self.context_window_chars is not None and fault is None:
+            if sum(len(str(m.get("content", ""))) for m in messages) > self.context_window_chars:
+                fault = "context_length"  # a property of this request: every retry gets the same answer
 
         if self.latency_s > 0:
             await asyncio.sleep(self.latency_s)

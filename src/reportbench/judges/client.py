@@ -28,6 +28,7 @@ import logging  # noqa: E402
 import random  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
+import warnings  # noqa: E402
 import weakref  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -261,6 +262,11 @@ def _litellm() -> ModuleType:
         lite_log = logging.getLogger("LiteLLM")
         lite_log.setLevel(logging.WARNING)
         lite_log.addFilter(_drop_loop_change_notice)
+        # Cancelling an in-flight call (a stage stopping on a fatal error) leaves litellm's inner
+        # provider coroutine un-awaited; Python then warns at garbage collection. Expected, harmless.
+        warnings.filterwarnings(
+            "ignore", message=r"coroutine '\w+\.acompletion' was never awaited", category=RuntimeWarning
+        )
         _LITELLM = litellm
     return _LITELLM
 

@@ -154,7 +154,7 @@ class FatalJudgeError(FatalError):
     ) -> None:
         self.judge, self.model, self.kind, self.fix, self.detail, self.count = judge, model, kind, fix, detail, count
         who = f"{where} {judge!r}" if judge else where
-        calls = f" ({count} calls failed the same way; the rest were cancelled)" if count else ""
+        calls = f" ({count} items failed the same way; the rest were cancelled)" if count else ""
         detail = f": {detail}" if detail else ""
         super().__init__(
             f"{who} (model {model}) cannot run: {kind}, {KIND_TITLES.get(kind, kind)}{calls}{detail}. Fix: {fix}"
@@ -248,11 +248,26 @@ def _secrets(names: list[str], api_key_env: str | None) -> tuple[str, ...]:
     return tuple(v for v in values if v)
 
 
-def mask(text: str, *, api_key_env: str | None = None, names: list[str] | None = None) -> str:
-    """Scrub key values (from the named variables) and key-shaped tokens out of a message."""
+def mask(
+    text: str, *, api_key_env: str | None = None, names: list[str] | None = None, patterns: bool = True
+) -> str:
+    """Scrub key values (from the named variables) and, with `patterns`, key-shaped tokens out of a
+    message. Variable *names* (and config paths like judge.api_key_env) survive the pattern pass."""
     from reportbench.judges.client import redact
 
-    return redact(text, _secrets(names or [], api_key_env))
+    secrets = _secrets(names or [], api_key_env)
+    if not patterns:
+        for secret in secrets:
+            if len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+    keep = sorted({*(names or []), *([api_key_env] if api_key_env else []), "api_key_env"}, key=len, reverse=True)
+    for i, word in enumerate(keep):
+        text = text.replace(word, f"\x00{i}\x00")
+    text = redact(text, secrets)
+    for i, word in enumerate(keep):
+        text = text.replace(f"\x00{i}\x00", word)
+    return text
 
 
 def fatal_error(
@@ -271,7 +286,7 @@ def fatal_error(
     fix = fix_for(kind, model=model, api_key_env=api_key_env, api_base=api_base, reason=reason, prefix=prefix)
     names = key_env_names(model, api_key_env, api_base) if kind in ("auth", "quota") else []
     detail = mask(reason, api_key_env=api_key_env, names=names)[:300]
-    fix = mask(fix, api_key_env=api_key_env, names=names)
+    fix = mask(fix, api_key_env=api_key_env, names=names, patterns=False)
     if system:
         return FatalSystemError(system=name or "?", model=model, kind=kind, fix=fix, detail=detail, count=count)
     return FatalJudgeError(judge=name, model=model, kind=kind, fix=fix, detail=detail, count=count)
@@ -405,7 +420,7 @@ def _cmd_check_judge(args: argparse.Namespace) -> int:
         print(f"judge {judge.get('name')!r}: backend {backend} makes no API calls; nothing to check")
     else:
         models = ", ".join(sorted({str(c.get('model')) for _, c in judge_roles(judge)}))
-        print(f"judge {judge.get('name')!r}: credentials present for {models} (checked without a network call)")
+        print(f"judge {judge.get('name')!r}: preflight ok for {models} (credentials checked without a network call)")
     return 0
 
 
