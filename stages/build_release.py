@@ -1,14 +1,17 @@
-"""Stage `release`: build the configured release (demo or DeepScholar-bench import) in the release format."""
+"""Stage `release@<benchmark>`: import or build the benchmark's configured release (data/releases/<b>/<R>/)."""
 
 import argparse
 from pathlib import Path
 
 from reportbench.config import load_params
 from reportbench.pipeline import build_release, setup_logging
+from reportbench.stage_errors import exit_on_error
 
 if __name__ == "__main__":
     setup_logging()
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", type=Path, required=True, help="release directory to write")
+    ap.add_argument("--benchmark", required=True)
+    ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    build_release(load_params(), args.out)
+    with exit_on_error():
+        build_release(load_params(), args.benchmark, args.out)

@@ -1,29 +1,31 @@
-"""Stage `score@<system>`: judgments -> the seven DeepScholar-bench metrics (per task and per system)."""
+"""Stage `score@<benchmark>`: judgments -> every system's metrics (per task, summary) and the leaderboard."""
 
 import argparse
 from pathlib import Path
 
 from reportbench.config import load_params
 from reportbench.pipeline import score_stage, setup_logging
+from reportbench.stage_errors import exit_on_error
 
 if __name__ == "__main__":
     setup_logging()
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--system", required=True)
+    ap.add_argument("--benchmark", required=True)
     ap.add_argument("--release", type=Path, required=True)
-    ap.add_argument("--reports", type=Path, required=True)
-    ap.add_argument("--judgments", type=Path, required=True, help="data/judgments/<release>")
-    ap.add_argument("--citation-counts", type=Path, required=True)
-    ap.add_argument("--per-task", type=Path, required=True, help="per-task scores (parquet)")
-    ap.add_argument("--out", type=Path, required=True, help="system metrics JSON")
+    ap.add_argument("--runs", type=Path, required=True)
+    ap.add_argument("--judgments", type=Path, required=True)
+    ap.add_argument("--cross", type=Path, default=None)
+    ap.add_argument("--scores", type=Path, required=True, help="data/scores/<b>/<R> (per-task parquet per system)")
+    ap.add_argument("--metrics", type=Path, required=True, help="metrics/<b>/<R> (summaries, leaderboard)")
     args = ap.parse_args()
-    score_stage(
-        load_params(),
-        args.system,
-        args.release,
-        args.reports,
-        args.judgments,
-        args.citation_counts,
-        args.per_task,
-        args.out,
-    )
+    with exit_on_error():
+        score_stage(
+            load_params(),
+            args.benchmark,
+            args.release,
+            args.runs,
+            args.judgments,
+            args.scores,
+            args.metrics,
+            cross_dir=args.cross,
+        )

@@ -29,14 +29,17 @@ def test_every_judge_option_composes_and_builds_a_judge(repo_root: Path) -> None
             assert make_judge(task, cfg) is not None
 
 
-def test_overrides_reach_params_and_system_names_follow_systems(repo_root: Path) -> None:
+def test_overrides_reach_params_and_the_plan_follows_systems(repo_root: Path) -> None:
     params = composed_params(
-        ["judge=llm", "judge.model=anthropic/claude-sonnet-4-5", "systems=deepscholar_baselines"],
+        ["judge=llm", "judge.model=anthropic/claude-sonnet-4-5", "deepscholar/systems=deepscholar_baselines"],
         conf_dir=repo_root / "conf",
     )
     assert params["judge"]["backend"] == "litellm"
     assert params["judge"]["model"] == "anthropic/claude-sonnet-4-5"
-    assert params["system_names"] == list(params["systems"])
+    systems = params["benchmarks"]["deepscholar"]["systems"]
+    assert params["plan"]["benchmarks"]["deepscholar"]["systems"] == sorted(systems)
+    assert sorted(params["plan"]["runs"]) == sorted(f"deepscholar.{s}" for s in systems)
+    assert sorted(params["plan"]["judges"]) == sorted(f"deepscholar.{s}" for s in systems)
 
 
 def test_no_secret_shaped_values_in_params(repo_root: Path) -> None:

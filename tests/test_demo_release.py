@@ -1,4 +1,4 @@
-"""The synthetic demo release (data/demo): it builds, is labelled synthetic, and its hand-written reports cite
+"""The synthetic DeepScholar demo release: it builds, is labelled synthetic, and its hand-written reports cite
 only corpus documents they list, with exactly the deliberate flaws recorded in systems/expectations.yaml."""
 
 from __future__ import annotations

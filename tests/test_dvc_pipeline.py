@@ -39,8 +39,8 @@ def test_fresh_clone_repro_then_noop_then_judge_switch_then_prompt_edit(clone: P
     ran = _stages(out)
     # Everything is computed afresh; stages whose outputs come out byte-identical to the committed
     # dvc.lock (scores, leaderboard: git-tracked metrics) are then rightly skipped.
-    assert {"release", "system@careful_writer", "judge_support@careful_writer"} <= ran
-    board = json.loads((clone / "metrics" / "deepscholar" / "leaderboard.json").read_text())
+    assert {"release@deepscholar", "system@deepscholar.careful_writer", "judge@deepscholar.careful_writer"} <= ran
+    board = json.loads((clone / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
     systems = {r["system"] for r in board["rows"]}
     assert systems and all(len(r["metrics"]) == 7 for r in board["rows"])
 
@@ -57,8 +57,8 @@ def test_fresh_clone_repro_then_noop_then_judge_switch_then_prompt_edit(clone: P
     out, _ = run_timed([*dvc, "exp", "run", "-S", "judge=offline_strict"], clone)
     ran = _stages(out)
     assert ran, "judge switch reran nothing"
-    assert all(s.startswith(("judge_", "score@")) or s == "leaderboard" for s in ran), ran
-    assert any(s.startswith("judge_support@") for s in ran)
+    assert all(s.startswith(("judge@", "cross@", "score@")) for s in ran), ran
+    assert {s.split("@")[1].split(".")[0] for s in ran if s.startswith("judge@")} >= {"deepscholar"}
     params = (clone / "params.yaml").read_text()
     assert "name: offline_strict" in params
 
@@ -67,4 +67,6 @@ def test_fresh_clone_repro_then_noop_then_judge_switch_then_prompt_edit(clone: P
     prompt.write_text(prompt.read_text() + "\n# edited\n")
     out, _ = run_timed([*dvc, "repro"], clone)
     ran = _stages(out)
-    assert ran and all(s.startswith(("judge_relevance@", "score@")) or s == "leaderboard" for s in ran), ran
+    # One judge stage per (system, member) runs all the benchmark's judge steps: the edited step re-asks, the
+    # others are answered from the response cache; no other benchmark's stage reruns.
+    assert ran and all(s.startswith(("judge@deepscholar.", "score@deepscholar")) for s in ran), ran

@@ -129,13 +129,17 @@ def test_assemble_report_lists_only_cited_sources_in_context_numbering() -> None
     assert valid_none == [] and any("cited none" in w for w in warnings_none)
 
 
-@pytest.mark.parametrize("group", ["demo", "with_ref", "oracles", "byo_examples"])
+@pytest.mark.parametrize("group", ["demo", "with_ref", "oracles", "agents=byo_examples"])
 def test_system_groups_compose_with_a_path_and_a_known_kind(group: str, repo_root: Path) -> None:
     from reportbench.config import composed_params
 
-    params = composed_params([f"systems={group}"], conf_dir=repo_root / "conf")
-    assert params["system_names"] == list(params["systems"])
-    for name, spec in params["systems"].items():
+    override = group if "=" in group else f"deepscholar/systems={group}"
+    params = composed_params([override], conf_dir=repo_root / "conf")
+    own, agents = params["benchmarks"]["deepscholar"]["systems"], params["agents"]
+    systems = {**own, **agents}
+    assert params["plan"]["benchmarks"]["deepscholar"]["systems"] == sorted(own) + sorted(agents)
+    params["systems"] = systems
+    for name, spec in systems.items():
         assert spec["kind"] in SYSTEM_KINDS, name
         assert (repo_root / spec["path"]).exists(), f"{name}.path {spec['path']} (the stage's DVC dependency)"
     if group == "demo":

@@ -1,5 +1,5 @@
-"""Systems as DVC stages, offline: `dvc repro` with `systems=byo_examples` (a command system and an endpoint
-system against the loopback stub) puts both on the leaderboard; then adding DeepScholar-ref (stub LLM +
+"""Systems as DVC stages, offline: `dvc repro` with `agents=byo_examples` (a command and an endpoint
+system against the loopback stub, defined once as agents) puts both on the leaderboard; then adding DeepScholar-ref (stub LLM +
 recorded arXiv responses over loopback HTTP) reruns only that system's stages and the leaderboard.
 
 Runs in a copy of the working tree (uncommitted files included; .venv, .git and caches left out) with
@@ -45,12 +45,12 @@ def copy_tree(src: Path, dst: Path) -> Path:
 
 
 def _leaderboard_systems(repo: Path) -> set[str]:
-    board = json.loads((repo / "metrics" / "deepscholar" / "leaderboard.json").read_text())
+    board = json.loads((repo / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
     return {row["system"] for row in board["rows"]}
 
 
 def _outcomes(repo: Path, system: str) -> list[str]:
-    lines = (repo / "data" / "runs" / "demo" / system / "outcomes.jsonl").read_text().splitlines()
+    lines = (repo / "data" / "runs" / "deepscholar" / "demo" / system / "outcomes.jsonl").read_text().splitlines()
     return [json.loads(line)["status"] for line in lines]
 
 
@@ -64,19 +64,23 @@ def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
         stub_server_thread(responder=scripted_responder) as llm,
         arxiv_replay_thread(fixtures_dir / "systems" / "arxiv") as arxiv,
     ):
-        endpoint = f"systems.byo_endpoint.api_base={llm.base_url}"
-        compose_params(["systems=byo_examples", endpoint], out=repo / "params.yaml", conf_dir=repo / "conf")
+        endpoint = f"agents.byo_endpoint.api_base={llm.base_url}"
+        systems = repo / "conf" / "deepscholar" / "systems"
+        (systems / "none.yaml").write_text("# @package benchmarks.deepscholar.systems\n{}\n")
+        # Agents (command / endpoint systems defined once) run on every enabled benchmark.
+        overrides = ["agents=byo_examples", endpoint, "deepscholar/systems=none"]
+        compose_params(overrides, out=repo / "params.yaml", conf_dir=repo / "conf")
         out, first = run_timed([*dvc, "repro"], repo)
         ran = set(RUNNING.findall(out))
-        assert {"system@byo_command", "system@byo_endpoint", "leaderboard"} <= ran
+        assert {"system@deepscholar.byo_command", "system@deepscholar.byo_endpoint", "score@deepscholar"} <= ran
         assert _leaderboard_systems(repo) == {"byo_command", "byo_endpoint"}
         assert _outcomes(repo, "byo_command") == ["ok"] * 3
         assert _outcomes(repo, "byo_endpoint") == ["ok"] * 3
         assert llm.counts["ok"] >= 3
 
         # Add a system: DeepScholar-ref against the stub and the recorded arXiv responses.
-        (repo / "conf" / "systems" / "byo_plus_ref.yaml").write_text(
-            "defaults:\n  - byo_examples\n  - _self_\n\n"
+        (systems / "ref_only.yaml").write_text(
+            "# @package benchmarks.deepscholar.systems\n"
             "deepscholar_ref:\n"
             "  kind: deepscholar_ref\n"
             "  path: prompts/deepscholar_ref\n"
@@ -86,26 +90,18 @@ def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
             "  search:\n"
             f"    arxiv_url: {arxiv.url}\n"
         )
-        compose_params(["systems=byo_plus_ref", endpoint], out=repo / "params.yaml", conf_dir=repo / "conf")
+        overrides[-1] = "deepscholar/systems=ref_only"
+        compose_params(overrides, out=repo / "params.yaml", conf_dir=repo / "conf")
         status, _ = run_timed([*dvc, "status"], repo)
         assert "byo_command" not in status and "byo_endpoint" not in status, status
         out, second = run_timed([*dvc, "repro"], repo)
         ran = set(RUNNING.findall(out))
-        expected = {
-            "system@deepscholar_ref",
-            "citation_counts@deepscholar_ref",
-            "judge_organization@deepscholar_ref",
-            "judge_nugget_assign@deepscholar_ref",
-            "judge_relevance@deepscholar_ref",
-            "judge_support@deepscholar_ref",
-            "score@deepscholar_ref",
-            "leaderboard",
-        }
+        expected = {"system@deepscholar.deepscholar_ref", "judge@deepscholar.deepscholar_ref", "score@deepscholar"}
         assert ran == expected, f"adding a system reran {sorted(ran - expected)} / missed {sorted(expected - ran)}"
         assert arxiv.replay.queries, "DeepScholar-ref searched through the recorded arXiv responses"
 
     assert _leaderboard_systems(repo) == {"byo_command", "byo_endpoint", "deepscholar_ref"}
     assert _outcomes(repo, "deepscholar_ref") == ["ok"] * 3
-    raw = (repo / "data" / "runs" / "demo" / "deepscholar_ref" / "raw" / "demo-0002.md").read_text()
+    raw = (repo / "data" / "runs" / "deepscholar" / "demo" / "deepscholar_ref" / "raw" / "demo-0002.md").read_text()
     assert "2513.00530" not in raw and "## References" in raw  # the post-cutoff recorded result never used
     print(f"byo_examples repro {first:.1f}s; adding deepscholar_ref {second:.1f}s")

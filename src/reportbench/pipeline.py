@@ -1,67 +1,49 @@
-"""The work of each DVC stage, as plain functions (testable without DVC).
+"""The work of each DVC stage, as plain functions over any benchmark (testable without DVC).
 
-Each `stages/<name>.py` script parses paths from the command line, loads `params.yaml` and calls one
-function here. Outputs are written deterministically (sorted, no wall-clock values) wherever they feed
-later stages, so DVC skips everything downstream of a stage whose output did not change.
+Each `stages/<name>.py` script parses paths from the command line, loads `params.yaml` and calls one function
+here with a benchmark name; the benchmark's `BenchmarkSpec` (reportbench.benchmarks) supplies what differs.
+Outputs are written deterministically (sorted, no wall-clock values) wherever they feed later stages, so DVC
+skips everything downstream of a stage whose output did not change.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from reportbench.config import ConfigError, require
+from reportbench.jsonio import write_json
 
 log = logging.getLogger("reportbench")
 
-JUDGE_TASKS = ("organization", "nugget_assign", "relevance", "support")
+__all__ = [
+    "benchmark_params",
+    "build_release",
+    "cross_stage",
+    "fetch_stage",
+    "judge_config",
+    "run_judge_stage",
+    "run_system",
+    "score_stage",
+    "setup_logging",
+    "system_spec",
+    "write_json",
+]
 
 
 def setup_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Strict, sorted JSON (NaN -> null) so metric files diff cleanly and `dvc metrics` can read them."""
-    from reportbench.metrics.leaderboard import json_safe
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(json_safe(data), indent=2, sort_keys=True, allow_nan=False) + "\n")
-
-
-# ----------------------------------------------------------------------------------------------- release
-def build_release(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
-    """Import or build the configured release and write it in the release format."""
-    from reportbench.release.format import write_release
-
-    kind = require(params, "release.kind")
-    source = require(params, "release.source")
-    max_tasks = params["release"].get("max_tasks")
-    name = require(params, "release.name")
-    if kind == "demo":
-        from reportbench.release.demo import build_demo_release
-
-        release = build_demo_release(source, max_tasks=max_tasks)
-    elif kind == "deepscholar":
-        from reportbench.release.deepscholar_import import fetch_deepscholar, import_deepscholar
-
-        root = Path(source)
-        if str(source).startswith(("http://", "https://")):
-            root = fetch_deepscholar(Path(".reportbench/downloads/deepscholar-bench"))
-        release = import_deepscholar(root, max_tasks=max_tasks, name=name)
-    elif kind == "path":
-        release = read_release(Path(source))
-        if max_tasks is not None:
-            raise ConfigError("params.yaml: release.max_tasks is not supported for release.kind=path")
-    else:
-        raise ConfigError(f"params.yaml: release.kind {kind!r} is not one of demo, deepscholar, path")
-    return write_release(release, out_dir)
+def benchmark_params(params: Mapping[str, Any], benchmark: str) -> dict[str, Any]:
+    """The `benchmarks.<benchmark>` subtree, with an error naming the key when the benchmark is not enabled."""
+    return dict(require(params, f"benchmarks.{benchmark}"))
 
 
 def read_release(release_dir: Path) -> Any:
@@ -70,12 +52,36 @@ def read_release(release_dir: Path) -> Any:
     return _read(release_dir)
 
 
+# ----------------------------------------------------------------------------------------------- release
+def build_release(params: Mapping[str, Any], benchmark: str, out_dir: Path) -> dict[str, Any]:
+    """Import or build the benchmark's configured release and write it in the release format."""
+    from reportbench.benchmarks import get_benchmark
+    from reportbench.release.format import write_release
+
+    cfg = require(params, f"benchmarks.{benchmark}.release")
+    release = get_benchmark(benchmark).build_release(cfg)
+    return write_release(release, out_dir)
+
+
 # ----------------------------------------------------------------------------------------------- systems
-def run_system(params: dict[str, Any], system: str, release_dir: Path, out_dir: Path) -> dict[str, int]:
-    """Produce (or read) one system's reports for every task; one outcome per task."""
+def system_spec(params: Mapping[str, Any], benchmark: str, system: str) -> dict[str, Any]:
+    """A system's entry: `benchmarks.<b>.systems.<S>`, or the shared agent `agents.<S>`."""
+    systems = benchmark_params(params, benchmark).get("systems") or {}
+    if system in systems:
+        return dict(systems[system])
+    agents = params.get("agents") or {}
+    if system in agents:
+        return dict(agents[system])
+    raise ConfigError(f"params.yaml: no system {system!r} in benchmarks.{benchmark}.systems or agents")
+
+
+def run_system(
+    params: Mapping[str, Any], benchmark: str, system: str, release_dir: Path, out_dir: Path
+) -> dict[str, int]:
+    """Produce (or read) one system's reports for every task of the release; one outcome per task."""
     from reportbench.systems import run_system as _run
 
-    spec = require(params, f"systems.{system}")
+    spec = system_spec(params, benchmark, system)
     release = read_release(release_dir)
     # Systems that retrieve from the release's corpus (offline baseline, oracles) get the release path.
     outcomes = _run(system, {**spec, "release_dir": str(release_dir)}, release.tasks, out_dir)
@@ -84,174 +90,248 @@ def run_system(params: dict[str, Any], system: str, release_dir: Path, out_dir: 
         counts[o.status] = counts.get(o.status, 0) + 1
         if o.status != "ok":
             log.warning("%s / %s: %s (%s)", system, o.task_id, o.status, o.reason)
-    log.info("%s: %s", system, counts)
+    log.info("%s/%s: %s", benchmark, system, counts)
     return counts
 
 
-# ------------------------------------------------------------------------------------- citation counts
-def citation_counts(params: dict[str, Any], release_dir: Path, reports_dir: Path, out: Path) -> dict[str, Any]:
-    """Citation counts for Document Importance: S of each report and S* of each exemplar.
+def _run_dirs(runs_dir: Path, systems: list[str]) -> dict[str, Path]:
+    return {s: runs_dir / s for s in systems}
 
-    Offline (the default) reads only the release's frozen counts and the local cache; a missing count is
-    recorded as missing (never 0). Online fetches OpenAlex and caches each answer with its fetch date.
-    """
-    from reportbench.citations import CitationCountStore, lookup_counts, seed_from_release
-    from reportbench.protocols.deepscholar import ReleaseContext, count_lookup_ids
+
+def _systems(params: Mapping[str, Any], benchmark: str) -> list[str]:
+    return list(require(params, f"plan.benchmarks.{benchmark}.systems"))
+
+
+# ------------------------------------------------------------------------------------------------- fetch
+def fetch_stage(params: Mapping[str, Any], benchmark: str, runs_dir: Path, release_dir: Path, out: Path) -> Any:
+    """Fetch (or, offline, look up) every page the benchmark's systems cite: one snapshot table."""
+    from reportbench.fetch.stage import run_fetch_stage
     from reportbench.systems import read_reports
 
-    cfg = require(params, "citations")
-    release = read_release(release_dir)
-    reports = read_reports(reports_dir)
-    ctx = ReleaseContext.from_release(release)
-    wanted = count_lookup_ids(release.tasks, reports, ctx)
-    store = CitationCountStore(Path(cfg.get("cache_path", ".reportbench/cache/openalex.sqlite")))
-    result = lookup_counts(
-        sorted(wanted),
-        wanted,
-        store=store,
-        offline=bool(cfg.get("offline", True)),
-        seed=seed_from_release(release),
-        mailto_env=cfg.get("mailto_env", "OPENALEX_MAILTO"),
-        api_key_env=cfg.get("api_key_env", "OPENALEX_API_KEY"),
-    )
-    rows = []
-    for aid in sorted(result.counts):
-        rec = result.records.get(aid)
-        rows.append(
-            {
-                "arxiv_id": aid,
-                "cited_by_count": result.counts[aid],
-                "status": rec.status if rec else "missing",
-                "via": rec.via if rec else "none",
-                "fetched_at": rec.fetched_at if rec else None,
-            }
-        )
-    schema = {
-        "arxiv_id": pl.String,
-        "cited_by_count": pl.Int64,
-        "status": pl.String,
-        "via": pl.String,
-        "fetched_at": pl.String,
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    pl.DataFrame(rows, schema=schema, orient="row").write_parquet(out, statistics=False)
-    summary = result.summary()
-    log.info("citation counts: %s", summary)
-    return summary
-
-
-def read_citation_counts(path: Path) -> dict[str, int | None]:
-    df = pl.read_parquet(path)
-    return dict(zip(df["arxiv_id"].to_list(), df["cited_by_count"].to_list(), strict=True))
+    reports = {s: read_reports(d) for s, d in _run_dirs(runs_dir, _systems(params, benchmark)).items()}
+    cfg = dict(params.get("fetch") or {})
+    seeds = sorted(Path(release_dir).glob("pages*.jsonl"))
+    bench_seeds = benchmark_params(params, benchmark).get("fetch_seeds") or []
+    seeds += [Path(p) for p in bench_seeds]
+    return run_fetch_stage(reports, cfg, out, seeds)
 
 
 # ------------------------------------------------------------------------------------------------ judges
-def judge_config(params: dict[str, Any], task: str) -> dict[str, Any]:
-    """The judge group with the task's grader role applied (`judge.task_models[task]` overrides model)."""
+def judge_config(params: Mapping[str, Any], task: str, benchmark: str | None = None, member: str | None = None) -> dict:
+    """The `judge` group with the ensemble member's overrides, then the task's grader role
+    (`judge.task_models[task]` overrides the model)."""
     cfg = dict(require(params, "judge"))
+    if benchmark is not None and member is not None:
+        members = (params.get("benchmarks") or {}).get(benchmark, {}).get("judges") or {"main": {}}
+        if member not in members:
+            raise ConfigError(f"params.yaml: benchmarks.{benchmark}.judges has no member {member!r}")
+        overrides = members[member] or {}
+        for key, value in overrides.items():
+            if isinstance(value, Mapping) and isinstance(cfg.get(key), Mapping):
+                cfg[key] = {**cfg[key], **value}
+            else:
+                cfg[key] = value
     role = (cfg.get("task_models") or {}).get(task)
     if role:
         cfg["model"] = role
     return cfg
 
 
-def judge_items(params: dict[str, Any], task: str, release: Any, reports: list[Any]) -> list[Any]:
-    """Every distinct item of one judge task over one system's reports (deduplicated by item id)."""
-    from reportbench.protocols.deepscholar import ReleaseContext, build_items
+def _load_pages(pages_dir: Path | None) -> dict[str, Any] | None:
+    if pages_dir is None:
+        return None
+    path = Path(pages_dir) / "pages.parquet"
+    if not path.is_file():
+        return None
+    from reportbench.fetch.stage import read_snapshots
 
-    ctx = ReleaseContext.from_release(release)
-    ds_params = params.get("deepscholar") or {}
-    items: dict[str, Any] = {}
-    for report in reports:
-        for item in build_items(release.task(report.task_id), report, ctx, ds_params)[task]:
-            items.setdefault(item.item_id, item)
-    return list(items.values())
+    return read_snapshots(path)
 
 
 def run_judge_stage(
-    params: dict[str, Any], task: str, system: str, release_dir: Path, reports_dir: Path, out: Path, usage_out: Path
+    params: Mapping[str, Any],
+    benchmark: str,
+    system: str,
+    member: str,
+    release_dir: Path,
+    run_dir: Path,
+    out_dir: Path,
+    usage_out: Path,
+    pages_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Judge every item of `task` for one system; write judgment records and a usage summary."""
-    from reportbench.judges.factory import make_judge
-    from reportbench.judges.runner import format_usage, run_judgments_sync, usage_summary, write_judgments
-    from reportbench.systems import read_reports
+    """Run every judge step of the benchmark for one (system, member): records, derived tables, usage."""
+    from reportbench.benchmarks import JudgeContext, get_benchmark
+    from reportbench.judges.runner import format_usage, usage_summary, write_judgments
+    from reportbench.systems import read_outcomes, read_reports
 
-    if task not in JUDGE_TASKS:
-        raise ConfigError(f"unknown judge task {task!r}; expected one of {JUDGE_TASKS}")
-    release = read_release(release_dir)
-    reports = read_reports(reports_dir)
-    items = judge_items(params, task, release, reports)
-    cfg = judge_config(params, task)
+    spec = get_benchmark(benchmark)
+    ctx = JudgeContext(
+        benchmark=benchmark,
+        system=system,
+        member=member,
+        params=benchmark_params(params, benchmark),
+        release=read_release(release_dir),
+        reports=read_reports(run_dir),
+        outcomes=read_outcomes(run_dir),
+        pages=_load_pages(pages_dir),
+    )
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    usage_all: dict[str, Any] = {}
+    for step in spec.judge_steps:
+        if step.kind == "compute":
+            if step.compute is None:
+                raise ConfigError(f"{benchmark}: compute step {step.name!r} has no compute function")
+            table = step.compute(ctx)
+            _write_derived(out_dir, step.derived_table or step.name, table, ctx)
+            continue
+        if step.items is None:
+            raise ConfigError(f"{benchmark}: judge step {step.name!r} has no items function")
+        items = list(step.items(ctx))
+        cfg = judge_config(params, step.judge_task, benchmark, member)
+        judgments = _judge(step.judge_task, cfg, items, f"{step.name}@{benchmark}.{system}.{member}", member)
+        write_judgments(out_dir / f"{step.name}.parquet", judgments)
+        ctx.judgments[step.name] = list(judgments)
+        usage = usage_summary(judgments, wall_s=getattr(judgments, "wall_s", None))
+        log.info("%s@%s.%s[%s]: %s", step.name, benchmark, system, member, format_usage(usage))
+        usage.pop("wall_s", None)  # the git-tracked metric keeps only reproducible counts
+        usage.update({"judge": cfg.get("name"), "model": cfg.get("model")})
+        usage_all[step.name] = usage
+        if step.derive is not None:
+            _write_derived(out_dir, step.derived_table or step.name, step.derive(ctx, list(judgments)), ctx)
+    summary = {"benchmark": benchmark, "system": system, "member": member, "steps": usage_all}
+    write_json(usage_out, summary)
+    return summary
+
+
+def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: str) -> Any:
+    from reportbench.judges.factory import make_judge
+    from reportbench.judges.runner import JudgmentRun, run_judgments_sync
+
     judge = make_judge(task, cfg)
     t0 = time.perf_counter()
-    judgments = run_judgments_sync(
-        judge, [(i.item_id, i.typed(), dict(i.input_ids)) for i in items], desc=f"{task}@{system}"
-    )
+    run = run_judgments_sync(judge, [(i.item_id, i.typed(), dict(i.input_ids)) for i in items], desc=desc)
     wall = time.perf_counter() - t0
-    write_judgments(out, judgments)
-    usage = usage_summary(judgments, wall_s=wall)
-    log.info("%s@%s: %s", task, system, format_usage(usage))
-    # The git-tracked metric keeps only reproducible counts (no wall time), so a rerun that changes
-    # nothing leaves it byte-identical and `dvc metrics diff` shows real changes only.
-    usage.pop("wall_s", None)
-    usage.update({"task": task, "system": system, "judge": cfg.get("name"), "model": cfg.get("model")})
-    write_json(usage_out, usage)
-    return usage
+    out = JudgmentRun(j.model_copy(update={"member": member}) for j in run)
+    out.wall_s = wall
+    return out
+
+
+def _write_derived(out_dir: Path, name: str, table: pl.DataFrame, ctx: Any) -> None:
+    path = out_dir / "derived" / f"{name}.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.write_parquet(path, statistics=False)
+    ctx.derived[name] = table
+
+
+# ------------------------------------------------------------------------------------------------- cross
+def cross_stage(
+    params: Mapping[str, Any], benchmark: str, release_dir: Path, runs_dir: Path, out_dir: Path
+) -> dict[str, int]:
+    """A stage that reads every system's outputs (battles, comparisons with a reference system)."""
+    from reportbench.benchmarks import CrossContext, get_benchmark
+    from reportbench.systems import read_outcomes, read_reports
+
+    spec = get_benchmark(benchmark)
+    if spec.cross is None:
+        raise ConfigError(f"benchmarks.{benchmark}.stages.cross is true but {benchmark} defines no cross stage")
+    systems = _systems(params, benchmark)
+    dirs = _run_dirs(Path(runs_dir), systems)
+    ctx = CrossContext(
+        benchmark=benchmark,
+        params=benchmark_params(params, benchmark),
+        release=read_release(release_dir),
+        systems=systems,
+        reports={s: read_reports(d) for s, d in dirs.items()},
+        outcomes={s: read_outcomes(d) for s, d in dirs.items()},
+        judge_params=dict(require(params, "judge")),
+    )
+    tables = spec.cross(ctx)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, table in sorted(tables.items()):
+        table.write_parquet(out_dir / f"{name}.parquet", statistics=False)
+    return {name: t.height for name, t in tables.items()}
 
 
 # ------------------------------------------------------------------------------------------------- score
 def score_stage(
-    params: dict[str, Any],
-    system: str,
+    params: Mapping[str, Any],
+    benchmark: str,
     release_dir: Path,
-    reports_dir: Path,
+    runs_dir: Path,
     judgments_dir: Path,
-    counts_path: Path,
-    per_task_out: Path,
-    out: Path,
-) -> dict[str, Any]:
-    """Turn one system's judgments into the seven metrics: per-task table + system summary JSON."""
-    from reportbench.judges.runner import read_judgments
-    from reportbench.protocols.deepscholar import ReleaseContext, score_system
-    from reportbench.protocols.deepscholar.checks import leakage_summary
-    from reportbench.systems import read_outcomes, read_reports
-    from reportbench.types import strip_arxiv_version
+    scores_dir: Path,
+    metrics_dir: Path,
+    cross_dir: Path | None = None,
+) -> Any:
+    """Every system's metrics (per task and summary) and the benchmark's leaderboard.
 
+    Systems are enumerated from params (`plan.benchmarks.<b>.systems`), never by globbing a folder, so
+    stale outputs of a removed system are never read.
+    """
+    from reportbench.benchmarks import ScoreContext, get_benchmark
+    from reportbench.judges.runner import read_judgments
+    from reportbench.metrics.leaderboard import build_leaderboard, write_leaderboard
+    from reportbench.systems import read_outcomes, read_reports
+
+    spec = get_benchmark(benchmark)
+    bench = benchmark_params(params, benchmark)
+    systems = _systems(params, benchmark)
+    members = list(require(params, f"plan.benchmarks.{benchmark}.members"))
+    dirs = _run_dirs(Path(runs_dir), systems)
+    judgments: dict[str, dict[str, dict[str, list[Any]]]] = {}
+    derived: dict[str, dict[str, dict[str, pl.DataFrame]]] = {}
+    for s in systems:
+        judgments[s], derived[s] = {}, {}
+        for m in members:
+            d = Path(judgments_dir) / s / m
+            judgments[s][m] = {p.stem: read_judgments(p) for p in sorted(d.glob("*.parquet"))}
+            derived[s][m] = {p.stem: pl.read_parquet(p) for p in sorted((d / "derived").glob("*.parquet"))}
+    cross: dict[str, pl.DataFrame] = {}
+    if cross_dir is not None and Path(cross_dir).is_dir() and Path(cross_dir) != Path(release_dir):
+        cross = {p.stem: pl.read_parquet(p) for p in sorted(Path(cross_dir).glob("*.parquet"))}
     release = read_release(release_dir)
-    reports = read_reports(reports_dir)
-    outcomes = read_outcomes(reports_dir)
-    judgments = {
-        task: {j.item_id: j for j in read_judgments(judgments_dir / task / f"{system}.parquet")} for task in JUDGE_TASKS
-    }
-    scores = score_system(
-        system,
-        release.tasks,
-        reports,
-        judgments,
-        ReleaseContext.from_release(release),
-        read_citation_counts(counts_path),
-        params.get("deepscholar") or {},
+    ctx = ScoreContext(
+        benchmark=benchmark,
+        params=bench,
+        release=release,
+        systems=systems,
+        reports={s: read_reports(d) for s, d in dirs.items()},
+        outcomes={s: read_outcomes(d) for s, d in dirs.items()},
+        judgments=judgments,
+        derived=derived,
+        cross=cross,
     )
-    per_task_out.parent.mkdir(parents=True, exist_ok=True)
-    scores.per_task.write_parquet(per_task_out, statistics=False)
+    result = spec.score(ctx)
+    scores_dir, metrics_dir = Path(scores_dir), Path(metrics_dir)
+    scores_dir.mkdir(parents=True, exist_ok=True)
     judge = params.get("judge") or {}
-    summary = dict(scores.summary)
-    summary.update(
-        {
-            "release": params["release"]["name"],
-            "benchmark": params.get("benchmark", "deepscholar"),
-            "judge": {"name": judge.get("name"), "backend": judge.get("backend"), "model": judge.get("model")},
-            "report_outcomes": _count_statuses(outcomes),
-            "failed_judgments": {t: sum(1 for j in js.values() if not j.ok) for t, js in judgments.items()},
-            "leakage": leakage_summary(
-                {t.task_id: t for t in release.tasks},
-                reports,
-                {strip_arxiv_version(d.arxiv_id): d.published_date for d in release.corpus if d.arxiv_id},
-            ),
-        }
+    summaries = {}
+    for sc in result.systems:
+        sc.per_task.write_parquet(scores_dir / f"{sc.system}.parquet", statistics=False)
+        summary = dict(sc.summary)
+        summary.update(
+            {
+                "benchmark": benchmark,
+                "release": release.meta.name,
+                "judge": {"name": judge.get("name"), "backend": judge.get("backend"), "model": judge.get("model")},
+                "members": members,
+                "report_outcomes": _count_statuses(ctx.outcomes[sc.system]),
+            }
+        )
+        summaries[sc.system] = summary
+    write_json(metrics_dir / "systems.json", summaries)
+    if result.extra_metrics:
+        write_json(metrics_dir / "extra.json", result.extra_metrics)
+    frames = [sc.per_task.select(["system", "task_id", "metric", "value"]) for sc in result.systems]
+    lb = build_leaderboard(
+        [summaries[sc.system] for sc in result.systems],
+        pl.concat(frames) if frames else None,
+        metrics=list(spec.metric_names),
+        protocol=benchmark,
     )
-    write_json(out, summary)
-    return summary
+    return write_leaderboard(lb, metrics_dir)
 
 
 def _count_statuses(outcomes: list[Any]) -> dict[str, int]:
@@ -259,30 +339,3 @@ def _count_statuses(outcomes: list[Any]) -> dict[str, int]:
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
     return dict(sorted(counts.items()))
-
-
-# ------------------------------------------------------------------------------------------- leaderboard
-def leaderboard_stage(
-    params: dict[str, Any], release_dir: Path, scores_dir: Path, metrics_dir: Path, out_dir: Path
-) -> Any:
-    """Leaderboard over the configured systems (enumerated from params, never by globbing a folder).
-
-    Summaries are recomputed from the per-task tables this stage declares as its input (not read back
-    from the score stages' metric JSON), so DVC knows every file the leaderboard depends on.
-    """
-    from reportbench.metrics.leaderboard import build_leaderboard, write_leaderboard
-    from reportbench.protocols.deepscholar.items import as_params
-    from reportbench.protocols.deepscholar.metrics import METRIC_NAMES, summarise
-
-    ds_params = as_params(params.get("deepscholar") or {})
-    summaries = []
-    frames = []
-    for system in require(params, "system_names"):
-        per_task = pl.read_parquet(scores_dir / f"{system}.parquet")
-        summary = summarise(system, per_task, ds_params)
-        no_report = per_task.filter(pl.col("reason") == "no_report")["task_id"].n_unique()
-        summary["n_missing_reports"] = no_report
-        summaries.append(summary)
-        frames.append(per_task)
-    lb = build_leaderboard(summaries, pl.concat(frames) if frames else None, metrics=list(METRIC_NAMES))
-    return write_leaderboard(lb, out_dir)

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from reportbench.jsonio import json_safe
 from reportbench.metrics.registry import MetricRegistryError, MetricSpec, get_metric
 from reportbench.metrics.stats import geometric_mean, nan_mean, paired_ttest
 
@@ -253,12 +254,3 @@ def write_leaderboard(lb: Leaderboard, out_dir: str | Path, stem: str = "leaderb
     return paths
 
 
-def json_safe(obj: Any) -> Any:
-    """NaN/inf -> null so the file is strict JSON (DVC and browsers reject NaN literals)."""
-    if isinstance(obj, float):
-        return None if math.isnan(obj) or math.isinf(obj) else obj
-    if isinstance(obj, Mapping):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [json_safe(v) for v in obj]
-    return obj

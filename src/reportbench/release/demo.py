@@ -1,4 +1,4 @@
-"""Build the synthetic demo release from the hand-written sources in `data/demo/`.
+"""Build the synthetic demo release from the hand-written sources in `data/demo/deepscholar/`.
 
 The demo exists so that every stage (systems, judges, metrics, leaderboard) can run end to end, offline, in
 seconds, on data anyone may redistribute. All of it is self-authored and labelled synthetic: invented papers
@@ -31,7 +31,7 @@ from reportbench.release.format import (
 )
 from reportbench.types import ExemplarRef, Nugget, Task
 
-DEFAULT_DEMO_DIR = Path(__file__).resolve().parents[3] / "data" / "demo"
+DEFAULT_DEMO_DIR = Path(__file__).resolve().parents[3] / "data" / "demo" / "deepscholar"
 
 CITE_RE = re.compile(r"\\cite[^{}]*\{([^}]+)\}")
 
@@ -207,7 +207,7 @@ def _load_task(
 
 
 def build_demo_release(demo_dir: str | Path = DEFAULT_DEMO_DIR, max_tasks: int | None = None) -> Release:
-    """Read data/demo (release.yaml, corpus.yaml, tasks/*.yaml + .tex) into a validated-on-write Release."""
+    """Read data/demo/deepscholar (release.yaml, corpus.yaml, tasks/*.yaml + .tex) into a validated-on-write Release."""
     d = Path(demo_dir)
     manifest_path = d / "release.yaml"
     m = _load_yaml(manifest_path)
@@ -260,7 +260,7 @@ def build_demo_release(demo_dir: str | Path = DEFAULT_DEMO_DIR, max_tasks: int |
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m reportbench.release.demo OUT_DIR [--demo-dir data/demo]`: write the demo release."""
+    """`python -m reportbench.release.demo OUT_DIR [--demo-dir data/demo/deepscholar]`: write the demo release."""
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--demo-dir", type=Path, default=DEFAULT_DEMO_DIR)

@@ -185,8 +185,9 @@ def usable_docs(docs: list[Doc], task: Task) -> tuple[list[Doc], list[str]]:
 
 
 def resolve_release_dir(name: str, spec: Mapping[str, Any], out_dir: Path) -> Path:
-    """Where the release lives: `spec.release_dir`, else the DVC layout `data/runs/<rel>/<sys>` ->
-    `data/releases/<rel>` (the `system` stage's `--out`), so config entries need not repeat the release."""
+    """Where the release lives: `spec.release_dir`, else the DVC layout `data/runs/<b>/<rel>/<sys>` ->
+    `data/releases/<b>/<rel>` (the `system` stage's `--out`; also the older `data/runs/<rel>/<sys>`), so config
+    entries need not repeat the release."""
     given = spec.get("release_dir")
     if given:
         path = Path(str(given))
@@ -194,6 +195,10 @@ def resolve_release_dir(name: str, spec: Mapping[str, Any], out_dir: Path) -> Pa
             raise SystemError_(f"systems.{name}.release_dir: {path} is not a release directory")
         return path
     out = Path(out_dir)
+    if out.parent.parent.parent.name == "runs":
+        guess = out.parent.parent.parent.parent / "releases" / out.parent.parent.name / out.parent.name
+        if (guess / "release.json").is_file():
+            return guess
     if out.parent.parent.name == "runs":
         guess = out.parent.parent.parent / "releases" / out.parent.name
         if (guess / "release.json").is_file():

@@ -2,10 +2,12 @@
 
 - `items`: what each judge task must judge for a (task, report): organization, nugget_assign, relevance,
   support. `build_items(task, report, release_ctx, params)` returns all of them.
+- `benchmark`: `BENCHMARK`, the spine's view (release kinds, judge steps, score) — reportbench.benchmarks.
 - `metrics`: the seven metrics per report (`score_report`) and per system (`score_system`), paper
   definitions by default with `mode: code` switches for the authors' shipped code.
 """
 
+from reportbench.protocols.deepscholar.benchmark import BENCHMARK  # noqa: E402  (after metrics: registers them)
 from reportbench.protocols.deepscholar.items import (
     DeepScholarParams,
     ReleaseContext,
@@ -19,6 +21,7 @@ from reportbench.protocols.deepscholar.items import (
 from reportbench.protocols.deepscholar.metrics import METRIC_NAMES, SystemScores, score_report, score_system
 
 __all__ = [
+    "BENCHMARK",
     "METRIC_NAMES",
     "DeepScholarParams",
     "ReleaseContext",

@@ -31,8 +31,8 @@ from typing import Any
 import polars as pl
 from rapidfuzz import fuzz
 
+from reportbench.jsonio import json_safe
 from reportbench.judges.base import Judgment
-from reportbench.metrics.leaderboard import json_safe
 from reportbench.metrics.nuggetizer import nugget_scores
 from reportbench.metrics.registry import MetricResult, MetricSpec, register_metric
 from reportbench.metrics.stats import authors_aggregate, nan_mean

@@ -1,0 +1,131 @@
+"""The DVC stage fan-out, derived from the composed config (the `rb_plan` OmegaConf resolver).
+
+DVC's `foreach` needs flat dictionaries: one entry per benchmark (release, fetch, cross and score stages),
+one per (benchmark, system) run (system stages) and one per (benchmark, system, judge member) (judge
+stages). Hydra cannot build cross products with its built-in resolvers, so `conf/config.yaml` sets
+`plan: ${rb_plan:}` and this module computes it. `dvc exp run` loads the resolver through
+`hydra_plugins/reportbench_resolvers` (DVC puts the repository root on Hydra's plugin path);
+`reportbench compose` registers it directly. The result is written into `params.yaml`, so stages and
+`dvc repro` only ever read plain values.
+
+Names: a run is `<benchmark>.<system>`; a judge stage is `<benchmark>.<system>` when the benchmark has the
+single member `main`, else `<benchmark>.<system>.<member>`. Systems are defined per benchmark
+(`benchmarks.<b>.systems`) or once as `agents` (kinds command/endpoint), which run on every enabled benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+AGENT_KINDS = ("command", "endpoint")
+DEFAULT_MEMBER = "main"
+
+
+class PlanError(ValueError):
+    """The benchmark/system configuration cannot be turned into stages; the message names the key."""
+
+
+def _dirs(benchmark: str, release: str) -> dict[str, str]:
+    return {
+        "release_dir": f"data/releases/{benchmark}/{release}",
+        "runs_dir": f"data/runs/{benchmark}/{release}",
+        "pages_dir": f"data/pages/{benchmark}/{release}",
+        "judgments_dir": f"data/judgments/{benchmark}/{release}",
+        "cross_dir": f"data/cross/{benchmark}/{release}",
+        "scores_dir": f"data/scores/{benchmark}/{release}",
+        "metrics_dir": f"metrics/{benchmark}/{release}",
+    }
+
+
+def build_plan(benchmarks: Mapping[str, Any] | None, agents: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Stage fan-out for the enabled benchmarks (every key of `benchmarks`) and shared agents."""
+    benchmarks = dict(benchmarks or {})
+    agents = dict(agents or {})
+    for name, spec in agents.items():
+        kind = (spec or {}).get("kind")
+        if kind not in AGENT_KINDS:
+            raise PlanError(f"agents.{name}.kind: {kind!r}; an agent must be one of {AGENT_KINDS}")
+    plan: dict[str, Any] = {"benchmark_names": sorted(benchmarks), "benchmarks": {}, "fetch": {}, "cross": {}}
+    runs: dict[str, Any] = {}
+    judges: dict[str, Any] = {}
+    for b in sorted(benchmarks):
+        cfg = benchmarks[b] or {}
+        if "." in b:
+            raise PlanError(f"benchmarks.{b}: a benchmark name may not contain '.'")
+        release = (cfg.get("release") or {}).get("name")
+        if not release:
+            raise PlanError(f"benchmarks.{b}.release.name is missing")
+        dirs = _dirs(b, release)
+        stages = cfg.get("stages") or {}
+        pages, cross = bool(stages.get("fetch", False)), bool(stages.get("cross", False))
+        systems = dict(cfg.get("systems") or {})
+        clash = sorted(set(systems) & set(agents))
+        if clash:
+            raise PlanError(f"benchmarks.{b}.systems and agents both define {clash}; rename one")
+        members = sorted((cfg.get("judges") or {DEFAULT_MEMBER: {}}).keys())
+        names = sorted(systems) + sorted(agents)
+        plan["benchmarks"][b] = {
+            "release": release,
+            "source": (cfg.get("release") or {}).get("source") or dirs["release_dir"],
+            "systems": names,
+            "members": members,
+            # a dependency that always exists when the optional stage is off (DVC accepts a repeated dep)
+            "pages_dep": dirs["pages_dir"] if pages else dirs["release_dir"],
+            "cross_dep": dirs["cross_dir"] if cross else dirs["release_dir"],
+            **dirs,
+        }
+        if pages:
+            plan["fetch"][b] = plan["benchmarks"][b]
+        if cross:
+            plan["cross"][b] = plan["benchmarks"][b]
+        for s in names:
+            if "." in s:
+                raise PlanError(f"benchmarks.{b}.systems.{s}: a system name may not contain '.'")
+            is_agent = s in agents
+            spec = agents[s] if is_agent else systems[s]
+            run = {
+                "benchmark": b,
+                "system": s,
+                "release": release,
+                "params": f"agents.{s}" if is_agent else f"benchmarks.{b}.systems.{s}",
+                "path": (spec or {}).get("path") or "src/reportbench/systems",
+                "run_dir": f"{dirs['runs_dir']}/{s}",
+                **{k: dirs[k] for k in ("release_dir", "runs_dir")},
+            }
+            runs[f"{b}.{s}"] = run
+            for m in members:
+                key = f"{b}.{s}" if members == [DEFAULT_MEMBER] else f"{b}.{s}.{m}"
+                judges[key] = {
+                    "benchmark": b,
+                    "system": s,
+                    "member": m,
+                    "release": release,
+                    "run_dir": run["run_dir"],
+                    "release_dir": dirs["release_dir"],
+                    "pages_dep": plan["benchmarks"][b]["pages_dep"],
+                    "out_dir": f"{dirs['judgments_dir']}/{s}/{m}",
+                    "usage": f"{dirs['metrics_dir']}/usage/{s}.{m}.json",
+                }
+    plan["runs"] = runs
+    plan["judges"] = judges
+    return plan
+
+
+def _resolve_plan(*, _root_: Any) -> Any:
+    from omegaconf import OmegaConf
+
+    def plain(key: str) -> dict[str, Any]:
+        node = _root_.get(key)
+        return OmegaConf.to_container(node, resolve=True) if OmegaConf.is_dict(node) else {}  # type: ignore[return-value]
+
+    # a Container (not a dict), so OmegaConf.resolve() — what DVC calls — can store it in place
+    return OmegaConf.create(build_plan(plain("benchmarks"), plain("agents")))
+
+
+def register_resolvers() -> None:
+    """Register `rb_plan` with OmegaConf (idempotent)."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("rb_plan"):
+        OmegaConf.register_new_resolver("rb_plan", _resolve_plan, use_cache=False)
