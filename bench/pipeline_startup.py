@@ -64,10 +64,19 @@ def top_imports(script: Path, cwd: Path, n: int = 3) -> str:
     return ", ".join(f"{name} {us / 1000:.0f}ms" for us, name in tops[:n])
 
 
-def copy_repo(dest: Path) -> int:
-    """Copy the working tree's tracked and new (not ignored) files; `git init`; copy `.dvc/config`."""
-    listed = _run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], ROOT).stdout
+def copy_repo(dest: Path, rev: str | None = None) -> int:
+    """Copy the working tree's tracked and new (not ignored) files, or the files of commit `rev` (useful
+    while the working tree is mid-edit); `git init`; copy `.dvc/config`."""
     n = 0
+    if rev is not None:
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+        n = len(_run(["git", "ls-tree", "-r", "--name-only", rev], ROOT).stdout.splitlines())
+    listed = (
+        ""
+        if rev is not None
+        else _run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], ROOT).stdout
+    )
     for rel in filter(None, listed.split("\0")):
         src = ROOT / rel
         if not src.is_file():  # deleted in the working tree
@@ -93,7 +102,7 @@ def python_shim(bindir: Path, log: Path) -> None:
         f'"{sys.executable}" "$@"\n'
         "rc=$?\n"
         "e=$(date +%s%N)\n"
-        f"printf '%s %s %s\\n' \"$s\" \"$e\" \"$*\" >> '{log}'\n"
+        f'printf \'%s %s %s\\n\' "$s" "$e" "$*" >> \'{log}\'\n'
         "exit $rc\n"
     )
     shim.chmod(0o755)
@@ -103,16 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="start-up timings: best of N")
     ap.add_argument("--no-repro", action="store_true", help="skip the timed dvc repro runs")
+    ap.add_argument("--rev", help="copy this commit (e.g. HEAD) instead of the working tree")
     ap.add_argument("--keep", action="store_true", help="keep the temp copy (its path is printed)")
     args = ap.parse_args(argv)
 
     tmp = Path(tempfile.mkdtemp(prefix="rb-startup-"))
     work = tmp / "repo"
     work.mkdir()
-    n_files = copy_repo(work)
+    n_files = copy_repo(work, args.rev)
     dvc = shutil.which("dvc") or "dvc"
-    stages = [ln.split()[0] for ln in _run([dvc, "stage", "list"], work).stdout.splitlines() if ln.strip()]
-    print(f"copied {n_files} files to {work}")
+    listing = _run([dvc, "stage", "list"], work)
+    stages = [ln.split()[0] for ln in listing.stdout.splitlines() if ln.strip()]
+    print(f"copied {n_files} files ({args.rev or 'working tree'}) to {work}")
+    if listing.returncode != 0:
+        print(f"dvc stage list failed: {listing.stderr.strip()[-1500:]}", file=sys.stderr)
     print(f"stages in dvc.yaml: {len(stages)}")
 
     bare = _timed([sys.executable, "-c", "pass"], work, args.repeat)
@@ -122,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
 
     runs: dict[str, list[float]] = defaultdict(list)
     wall = noop = None
+    ok = True
     if not args.no_repro:
         log = tmp / "stage_times.log"
         python_shim(tmp / "bin", log)
@@ -129,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         proc = _run([dvc, "repro"], work, env)
         wall = time.perf_counter() - t0
-        if proc.returncode != 0:
+        ok = proc.returncode == 0
+        if not ok:
             print(f"dvc repro failed (rc={proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}", file=sys.stderr)
         t0 = time.perf_counter()
         _run([dvc, "repro"], work, env)
@@ -149,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     if wall is not None and noop is not None:
         in_stages = sum(sum(v) for v in runs.values())
         n_runs = sum(len(v) for v in runs.values())
-        print(f"\ndefault `dvc repro` (cold): {wall:.1f}s wall; {in_stages:.1f}s inside {n_runs} stage commands")
+        state = "" if ok else " (FAILED, see above)"
+        print(f"\ndefault `dvc repro` (cold){state}: {wall:.1f}s wall; {in_stages:.1f}s inside {n_runs} stage commands")
         if n_runs:
             per = (wall - in_stages) / n_runs
             print(f"DVC overhead: {wall - in_stages:.1f}s ({per:.2f}s per stage run)")
