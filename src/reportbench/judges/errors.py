@@ -219,6 +219,8 @@ def fix_for(
     if kind == "auth":
         missing = re.search(r"not set|missing credentials|api_key client option|no api key", reason.lower())
         if missing or not reason:
+            if api_key_env:
+                return f"set {api_key_env} in the environment ({prefix}.api_key_env names it)"
             if env:
                 return f"set {env} in the environment (or name the variable holding the key in {prefix}.api_key_env)"
             return f"set {prefix}.api_key_env to the name of the variable holding the key for {api_base}"
@@ -270,6 +272,15 @@ def mask(
     return text
 
 
+def _tidy(reason: str) -> str:
+    """Drop litellm's repeated class prefixes and the final period:
+    'AuthenticationError: litellm.AuthenticationError: AuthenticationError: OpenAIException - X.'
+    -> 'AuthenticationError: OpenAIException - X'."""
+    reason = re.sub(r"\blitellm\.(\w+): ", "", reason)
+    reason = re.sub(r"\b(\w+): (?:\1: )+", r"\1: ", reason)
+    return reason.strip().rstrip(".")
+
+
 def fatal_error(
     kind: str,
     *,
@@ -285,7 +296,7 @@ def fatal_error(
     prefix = f"systems.{name}" if system else "judge"
     fix = fix_for(kind, model=model, api_key_env=api_key_env, api_base=api_base, reason=reason, prefix=prefix)
     names = key_env_names(model, api_key_env, api_base) if kind in ("auth", "quota") else []
-    detail = mask(reason, api_key_env=api_key_env, names=names)[:300]
+    detail = _tidy(mask(reason, api_key_env=api_key_env, names=names))[:300]
     fix = mask(fix, api_key_env=api_key_env, names=names, patterns=False)
     if system:
         return FatalSystemError(system=name or "?", model=model, kind=kind, fix=fix, detail=detail, count=count)
