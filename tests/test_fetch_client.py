@@ -243,8 +243,8 @@ def test_unsupported_type_is_not_downloaded(server: Server) -> None:
 
 def test_empty_body_and_empty_text(server: Server) -> None:
     server.routes["/empty"] = lambda h: (200, {"Content-Type": "text/html"}, b"")
-    server.routes["/blank"] = lambda h: (200, {"Content-Type": "text/html"},
-                                         b"<html><head><title>T</title><script>x()</script></head><body> </body></html>")
+    blank_html = b"<html><head><title>T</title><script>x()</script></head><body> </body></html>"
+    server.routes["/blank"] = lambda h: (200, {"Content-Type": "text/html"}, blank_html)
     assert snap(fetcher(), server.url("/empty")).error_class == "empty"
     blank = snap(fetcher(), server.url("/blank"))
     assert blank.error_class == "empty" and blank.title == "T"
