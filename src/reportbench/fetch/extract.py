@@ -85,13 +85,24 @@ def decode_text(body: bytes, content_type: str | None) -> str:
     return str(best) if best is not None else body.decode("utf-8", errors="replace")
 
 
-def html_title(html: str | bytes) -> str | None:
-    """<title>, else og:title, else the first <h1>."""
+def _parse_html(html: str):  # noqa: ANN202 - lxml element or None
+    """lxml tree, tolerating an XML encoding declaration in an already-decoded string."""
     import lxml.html
 
-    try:
-        doc = lxml.html.fromstring(html)
-    except (ValueError, TypeError, lxml.etree.ParserError):
+    for doc in (html, html.encode("utf-8")):
+        try:
+            return lxml.html.fromstring(doc)
+        except ValueError:
+            continue  # "Unicode strings with encoding declaration are not supported": retry as bytes
+        except (TypeError, lxml.etree.ParserError):
+            return None
+    return None
+
+
+def html_title(html: str) -> str | None:
+    """<title>, else og:title, else the first <h1>."""
+    doc = _parse_html(html)
+    if doc is None:
         return None
     for xp in ("//title", "//meta[@property='og:title']/@content", "//h1"):
         found = doc.xpath(xp)
@@ -132,11 +143,8 @@ def extract_html(body: bytes, content_type: str | None) -> Extracted:
 
 
 def _lxml_text(html: str) -> str:
-    import lxml.html
-
-    try:
-        doc = lxml.html.fromstring(html)
-    except (ValueError, TypeError, lxml.etree.ParserError):
+    doc = _parse_html(html)
+    if doc is None:
         return ""
     for bad in doc.xpath("//script|//style|//noscript|//template|//head|//nav|//footer|//aside"):
         bad.drop_tree()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ DEFAULT_FETCH_CONFIG: dict[str, Any] = {
     "max_bytes": 10 * 1024 * 1024,
     "max_redirects": 5,
     "per_host_interval_s": 1.0,
+    "workers": 4,  # pages fetched in parallel (different hosts; each host is still paced)
     "user_agent": None,  # None: 'reportbench/<version> (page fetch for citation checking[; mailto:...])'
     "cache_path": ".reportbench/cache/pages.sqlite",
 }
@@ -59,9 +61,11 @@ def validate_fetch_config(cfg: Mapping[str, Any] | None) -> dict[str, Any]:
     for k in ("timeout_s", "connect_timeout_s", "backoff_s", "per_host_interval_s"):
         if not isinstance(out[k], int | float) or out[k] < 0:
             raise ValueError(f"fetch.{k} must be a non-negative number, got {out[k]!r}")
-    for k in ("retries", "max_bytes", "max_redirects"):
+    for k in ("retries", "max_bytes", "max_redirects", "workers"):
         if not isinstance(out[k], int) or isinstance(out[k], bool) or out[k] < 0:
             raise ValueError(f"fetch.{k} must be a non-negative integer, got {out[k]!r}")
+    if out["workers"] < 1:
+        raise ValueError("fetch.workers must be at least 1")
     if out["backend"] == "reader" and not str(out["reader_base_url"] or "").startswith(("http://", "https://")):
         raise ValueError("fetch.reader_base_url must be an http(s) URL for backend: reader")
     return out
@@ -112,16 +116,36 @@ def fetch_pages(
         if fetcher is None and mode != "offline":
             fetcher = make_fetcher(cfg)
         backend_id = fetcher.backend_id if fetcher is not None else make_fetcher(cfg).backend_id
-        for ref in refs:
-            snap = _one(ref, mode, seeds, cache, fetcher, backend_id, origin)
-            out.append(_with_refs(snap, ref))
+        todo: list[int] = []
+        slots: list[PageSnapshot | None] = []
+        for i, ref in enumerate(refs):
+            snap = _local(ref, mode, seeds, cache, fetcher, backend_id, origin)
+            slots.append(snap)
+            if snap is None:
+                todo.append(i)
+        if todo:
+            assert fetcher is not None
+            live = fetcher
+
+            def work(i: int) -> PageSnapshot:
+                return _fetch_one(refs[i], live, cache, backend_id)
+
+            if cfg["workers"] > 1 and len(todo) > 1:
+                with ThreadPoolExecutor(max_workers=cfg["workers"]) as pool:
+                    fetched = list(pool.map(work, todo))
+            else:
+                fetched = [work(i) for i in todo]
+            for i, snap in zip(todo, fetched, strict=True):
+                slots[i] = snap
+            origin["fetched"] += len(todo)
+        out = [_with_refs(snap, ref) for snap, ref in zip(slots, refs, strict=True) if snap is not None]
     finally:
         if own_cache:
             cache.close()
     return out, origin
 
 
-def _one(
+def _local(
     ref: UrlRef,
     mode: str,
     seeds: dict[str, PageSnapshot],
@@ -129,7 +153,8 @@ def _one(
     fetcher: Fetcher | None,
     backend_id: str,
     origin: Counter[str],
-) -> PageSnapshot:
+) -> PageSnapshot | None:
+    """The snapshot without the network (seed, static refusal, cache, not_fetched), or None: fetch it."""
     if ref.url in seeds:
         origin["seed"] += 1
         return PageSnapshot(**{**seeds[ref.url].__dict__})
@@ -148,15 +173,18 @@ def _one(
             url=ref.url, error_class="not_fetched", error="offline mode and not in the page cache or seeds",
             fetcher=f"offline/{backend_id}",
         )
-    fetch_url = ref.raw_urls[0] if ref.raw_urls else ref.url
+    return None
+
+
+def _fetch_one(ref: UrlRef, fetcher: Fetcher, cache: PageCache, backend_id: str) -> PageSnapshot:
+    """Fetch the normalised URL (what the cache key names), extract, store in the cache."""
     try:
-        raw = fetcher.fetch(fetch_url)
+        raw = fetcher.fetch(ref.url)
         snap = snapshot_from_raw(raw, fetcher.fetcher_id, url_key=ref.url)
     except Exception as e:  # noqa: BLE001 - one bad page must never sink the stage; record why
         log.exception("fetch of %s crashed", ref.url)
         snap = PageSnapshot(url=ref.url, error_class="connection", error=f"internal error: {type(e).__name__}: {e}",
                             fetcher=fetcher.fetcher_id)
-    origin["fetched"] += 1
     cache.put(backend_id, snap)
     return snap
 
