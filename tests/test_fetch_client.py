@@ -420,3 +420,76 @@ def test_reader_without_key_sends_no_authorization(server: Server) -> None:
     f = fetcher(backend="reader", reader_base_url=server.url("/reader/"), api_key_env="TEST_READER_KEY", env={})
     assert snap(f, "https://example.org/").text == "no header format here"
     assert server.log[0]["auth"] == ""
+
+
+# --- TLS: connect to the pinned IP, verify the certificate for the original name ---------------------------------
+
+
+def _self_signed(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A throwaway self-signed certificate for `name` (test data generated on the fly)."""
+    pytest.importorskip("cryptography")
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[Server, Path, list[str]]]:
+    """HTTPS on 127.0.0.1 with a certificate for `secure.example`; records the SNI each handshake sent."""
+    import ssl
+
+    cert, key = _self_signed(tmp_path, "secure.example")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    snis: list[str] = []
+    ctx.sni_callback = lambda sock, name, c: snis.append(str(name))  # type: ignore[assignment]
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+    port = httpd.server_address[1]
+    state = Server(base=f"https://127.0.0.1:{port}", port=port, routes={})
+    httpd.state = state  # type: ignore[attr-defined]
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield state, cert, snis
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_https_pinned_ip_keeps_sni_and_certificate_check(tls_server: tuple[Server, Path, list[str]]) -> None:
+    server, cert, snis = tls_server
+    server.routes["/s"] = lambda h: (200, {"Content-Type": "text/plain"}, b"secure text")
+
+    def pool(target: Target, c: float, r: float):  # noqa: ANN202
+        return make_pool(target, c, r, ca_certs=str(cert))
+
+    f = fetcher(resolver=lambda h, p: ["127.0.0.1"], allow_hosts={"secure.example", "wrong.example"},
+                pool_factory=pool)
+    ok = snap(f, f"https://secure.example:{server.port}/s")
+    assert ok.ok and ok.text == "secure text"
+    assert snis == ["secure.example"] and server.log[0]["host"] == f"secure.example:{server.port}"
+    # same IP, other name: the certificate does not match, so nothing is read
+    bad = snap(f, f"https://wrong.example:{server.port}/s")
+    assert bad.error_class == "connection" and len(server.log) == 1

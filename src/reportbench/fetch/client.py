@@ -104,8 +104,13 @@ def _retry_after(value: str | None) -> float | None:
         return None  # HTTP-date form: fall back to our own backoff
 
 
-def make_pool(target: Target, connect_timeout_s: float, read_timeout_s: float) -> urllib3.HTTPConnectionPool:
-    """A single-use pool that connects to the checked IP, with TLS SNI + cert checks for the host name."""
+def make_pool(
+    target: Target, connect_timeout_s: float, read_timeout_s: float, *, ca_certs: str | None = None
+) -> urllib3.HTTPConnectionPool:
+    """A single-use pool that connects to the checked IP, with TLS SNI + cert checks for the host name.
+
+    `ca_certs` defaults to certifi's bundle (tests pass their own self-signed CA).
+    """
     timeout = Timeout(connect=connect_timeout_s, read=read_timeout_s)
     if target.is_https:
         return urllib3.HTTPSConnectionPool(
@@ -115,7 +120,7 @@ def make_pool(target: Target, connect_timeout_s: float, read_timeout_s: float) -
             timeout=timeout,
             retries=False,
             cert_reqs="CERT_REQUIRED",
-            ca_certs=certifi.where(),
+            ca_certs=ca_certs or certifi.where(),
             server_hostname=target.host,
             assert_hostname=target.host,
         )
