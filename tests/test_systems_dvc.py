@@ -1,6 +1,6 @@
 """Systems as DVC stages, offline: `dvc repro` with `agents=byo_examples` (a command and an endpoint
-system against the loopback stub, defined once as agents) puts both on the leaderboard; then adding DeepScholar-ref (stub LLM +
-recorded arXiv responses over loopback HTTP) reruns only that system's stages and the leaderboard.
+system against the loopback stub, defined once as agents) puts both on the leaderboard; then adding
+DeepScholar-ref (stub LLM + recorded arXiv responses over loopback HTTP) reruns only its stages and the score.
 
 Runs in a copy of the working tree (uncommitted files included; .venv, .git and caches left out) with
 `git init`, so it never touches the repository. 23 stages: about 45 s idle, 90-100 s on a busy 2-CPU box.

@@ -87,15 +87,22 @@ class Report(Record):
 
 
 class Task(Record):
-    """One benchmark task: what the system is asked, and what it is compared against."""
+    """One benchmark task: what the system is asked, and what it is compared against.
+
+    `abstract`, `published_date` and `exemplar` are DeepScholar's (the other benchmarks have none or only a
+    date); the DeepScholar importer and the release validator still require them for DeepScholar releases.
+    Domains, categories and subjects go in `categories`.
+    """
 
     task_id: str = Field(description="stable id; for DeepScholar-bench the paper's versioned arXiv id")
     title: str
-    abstract: str
-    published_date: str = Field(description="ISO 8601; systems must not use sources published after it")
+    abstract: str | None = None
+    published_date: str | None = Field(
+        default=None, description="ISO 8601; systems must not use sources published after it"
+    )
     categories: list[str] = Field(default_factory=list)
     task_prompt: str = Field(description="the exact prompt given to systems")
-    exemplar: str = Field(description="the human-written related-work section (clean LaTeX)")
+    exemplar: str | None = Field(default=None, description="the human-written reference answer (DeepScholar: LaTeX)")
     exemplar_raw: str | None = None
 
 
@@ -127,3 +134,20 @@ class Nugget(Record):
     text: str
     importance: NuggetImportance
     self_assignment: NuggetAssignment | None = None
+
+
+class RubricItem(Record):
+    """One rubric/checklist item: ResearcherBench's weighted binary items, ResearchQA's graded items, LRB's
+    checklists, DEER's hierarchical C/Q factors. The key is (task_id, item_id); aggregation is the protocol's.
+
+    `task_id` "*" marks an item shared by every task (DEER's factors, LRB's presentation criteria p1..p10).
+    """
+
+    task_id: str = Field(description="the task it belongs to, or '*' for items every task shares")
+    item_id: str = Field(description="id used in prompts and parsers: 'q3', 'C1-1', '7'")
+    index: int = Field(description="order within the task (LRB: numeric checklist order, q2 before q10)")
+    text: str
+    weight: float = 1.0
+    kind: str | None = Field(default=None, description="LRB coverage|presentation; DEER C|Q; ResearchQA types")
+    group: list[str] = Field(default_factory=list, description="hierarchy path, e.g. DEER dimension/sub/element")
+    meta: str | None = Field(default=None, description="JSON with anything else (citation metadata, ...)")

@@ -93,6 +93,9 @@ def build_leaderboard(
                 "geomean": geometric_mean(means.values()),
                 "metrics": means,
                 "n_defined": {m: ms.get(m, {}).get("n_defined", 0) for m in names},
+                # judge failures (NaN, excluded) and protocol-undefined values, kept apart per metric
+                "n_failed": {m: int(ms.get(m, {}).get("n_failed", 0)) for m in names},
+                "n_undefined": {m: int(ms.get(m, {}).get("n_undefined", 0)) for m in names},
                 "authors_aggregate": {m: ms.get(m, {}).get("authors_aggregate", math.nan) for m in names},
                 "n_tasks": int(s.get("n_tasks", 0)),
                 "n_missing_reports": int(s.get("n_missing_reports", 0)),
@@ -152,11 +155,16 @@ def to_markdown(lb: Leaderboard) -> str:
             cell = _fmt(r["metrics"][m])
             if r["n_defined"][m] < r["n_tasks"]:
                 cell += f" ({r['n_defined'][m]}/{r['n_tasks']})"
+            if r.get("n_failed", {}).get(m):
+                cell += f" [{r['n_failed'][m]} failed]"
             cells.append(cell)
         cells += [_fmt(r["geomean"]), str(r["n_tasks"]), str(r["n_failed_items"])]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("Means are over tasks with a defined value; (k/n) = defined/total when some are undefined.")
+    lines.append(
+        "Means are over tasks with a defined value; (k/n) = defined/total when some are undefined; "
+        "[f failed] = tasks whose judgments failed (NaN, excluded, never 0)."
+    )
     if lb.pairwise:
         lines += ["", "Paired t-tests (A − B, over tasks both define):", ""]
         lines.append("| metric | A | B | mean diff | t | p | n | note |")

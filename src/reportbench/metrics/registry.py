@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-Aggregation = Literal["mean"]
+Aggregation = Literal["mean", "group_mean", "count_mean", "win_rate", "rating"]
+"""How per-task values become a system value (reportbench.metrics.aggregate):
+
+- `mean`: macro mean over tasks of the defined values.
+- `group_mean`: mean over groups (a task field, `group_by`) of each group's mean (DEER's 13 domains).
+- `count_mean`: mean of per-task counts, usually lower-is-better (LRB's citation errors); unit "count".
+- `win_rate`: W / (W + L) over decisive games; NaN when there is none.
+- `rating`: computed across systems by a cross/rank stage (Bradley–Terry); the leaderboard only reads it.
+"""
+MissingReport = Literal["undefined", "zero"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,10 @@ class MetricSpec:
     value_range: tuple[float, float] | None = (0.0, 1.0)
     short: str | None = None
     compute: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    # What a task scores when the SYSTEM left something out (no report, no citation): the protocol decides
+    # ("zero" for most published protocols). A JUDGE failure is always NaN, excluded and counted as failed.
+    missing_report: MissingReport = "undefined"
+    group_by: str | None = None  # for group_mean: the per-task column that names the group
 
     @property
     def key(self) -> str:

@@ -36,9 +36,15 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import Field, ValidationError
 
-from reportbench.types import ExemplarRef, Nugget, Record, Task, strip_arxiv_version
+from reportbench.types import ExemplarRef, Nugget, Record, RubricItem, Task, strip_arxiv_version
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# v1 (DeepScholar only): every Task text field required, the six built-in tables. v2: optional Task fields
+# (abstract, published_date, exemplar), registered extra tables. v1 releases read unchanged (a v1 table set
+# is a valid v2 one); anything newer is rejected with a message naming the file and the version.
+READABLE_SCHEMA_VERSIONS = (1, 2)
+# Task fields a benchmark's releases must fill (the importers check them too); keyed by manifest benchmark.
+REQUIRED_TASK_FIELDS: dict[str, tuple[str, ...]] = {"deepscholar": ("abstract", "published_date", "exemplar")}
 MANIFEST_FILE = "release.json"
 CARD_FILE = "CARD.md"
 PARQUET_COMPRESSION: Literal["zstd"] = "zstd"
@@ -156,6 +162,58 @@ TABLES: tuple[TableSpec, ...] = (
 TABLE_BY_NAME = {t.name: t for t in TABLES}
 
 
+@dataclass(frozen=True)
+class ExtraTable:
+    """A table a benchmark adds to its releases (rubric items, guidance, checklists) without editing this module.
+
+    `order` gives each row's sort key (after the task order, when rows have a task_id), so the bytes are a
+    function of the content; `check` adds cross-table problems as "<file>: row N field 'f' <problem>".
+    """
+
+    spec: TableSpec
+    order: Callable[[Any], Any]
+    check: Callable[[Release, Sequence[Record], str, list[str]], None] | None = None
+    licence_restricted: bool = False  # e.g. DEER's guidance: the card never quotes it
+
+
+EXTRA_TABLES: dict[str, ExtraTable] = {}
+
+
+def register_table(
+    spec: TableSpec,
+    order: Callable[[Any], Any],
+    check: Callable[[Release, Sequence[Record], str, list[str]], None] | None = None,
+    *,
+    licence_restricted: bool = False,
+    replace: bool = False,
+) -> ExtraTable:
+    """Register an extra release table (idempotent for the same spec)."""
+    if spec.name in TABLE_BY_NAME:
+        raise ValueError(f"table {spec.name!r} is a built-in release table")
+    old = EXTRA_TABLES.get(spec.name)
+    if old is not None and old.spec != spec and not replace:
+        raise ValueError(f"release table {spec.name!r} is already registered with another schema")
+    entry = ExtraTable(spec, order, check, licence_restricted)
+    EXTRA_TABLES[spec.name] = entry
+    return entry
+
+
+def _check_rubric(release: Release, rows: Sequence[Record], path: str, errors: list[str]) -> None:
+    task_ids = {t.task_id for t in release.tasks} | {"*"}
+    for i, r in enumerate(rows):
+        if r.task_id not in task_ids:  # type: ignore[attr-defined]
+            errors.append(_fmt(path, i, "task_id", f"{r.task_id!r} is not a task of this release"))  # type: ignore[attr-defined]
+        if not r.weight == r.weight or r.weight < 0:  # type: ignore[attr-defined]
+            errors.append(_fmt(path, i, "weight", f"{r.weight!r} is not a non-negative number"))  # type: ignore[attr-defined]
+
+
+RUBRIC_ITEMS = register_table(
+    TableSpec("rubric_items", RubricItem, ("task_id", "item_id")),
+    order=lambda r: (r.index, r.item_id),
+    check=_check_rubric,
+)
+
+
 # --------------------------------------------------------------------------------------------- release
 
 
@@ -183,6 +241,7 @@ class Release:
     nugget_rows: list[Nugget] = field(default_factory=list)
     corpus: list[CorpusDoc] = field(default_factory=list)
     citation_counts: list[CitationCount] = field(default_factory=list)
+    extra: dict[str, list[Record]] = field(default_factory=dict)  # registered extra tables (EXTRA_TABLES)
 
     # -- indexes
     @cached_property
@@ -262,6 +321,15 @@ class Release:
 
     def citation_count(self, arxiv_id: str) -> CitationCount | None:
         return self._counts_by_arxiv.get(strip_arxiv_version(arxiv_id))
+
+    def table(self, name: str) -> list[Record]:
+        """Rows of a registered extra table ([] when the release does not carry it)."""
+        return list(self.extra.get(name, []))
+
+    def rubric(self, task_id: str) -> list[RubricItem]:
+        """The task's rubric items in order, followed by the items every task shares (task_id '*')."""
+        rows = [r for r in self.extra.get("rubric_items", []) if r.task_id in (task_id, "*")]  # type: ignore[attr-defined]
+        return sorted(rows, key=lambda r: (r.task_id == "*", r.index, r.item_id))  # type: ignore[attr-defined, return-value]
 
 
 def _group(
@@ -349,6 +417,24 @@ def validate_release(release: Release, where: str | Path = "<release>") -> None:
         if wrong:  # the checks below assume the right record type
             raise ReleaseError(errors + wrong)
         _check_rows(spec, p[name], _sorted_rows(release, name, rows), errors)
+    for name, rows in sorted(release.extra.items()):
+        entry = EXTRA_TABLES.get(name)
+        path = f"{base}/{name}.parquet"
+        if entry is None:
+            errors.append(f"{path}: table {name!r} is not registered (is its benchmark's protocol installed?)")
+            continue
+        wrong = [i for i, r in enumerate(rows) if not isinstance(r, entry.spec.model)]
+        if wrong:
+            raise ReleaseError(errors + [_fmt(path, wrong[0], None, f"is not a {entry.spec.model.__name__}")])
+        ordered = _sorted_extra(release, entry, rows)
+        _check_rows(entry.spec, path, ordered, errors)
+        if entry.check is not None:
+            entry.check(release, ordered, path, errors)
+    for f in REQUIRED_TASK_FIELDS.get(release.meta.benchmark, ()):
+        for i, t in enumerate(release.tasks):
+            v = getattr(t, f)
+            if not isinstance(v, str) or not v.strip():
+                errors.append(_fmt(p["tasks"], i, f, f"is empty (required for {release.meta.benchmark} releases)"))
     if not release.tasks:
         errors.append(f"{p['tasks']}: the release has no tasks")
     _check_links(release, p, errors)
@@ -415,6 +501,16 @@ def _sorted_rows(release: Release, name: str, rows: Sequence[Record]) -> list[Re
     raise KeyError(name)
 
 
+def _sorted_extra(release: Release, entry: ExtraTable, rows: Sequence[Record]) -> list[Record]:
+    rank = {t.task_id: i for i, t in enumerate(release.tasks)}
+
+    def key(r: Any) -> tuple[Any, ...]:
+        tid = getattr(r, "task_id", None)
+        return (rank.get(tid, len(rank)) if tid is not None else -1, tid or "", entry.order(r))
+
+    return sorted(rows, key=key)
+
+
 def _frame(spec: TableSpec, rows: Sequence[Record]) -> pl.DataFrame:
     cols = list(spec.schema)
     dumped = [r.model_dump() for r in rows]
@@ -462,6 +558,14 @@ def write_release(release: Release, out_dir: str | Path) -> dict[str, Any]:
             statistics=True,
         )
         table_info[spec.name] = {"file": spec.file, "rows": len(rows), "sha256": _sha256(path)}
+    for name in sorted(release.extra):
+        entry = EXTRA_TABLES[name]
+        rows = _sorted_extra(release, entry, release.extra[name])
+        path = out / entry.spec.file
+        _frame(entry.spec, rows).write_parquet(
+            path, compression=PARQUET_COMPRESSION, compression_level=PARQUET_COMPRESSION_LEVEL, statistics=True
+        )
+        table_info[name] = {"file": entry.spec.file, "rows": len(rows), "sha256": _sha256(path)}
     manifest = build_manifest(release, table_info)
     (out / MANIFEST_FILE).write_text(_dump_json(manifest), encoding="utf-8")
     (out / CARD_FILE).write_text(render_card(release, manifest), encoding="utf-8")
@@ -518,6 +622,7 @@ def render_card(release: Release, manifest: dict[str, Any]) -> str:
         "| table | rows |",
         "|---|---|",
         *[f"| `{spec.file}` | {counts[spec.name]} |" for spec in TABLES],
+        *[f"| `{EXTRA_TABLES[n].spec.file}` | {counts[n]} |" for n in sorted(release.extra)],
         "",
         f"- exemplar references per task: {counts['exemplar_refs'] / n_tasks:.2f} "
         f"({arxiv_refs} of {counts['exemplar_refs']} on arXiv)",
@@ -584,14 +689,15 @@ def read_release(release_dir: str | Path, verify_hashes: bool = True) -> Release
             errors.append(_fmt(str(mpath), None, key, "is missing"))
     if errors:
         raise ReleaseError(errors)
-    if manifest["schema_version"] != SCHEMA_VERSION:
+    if manifest["schema_version"] not in READABLE_SCHEMA_VERSIONS:
         raise ReleaseError(
             [
                 _fmt(
                     str(mpath),
                     None,
                     "schema_version",
-                    f"is {manifest['schema_version']}, expected {SCHEMA_VERSION}",
+                    f"is {manifest['schema_version']}; this reportbench reads {list(READABLE_SCHEMA_VERSIONS)} "
+                    "(upgrade reportbench, or rebuild the release with this version)",
                 )
             ]
         )
@@ -610,6 +716,24 @@ def read_release(release_dir: str | Path, verify_hashes: bool = True) -> Release
                 f"{shown}: sha256 differs from {MANIFEST_FILE} (file changed after the release was written)"
             )
         data[spec.name] = _read_table(spec, path, shown, errors)
+    extra: dict[str, list[Record]] = {}
+    builtin = {t.name for t in TABLES}
+    for name in sorted(set(manifest["tables"]) - builtin):
+        entry = EXTRA_TABLES.get(name)
+        path = d / f"{name}.parquet"
+        if entry is None:
+            errors.append(
+                f"{path}: table {name!r} is not registered (is its benchmark's protocol installed?); "
+                f"registered: {sorted(EXTRA_TABLES)}"
+            )
+            continue
+        info = manifest["tables"][name]
+        if not path.is_file():
+            errors.append(f"{path}: not found (listed in {MANIFEST_FILE})")
+            continue
+        if verify_hashes and info.get("sha256") != _sha256(path):
+            errors.append(f"{path}: sha256 differs from {MANIFEST_FILE} (file changed after the release was written)")
+        extra[name] = _read_table(entry.spec, path, str(path), errors)
     if errors:
         raise ReleaseError(errors)
     m = manifest
@@ -629,6 +753,7 @@ def read_release(release_dir: str | Path, verify_hashes: bool = True) -> Release
         nugget_rows=data["nuggets"],  # type: ignore[arg-type]
         corpus=data["corpus"],  # type: ignore[arg-type]
         citation_counts=data["citation_counts"],  # type: ignore[arg-type]
+        extra=extra,
     )
     validate_release(release, d)
     _check_important_table(release, data["important_refs"], d, errors)  # type: ignore[arg-type]

@@ -651,6 +651,8 @@ def summarise(system: str, per_task: pl.DataFrame, params: DeepScholarParams | N
             "mean": mr.mean,
             "n_defined": mr.n_defined,
             "n_undefined": mr.n_undefined,
+            # tasks whose value is NaN because a judgment failed (a subset of n_undefined): shown apart
+            "n_failed": int(sub.filter(pl.col("reason") == "judgment_failed")["task_id"].n_unique()),
             "n_items": int(sub["n_items"].sum()),
             "n_failed_items": int(sub["n_failed"].sum()),
             "authors_aggregate": authors_aggregate(vals.values()),

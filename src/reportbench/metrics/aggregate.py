@@ -1,0 +1,129 @@
+"""Per-task metric rows -> a system summary, keeping "the judge failed" apart from "nothing to score".
+
+Every per-task row carries a `status`:
+
+- `ok`: a defined value.
+- `failed`: a judgment it needs failed after retries or did not parse. NaN, excluded from the mean, counted
+  in `n_failed` and shown — never 0.
+- `undefined`: the protocol leaves the value undefined (e.g. a win rate with no decisive game). NaN, excluded,
+  counted in `n_undefined`.
+- `no_report` / `nothing_to_score`: the system itself left something out. The metric's `missing_report`
+  decides: "zero" scores it 0 (and counts it in `n_zero_missing`), "undefined" makes it NaN (counted in
+  `n_undefined`).
+
+New benchmarks build their summaries with `summarise_rows`, so the leaderboard shows both counts for every
+metric of every benchmark.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from reportbench.metrics.registry import MetricSpec
+from reportbench.metrics.stats import nan_mean
+
+ROW_SCHEMA: dict[str, Any] = {
+    "system": pl.String,
+    "task_id": pl.String,
+    "metric": pl.String,
+    "value": pl.Float64,
+    "status": pl.String,
+    "reason": pl.String,
+    "group": pl.String,
+    "n_items": pl.Int64,
+    "n_failed": pl.Int64,
+}
+STATUSES = ("ok", "failed", "undefined", "no_report", "nothing_to_score")
+
+
+def metric_row(
+    system: str,
+    task_id: str,
+    metric: str,
+    value: float,
+    status: str = "ok",
+    reason: str | None = None,
+    group: str | None = None,
+    n_items: int = 0,
+    n_failed: int = 0,
+) -> dict[str, Any]:
+    if status not in STATUSES:
+        raise ValueError(f"status {status!r} is not one of {STATUSES}")
+    if status == "ok" and (value is None or math.isnan(value)):
+        raise ValueError(f"{system}/{task_id}/{metric}: status ok needs a defined value")
+    return {
+        "system": system,
+        "task_id": task_id,
+        "metric": metric,
+        "value": float("nan") if value is None else float(value),
+        "status": status,
+        "reason": reason,
+        "group": group,
+        "n_items": int(n_items),
+        "n_failed": int(n_failed),
+    }
+
+
+def rows_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
+    return pl.DataFrame(list(rows), schema=ROW_SCHEMA, orient="row").sort(["system", "task_id", "metric"])
+
+
+def apply_missing_policy(per_task: pl.DataFrame, specs: Mapping[str, MetricSpec]) -> pl.DataFrame:
+    """Set `value` for rows the system left out, by each metric's `missing_report` ("zero" -> 0.0)."""
+    zero = [m for m, s in specs.items() if s.missing_report == "zero"]
+    missing = pl.col("status").is_in(["no_report", "nothing_to_score"])
+    return per_task.with_columns(
+        pl.when(missing & pl.col("metric").is_in(zero)).then(0.0).otherwise(pl.col("value")).alias("value")
+    )
+
+
+def summarise_metric(per_task: pl.DataFrame, spec: MetricSpec) -> dict[str, Any]:
+    """One metric of one system: the aggregate with its counts (failed and undefined kept apart)."""
+    sub = per_task.filter(pl.col("metric") == spec.name)
+    status = sub["status"].to_list()
+    values = sub["value"].to_list()
+    out: dict[str, Any] = {
+        "n_tasks": sub["task_id"].n_unique(),
+        "n_failed": status.count("failed"),
+        "n_undefined": status.count("undefined")
+        + (0 if spec.missing_report == "zero" else status.count("no_report") + status.count("nothing_to_score")),
+        "n_zero_missing": (status.count("no_report") + status.count("nothing_to_score"))
+        if spec.missing_report == "zero"
+        else 0,
+        "n_items": int(sub["n_items"].sum()) if sub.height else 0,
+        "n_failed_items": int(sub["n_failed"].sum()) if sub.height else 0,
+        "higher_is_better": spec.higher_is_better,
+        "aggregation": spec.aggregation,
+        "unit": spec.unit,
+    }
+    if spec.aggregation == "group_mean":
+        groups: dict[str, list[float]] = {}
+        for g, v in zip(sub["group"].to_list(), values, strict=True):
+            groups.setdefault(g or "", []).append(v)
+        group_means = {g: nan_mean(vs).mean for g, vs in sorted(groups.items())}
+        mr = nan_mean(group_means.values())
+        out.update({"mean": mr.mean, "n_defined": sum(1 for v in values if v == v), "groups": group_means})
+        out["task_weighted_mean"] = nan_mean(values).mean
+        return out
+    mr = nan_mean(values)
+    out.update({"mean": mr.mean, "n_defined": mr.n_defined})
+    return out
+
+
+def summarise_rows(
+    system: str, protocol: str, per_task: pl.DataFrame, specs: Sequence[MetricSpec], **extra: Any
+) -> dict[str, Any]:
+    """A system summary in the leaderboard's shape from per-task rows (after the missing-report policy)."""
+    by_name = {s.name: s for s in specs}
+    per_task = apply_missing_policy(per_task, by_name)
+    return {
+        "system": system,
+        "protocol": protocol,
+        "n_tasks": per_task["task_id"].n_unique(),
+        "metrics": {s.name: summarise_metric(per_task, s) for s in specs},
+        **extra,
+    }
