@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import toy_benchmark  # noqa: F401  (registers the benchmark, its table, judge tasks and metrics)
+import toy_benchmark
 from reportbench.config import composed_params
 from reportbench.judges.runner import read_judgments
 from reportbench.release.format import read_release
@@ -28,6 +28,13 @@ REPORTS = {
     },
     "terse": {"t1": "The sky is blue.\n"},  # no report for t2: the system left it out
 }
+
+
+@pytest.fixture(autouse=True)
+def _installed() -> object:
+    toy_benchmark.install()
+    yield
+    toy_benchmark.uninstall()
 
 
 @pytest.fixture()

@@ -123,28 +123,54 @@ def _check_offline(inputs: CheckInput, params: dict[str, Any]) -> OfflineVerdict
     return OfflineVerdict(VerdictOutput(supported=int(covered)), "all item words present" if covered else "missing")
 
 
-for _task in (
-    JudgeTask("toy_extract", "toy/extract.yaml", ExtractInput, ExtractOutput,
-              lambda raw, i=None: parse_json_output(raw, ExtractOutput), _extract_offline),
-    JudgeTask("toy_verify", "toy/verify.yaml", VerifyInput, VerdictOutput,
-              lambda raw, i=None: parse_json_output(raw, VerdictOutput), _verify_offline),
-    JudgeTask("toy_check", "toy/check.yaml", CheckInput, VerdictOutput,
-              lambda raw, i=None: parse_json_output(raw, VerdictOutput), _check_offline),
-):
-    register_task(_task, replace=True)
+TOY_TASKS = (
+    JudgeTask(
+        "toy_extract",
+        "toy/extract.yaml",
+        ExtractInput,
+        ExtractOutput,
+        lambda raw, i=None: parse_json_output(raw, ExtractOutput),
+        _extract_offline,
+    ),
+    JudgeTask(
+        "toy_verify",
+        "toy/verify.yaml",
+        VerifyInput,
+        VerdictOutput,
+        lambda raw, i=None: parse_json_output(raw, VerdictOutput),
+        _verify_offline,
+    ),
+    JudgeTask(
+        "toy_check",
+        "toy/check.yaml",
+        CheckInput,
+        VerdictOutput,
+        lambda raw, i=None: parse_json_output(raw, VerdictOutput),
+        _check_offline,
+    ),
+)
 
 
 # ---------------------------------------------------------------------------------------- judge steps
 def extract_items(ctx: JudgeContext) -> list[JudgeItem]:
     return [
-        JudgeItem("toy_extract", f"{r.report_id}:extract", {"report": r.body}, {"task_id": r.task_id,
-                                                                                  "report_id": r.report_id})
+        JudgeItem(
+            "toy_extract",
+            f"{r.report_id}:extract",
+            {"report": r.body},
+            {"task_id": r.task_id, "report_id": r.report_id},
+        )
         for r in ctx.reports
     ]
 
 
-CLAIM_SCHEMA = {"claim_id": pl.String, "task_id": pl.String, "report_id": pl.String, "text": pl.String,
-                "source": pl.String}
+CLAIM_SCHEMA = {
+    "claim_id": pl.String,
+    "task_id": pl.String,
+    "report_id": pl.String,
+    "text": pl.String,
+    "source": pl.String,
+}
 
 
 def claims_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
@@ -159,16 +185,27 @@ def claims_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
             keys = re.findall(r"\[(\d+)\]", claim)
             src = report.sources.get(keys[0]) if keys else None
             text = (src.title or "") + " " + (src.abstract or "") if src else ""
-            rows.append({"claim_id": f"{report.report_id}:c{n}", "task_id": report.task_id,
-                         "report_id": report.report_id, "text": claim, "source": text})
+            rows.append(
+                {
+                    "claim_id": f"{report.report_id}:c{n}",
+                    "task_id": report.task_id,
+                    "report_id": report.report_id,
+                    "text": claim,
+                    "source": text,
+                }
+            )
     return pl.DataFrame(rows, schema=CLAIM_SCHEMA, orient="row")
 
 
 def verify_items(ctx: JudgeContext) -> list[JudgeItem]:
     claims = ctx.derived["claims"]
     return [
-        JudgeItem("toy_verify", f"{c['claim_id']}:verify", {"claim": c["text"], "source": c["source"]},
-                  {"task_id": c["task_id"], "report_id": c["report_id"], "claim_id": c["claim_id"]})
+        JudgeItem(
+            "toy_verify",
+            f"{c['claim_id']}:verify",
+            {"claim": c["text"], "source": c["source"]},
+            {"task_id": c["task_id"], "report_id": c["report_id"], "claim_id": c["claim_id"]},
+        )
         for c in claims.iter_rows(named=True)
     ]
 
@@ -180,8 +217,14 @@ def check_items(ctx: JudgeContext) -> list[JudgeItem]:
         for c in checks:
             if c.task_id == r.task_id:
                 iid = f"{r.report_id}:{c.item_id}:{content_hash(c.text, r.body, n=8)}"
-                items.append(JudgeItem("toy_check", iid, {"item": c.text, "report": r.body},
-                                       {"task_id": r.task_id, "report_id": r.report_id, "check": c.item_id}))
+                items.append(
+                    JudgeItem(
+                        "toy_check",
+                        iid,
+                        {"item": c.text, "report": r.body},
+                        {"task_id": r.task_id, "report_id": r.report_id, "check": c.item_id},
+                    )
+                )
     return items
 
 
@@ -203,9 +246,9 @@ def battles(ctx: CrossContext) -> dict[str, pl.DataFrame]:
 
 # --------------------------------------------------------------------------------------------- score
 METRICS = [
-    register_metric(MetricSpec("coverage", NAME, "weighted share of checklist lines covered", missing_report="zero")),
-    register_metric(MetricSpec("claim_support", NAME, "share of extracted claims their source supports")),
-    register_metric(MetricSpec("win_rate", NAME, "W/(W+L) in pairwise battles", aggregation="win_rate")),
+    MetricSpec("coverage", NAME, "weighted share of checklist lines covered", missing_report="zero"),
+    MetricSpec("claim_support", NAME, "share of extracted claims their source supports"),
+    MetricSpec("win_rate", NAME, "W/(W+L) in pairwise battles", aggregation="win_rate"),
 ]
 
 
@@ -254,22 +297,41 @@ def score(ctx: ScoreContext) -> ScoreResult:
     return ScoreResult(out, overall="mean")
 
 
-BENCHMARK = register_benchmark(
-    BenchmarkSpec(
-        name=NAME,
-        title="Toy benchmark (tests only)",
-        build_release=build_release,
-        judge_steps=(
-            JudgeStep("extract", task="toy_extract", items=extract_items, derive=claims_table, derived_table="claims"),
-            JudgeStep("verify", task="toy_verify", items=verify_items),
-            JudgeStep("check", task="toy_check", items=check_items),
-        ),
-        score=score,
-        metric_names=tuple(m.name for m in METRICS),
-        cross=battles,
+BENCHMARK = BenchmarkSpec(
+    name=NAME,
+    title="Toy benchmark (tests only)",
+    build_release=build_release,
+    judge_steps=(
+        JudgeStep("extract", task="toy_extract", items=extract_items, derive=claims_table, derived_table="claims"),
+        JudgeStep("verify", task="toy_verify", items=verify_items),
+        JudgeStep("check", task="toy_check", items=check_items),
     ),
-    replace=True,
+    score=score,
+    metric_names=tuple(m.name for m in METRICS),
+    cross=battles,
 )
+
+
+def install() -> None:
+    """Register the toy benchmark, its judge tasks and metrics (what a protocol package does at import)."""
+    for task in TOY_TASKS:
+        register_task(task, replace=True)
+    for spec in METRICS:
+        register_metric(spec, replace=True)
+    register_benchmark(BENCHMARK, replace=True)
+
+
+def uninstall() -> None:
+    """Leave the process-wide registries as they were (other tests enumerate them)."""
+    from reportbench import benchmarks
+    from reportbench.judges.tasks import TASKS
+    from reportbench.metrics import registry
+
+    for task in TOY_TASKS:
+        TASKS.pop(task.name, None)
+    for spec in METRICS:
+        registry._METRICS.pop(spec.key, None)
+    benchmarks._BENCHMARKS.pop(NAME, None)
 
 
 def get_task_for_tests(name: str) -> JudgeTask:
