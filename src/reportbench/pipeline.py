@@ -209,7 +209,8 @@ def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: 
 
     judge = make_judge(task, cfg)
     t0 = time.perf_counter()
-    run = run_judgments_sync(judge, [(i.item_id, i.typed(), dict(i.input_ids)) for i in items], desc=desc)
+    items_in = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
+    run = run_judgments_sync(judge, items_in, desc=desc, judge_name=f"{cfg.get('name')}/{member}")
     wall = time.perf_counter() - t0
     out = JudgmentRun(j.model_copy(update={"member": member}) for j in run)
     out.wall_s = wall

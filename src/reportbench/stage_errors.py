@@ -21,12 +21,9 @@ def _fatal_types() -> tuple[type[BaseException], ...]:
     from reportbench.release.format import ReleaseError
 
     types: list[type[BaseException]] = [ConfigError, ReleaseError, PlanError, BenchmarkError]
-    try:
-        from reportbench.judges.errors import FatalJudgeError
+    from reportbench.judges.errors import FatalError  # judge and endpoint-system fatal errors
 
-        types.append(FatalJudgeError)
-    except ImportError:  # pragma: no cover - the module lands with the fail-fast work
-        pass
+    types.append(FatalError)
     return tuple(types)
 
 
@@ -37,6 +34,6 @@ def exit_on_error() -> Iterator[None]:
     except Exception as exc:
         if isinstance(exc, _fatal_types()):
             msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-            print(f"reportbench: {type(exc).__name__}: {msg}", file=sys.stderr)
+            print(f"error: {msg}", file=sys.stderr)
             raise SystemExit(EXIT_FATAL) from None
         raise
