@@ -20,7 +20,7 @@ from reportbench.fetch.client import Fetcher, make_pool
 from reportbench.fetch.guard import Target
 from reportbench.fetch.snapshot import snapshot_from_raw
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.integration  # (one opt-in test is also `live`)
 
 Route = Callable[["Handler"], tuple[int, dict[str, str], bytes] | None]
 
@@ -111,7 +111,7 @@ def server() -> Iterator[Server]:
     port = httpd.server_address[1]
     state = Server(base=f"http://127.0.0.1:{port}", port=port, routes={})
     httpd.state = state  # type: ignore[attr-defined]
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     t.start()
     try:
         yield state
@@ -469,7 +469,7 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[Server, Path, list[str]]]:
     port = httpd.server_address[1]
     state = Server(base=f"https://127.0.0.1:{port}", port=port, routes={})
     httpd.state = state  # type: ignore[attr-defined]
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     t.start()
     try:
         yield state, cert, snis
@@ -493,3 +493,18 @@ def test_https_pinned_ip_keeps_sni_and_certificate_check(tls_server: tuple[Serve
     # same IP, other name: the certificate does not match, so nothing is read
     bad = snap(f, f"https://wrong.example:{server.port}/s")
     assert bad.error_class == "connection" and len(server.log) == 1
+
+
+# --- opt-in: the real internet ----------------------------------------------------------------------------------
+
+
+@pytest.mark.live
+def test_live_fetch_of_a_public_page() -> None:
+    """Real DNS + HTTPS through the guard (skipped unless REPORTBENCH_LIVE_NETWORK=1)."""
+    import os
+
+    if os.environ.get("REPORTBENCH_LIVE_NETWORK") != "1":
+        pytest.skip("set REPORTBENCH_LIVE_NETWORK=1 to fetch https://example.com/")
+    f = Fetcher(per_host_interval_s=0.0, retries=1)
+    s = snapshot_from_raw(f.fetch("https://example.com/"), f.fetcher_id)
+    assert s.ok and "Example Domain" in (s.title or "")
