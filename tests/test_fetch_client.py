@@ -369,6 +369,14 @@ def test_dns_failure_is_recorded(server: Server) -> None:
     assert s.error_class == "dns" and "nxdomain.example" in (s.error or "")
 
 
+def test_unexpected_resolver_crash_is_a_value_not_an_exception() -> None:
+    def broken(host: str, port: int) -> list[str]:
+        raise KeyError("resolver bug")
+
+    s = snap(fetcher(resolver=broken), "https://example.org/")
+    assert s.error_class == "connection" and "internal error: KeyError" in (s.error or "")
+
+
 # --- reader backend ---------------------------------------------------------------------------------------------
 
 FAKE_KEY = "test-reader-key-not-a-real-secret"

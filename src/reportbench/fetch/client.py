@@ -222,6 +222,10 @@ class Fetcher:
             return RawResponse(url=url, error_class="refused", error=str(e), fetched_at=fetched_at)
         except DnsError as e:
             return RawResponse(url=url, error_class="dns", error=str(e), fetched_at=fetched_at)
+        except Exception as e:  # noqa: BLE001 - promise: one bad URL never raises; keep the reason
+            log.exception("unexpected error fetching %s", redact_url(url))
+            return RawResponse(url=url, error_class="connection", error=f"internal error: {type(e).__name__}: "
+                               f"{_short(e)}", fetched_at=fetched_at)
         resp.url = url
         resp.fetched_at = fetched_at
         if self.backend == "reader" and resp.final_url and resp.final_url.startswith(self.reader_base_url):

@@ -177,7 +177,7 @@ def system_resolver(host: str, port: int) -> list[str]:
     """Resolve with the OS (getaddrinfo), every address returned, in order, deduplicated."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as e:
+    except (OSError, UnicodeError) as e:  # gaierror is an OSError
         raise DnsError(f"cannot resolve {host!r}: {e}") from e
     out: list[str] = []
     for info in infos:
