@@ -209,3 +209,10 @@ def test_seed_body_b64_and_unsupported_seed_type(tmp_path: Path) -> None:
     assert seeds["https://a.org/img"].error_class == "unsupported_type"
     assert seeds["https://a.org/empty"].error_class == "empty"
     assert seeds["https://a.org/img"].fetcher == "seed+x1"
+
+
+def test_stage_module_reexports_readers() -> None:
+    """pipeline.py reads snapshots through the stage module."""
+    from reportbench.fetch import stage
+
+    assert stage.read_snapshots is read_snapshots and stage.page_for is page_for

@@ -22,11 +22,23 @@ from typing import Any
 from reportbench.fetch.cache import PageCache, load_seeds
 from reportbench.fetch.client import BACKENDS, Fetcher
 from reportbench.fetch.guard import GuardError, check_static
-from reportbench.fetch.snapshot import PageSnapshot, snapshot_from_raw, write_snapshots
+from reportbench.fetch.snapshot import PageSnapshot, page_for, read_snapshots, snapshot_from_raw, write_snapshots
 from reportbench.fetch.urls import UrlRef, collect_urls
 from reportbench.types import Report
 
 log = logging.getLogger(__name__)
+
+# `read_snapshots` / `page_for` are re-exported: verifiers may import everything from the stage module.
+__all__ = [
+    "DEFAULT_FETCH_CONFIG",
+    "fetch_pages",
+    "make_fetcher",
+    "page_for",
+    "read_snapshots",
+    "run_fetch_stage",
+    "summarise",
+    "validate_fetch_config",
+]
 
 MODES = ("offline", "use", "refresh")
 DEFAULT_FETCH_CONFIG: dict[str, Any] = {
