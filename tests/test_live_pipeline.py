@@ -194,8 +194,9 @@ def test_root_pipeline_reads_the_live_release(
     root, params, _, _ = built
     paths = Paths(load_live_config(params), root)
     p = dict(params)
-    p["release"] = {"name": "fixture-2025-06", "kind": "path", "source": str(paths.release_dir), "max_tasks": None}
-    manifest = build_release(p, tmp_path / "data" / "releases" / "fixture-2025-06")
+    release = {"name": "fixture-2025-06", "kind": "path", "source": str(paths.release_dir), "max_tasks": None}
+    p["benchmarks"] = {"deepscholar": {"release": release}}
+    manifest = build_release(p, "deepscholar", tmp_path / "data" / "releases" / "fixture-2025-06")
     assert manifest["counts"]["tasks"] == 2
     assert read_release(tmp_path / "data" / "releases" / "fixture-2025-06").has_important_refs
 
