@@ -4,7 +4,7 @@ Two layouts are recognised for each child of the folder:
 - an integer name (`0/`, `1.md`) is an index into `task_ids` — the DeepScholar-bench baseline layout
   `<system>/<file_id>/...`, where file_id is the row of the task list;
 - a task-id name (`2506.02838v1/`, `2506.02838.md`), with or without the arXiv version suffix; old-style ids
-  may spell '/' as '_' (`math_0511322`).
+  may spell '/' as '_' (`math_0511322`); LiveResearchBench names files `qid_<qid>_report.md`.
 Anything else is reported in `warnings`, never silently dropped.
 """
 
@@ -35,6 +35,8 @@ def _task_lookup(task_ids: list[str]) -> dict[str, str]:
             strip_arxiv_version(tid),
             tid.replace("/", "_"),
             strip_arxiv_version(tid).replace("/", "_"),
+            f"qid_{tid}_report",  # LiveResearchBench: qid_<qid>_report.md
+            f"qid_{tid}",
         }:
             lookup.setdefault(alias, tid)
     return lookup
