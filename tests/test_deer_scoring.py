@@ -73,7 +73,11 @@ def test_element_and_subdimension_scores_match_the_authors(fixture_dir: Path) ->
         for s, es in subs.items():
             for e, v in es.items():
                 ours = els[(g, s, e)]
-                for theirs, mine in ((v["c_avg"], ours.c_avg), (v["q_avg"], ours.q_avg), (v["element_avg"], ours.value)):
+                for theirs, mine in (
+                    (v["c_avg"], ours.c_avg),
+                    (v["q_avg"], ours.q_avg),
+                    (v["element_avg"], ours.value),
+                ):
                     if _na(theirs) is None:
                         assert mine is None
                     else:
@@ -157,7 +161,9 @@ def test_raw_metrics_reproduce_the_fixture_counts_in_code_mode(fixture_dir: Path
         verifs.append(Verification(f"c{27 + j}", urls[1], "not_supported"))
     raw = raw_metrics(claims, verifs, reliable_urls=urls[:3], shown_urls=urls, modes=FactModes.code())
     ivm = fact["raw"]
-    assert raw["external_claim_accuracy"] == pytest.approx(ivm["integrity"]["claim_factuality"]["external_claim_accuracy"])
+    assert raw["external_claim_accuracy"] == pytest.approx(
+        ivm["integrity"]["claim_factuality"]["external_claim_accuracy"]
+    )
     assert raw["claim_accuracy"] == pytest.approx(ivm["integrity"]["claim_factuality"]["claim_accuracy"])
     assert raw["citation_accuracy"] == pytest.approx(ivm["integrity"]["citation_validity"]["citation_accuracy"])
     assert raw["supported_per_shown"] == 0.75 and raw["reproducibility"] == 1.0 and raw["reliability"] == 0.75
@@ -169,9 +175,14 @@ def test_raw_metrics_reproduce_the_fixture_counts_in_code_mode(fixture_dir: Path
 
 # ----------------------------------------------------------------------------------- hand-computed
 def test_element_mean_weighs_c_and_q_equally() -> None:
-    fs = {"request_fulfillment.scope.1.C1-1": 2, "request_fulfillment.scope.1.C1-2": 4,
-          "request_fulfillment.scope.1.C1-3": 6, "request_fulfillment.scope.1.C1-4": None,
-          "request_fulfillment.scope.1.Q1-1": 10, "request_fulfillment.scope.1.Q1-2": None}
+    fs = {
+        "request_fulfillment.scope.1.C1-1": 2,
+        "request_fulfillment.scope.1.C1-2": 4,
+        "request_fulfillment.scope.1.C1-3": 6,
+        "request_fulfillment.scope.1.C1-4": None,
+        "request_fulfillment.scope.1.Q1-1": 10,
+        "request_fulfillment.scope.1.Q1-2": None,
+    }
     el = element_scores(fs)[("request_fulfillment", "scope", "1")]
     assert (el.c_avg, el.q_avg, el.value) == (4.0, 10.0, 7.0)  # not (2+4+6+10)/4 = 5.5
 
@@ -211,8 +222,23 @@ def test_hhi_with_one_or_no_source_is_zero() -> None:
 
 @pytest.mark.parametrize(
     ("n", "d", "want"),
-    [(0, 15, 0), (1, 15, 1), (15, 15, 1), (16, 15, 2), (135, 15, 9), (136, 15, 10), (999, 15, 10),
-     (10, 10, 1), (11, 10, 2), (91, 10, 10), (90, 10, 9), (4, 4, 1), (5, 4, 2), (37, 4, 10), (36, 4, 9)],
+    [
+        (0, 15, 0),
+        (1, 15, 1),
+        (15, 15, 1),
+        (16, 15, 2),
+        (135, 15, 9),
+        (136, 15, 10),
+        (999, 15, 10),
+        (10, 10, 1),
+        (11, 10, 2),
+        (91, 10, 10),
+        (90, 10, 9),
+        (4, 4, 1),
+        (5, 4, 2),
+        (37, 4, 10),
+        (36, 4, 9),
+    ],
 )
 def test_count_buckets(n: int, d: int, want: int) -> None:
     assert amount_to_score(n, d) == want
@@ -221,7 +247,9 @@ def test_count_buckets(n: int, d: int, want: int) -> None:
 def test_best_label_over_urls() -> None:
     c = Claim("x", "A", urls=["u1", "u2"])
     assert claim_label(c, [Verification("x", "u1", "error"), Verification("x", "u2", "supported")]) == "supported"
-    assert claim_label(c, [Verification("x", "u1", "error"), Verification("x", "u2", "not_supported")]) == "not_supported"
+    assert (
+        claim_label(c, [Verification("x", "u1", "error"), Verification("x", "u2", "not_supported")]) == "not_supported"
+    )
     assert claim_label(c, []) == "unverified"
 
 
@@ -242,6 +270,8 @@ def test_zero_denominators_zero_or_nan_and_paper_formulas() -> None:
 
 
 def test_macro_over_domains_vs_task_weighted() -> None:
-    out = macro_over_domains({"p1": 2.0, "p2": 2.0, "p3": 2.0, "h1": 8.0}, {"p1": "physics", "p2": "physics",
-                                                                            "p3": "physics", "h1": "history"})
+    out = macro_over_domains(
+        {"p1": 2.0, "p2": 2.0, "p3": 2.0, "h1": 8.0},
+        {"p1": "physics", "p2": "physics", "p3": "physics", "h1": "history"},
+    )
     assert out["macro_over_domains"] == 5.0 and out["task_weighted"] == 3.5

@@ -33,195 +33,344 @@ class Factor:
 # (group, sub, element, ((fid, paraphrase), ...)) in the authors' schema order.
 _SPEC: tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...] = (
     # ---------------------------------------------------------------- request_fulfillment (22; EG)
-    ("request_fulfillment", "completeness", "1", (
-        ("C1-1", "Every element the request and the EG require is present; an element explained below the EG bar counts as missing."),
-        ("C1-2", "Each major requirement gets enough text (several substantial paragraphs); padding does not count."),
-        ("Q1-1", "The content for each requirement is correct and consistent with the EG."),
-        ("Q1-2", "Depth of the requirements that passed the soundness check."),
-    )),
-    ("request_fulfillment", "completeness", "2", (
-        ("C2-1", "Structure and emphasis follow the request's priorities."),
-        ("C2-2", "Length and depth are proportional to each part's priority."),
-        ("Q2-1", "The prioritisation is recognisable to a reader."),
-        ("Q2-2", "The split into core and secondary axes is sound against the EG."),
-    )),
-    ("request_fulfillment", "scope", "1", (
-        ("C1-1", "The report states its scope."),
-        ("C1-2", "What is left out is said explicitly."),
-        ("C1-3", "Assumptions and limitations are stated."),
-        ("C1-4", "The report stays within its declared scope throughout."),
-        ("Q1-1", "The scope statement is clear and sufficiently deep."),
-        ("Q1-2", "Exclusions and limitations are justified."),
-    )),
-    ("request_fulfillment", "helpfulness", "1", (
-        ("C1-1", "The overall message addresses every item of the request."),
-        ("Q1-1", "The message is tailored to the requester."),
-        ("Q1-2", "The message is specific and actionable."),
-    )),
-    ("request_fulfillment", "helpfulness", "2", (
-        ("C2-1", "The overall message is explicitly tied to the body's content."),
-        ("C2-2", "The overall message does not contradict the body."),
-        ("Q2-1", "The message draws on evidence from several sections."),
-        ("Q2-2", "The message is rigorous and methodologically consistent."),
-    )),
-    ("request_fulfillment", "helpfulness", "3", (
-        ("C3-1", "Limitations are disclosed and alternatives compared where the request or EG asks for it."),
-    )),
+    (
+        "request_fulfillment",
+        "completeness",
+        "1",
+        (
+            (
+                "C1-1",
+                "Every element the request and the EG require is present; one explained below the EG bar is missing.",
+            ),
+            (
+                "C1-2",
+                "Each major requirement gets enough text (several substantial paragraphs); padding does not count.",
+            ),
+            ("Q1-1", "The content for each requirement is correct and consistent with the EG."),
+            ("Q1-2", "Depth of the requirements that passed the soundness check."),
+        ),
+    ),
+    (
+        "request_fulfillment",
+        "completeness",
+        "2",
+        (
+            ("C2-1", "Structure and emphasis follow the request's priorities."),
+            ("C2-2", "Length and depth are proportional to each part's priority."),
+            ("Q2-1", "The prioritisation is recognisable to a reader."),
+            ("Q2-2", "The split into core and secondary axes is sound against the EG."),
+        ),
+    ),
+    (
+        "request_fulfillment",
+        "scope",
+        "1",
+        (
+            ("C1-1", "The report states its scope."),
+            ("C1-2", "What is left out is said explicitly."),
+            ("C1-3", "Assumptions and limitations are stated."),
+            ("C1-4", "The report stays within its declared scope throughout."),
+            ("Q1-1", "The scope statement is clear and sufficiently deep."),
+            ("Q1-2", "Exclusions and limitations are justified."),
+        ),
+    ),
+    (
+        "request_fulfillment",
+        "helpfulness",
+        "1",
+        (
+            ("C1-1", "The overall message addresses every item of the request."),
+            ("Q1-1", "The message is tailored to the requester."),
+            ("Q1-2", "The message is specific and actionable."),
+        ),
+    ),
+    (
+        "request_fulfillment",
+        "helpfulness",
+        "2",
+        (
+            ("C2-1", "The overall message is explicitly tied to the body's content."),
+            ("C2-2", "The overall message does not contradict the body."),
+            ("Q2-1", "The message draws on evidence from several sections."),
+            ("Q2-2", "The message is rigorous and methodologically consistent."),
+        ),
+    ),
+    (
+        "request_fulfillment",
+        "helpfulness",
+        "3",
+        (("C3-1", "Limitations are disclosed and alternatives compared where the request or EG asks for it."),),
+    ),
     # ---------------------------------------------------------------- analytical_soundness (24; EG)
-    ("analytical_soundness", "quantification", "1", (
-        ("C1-1", "Calculations are arithmetically and algebraically correct (N/A without calculations)."),
-    )),
-    ("analytical_soundness", "quantification", "2", (
-        ("C2-1", "The quantitative method is named and fits the problem (EG)."),
-        ("C2-2", "Method details (variables, assumptions, steps) are complete."),
-        ("Q2-1", "The choice of method is justified."),
-    )),
-    ("analytical_soundness", "quantification", "3", (
-        ("C3-1", "Numbers are interpreted objectively, without exaggeration."),
-        ("Q3-1", "The numeric interpretation is rigorous (EG)."),
-    )),
-    ("analytical_soundness", "quantification", "4", (
-        ("C4-1", "Comparisons state the metric, the baseline or denominator and the conditions."),
-    )),
-    ("analytical_soundness", "quantification", "5", (
-        ("C5-1", "Metrics and units follow standard practice."),
-    )),
-    ("analytical_soundness", "reasoning", "1", (
-        ("C1-1", "The argument is logically consistent; factual errors or EG mismatches break it."),
-        ("C1-2", "No logical step is missing (the EG's steps first)."),
-        ("Q1-1", "The argument hangs together."),
-    )),
-    ("analytical_soundness", "reasoning", "2", (
-        ("C2-1", "Background is provided."),
-        ("C2-2", "The background is complete (EG first)."),
-        ("Q2-1", "The background is developed in depth."),
-    )),
-    ("analytical_soundness", "reasoning", "3", (
-        ("C3-1", "Assumptions and reasoning are disclosed."),
-        ("C3-2", "The disclosure is complete."),
-        ("Q3-1", "The disclosed assumptions are sound."),
-    )),
-    ("analytical_soundness", "reasoning", "4", (
-        ("C4-1", "Evidence is analysed rather than listed."),
-        ("Q4-1", "The analysis of the evidence is deep."),
-    )),
-    ("analytical_soundness", "reasoning", "5", (
-        ("C5-1", "Conclusions are validly derived, without leaps."),
-        ("C5-2", "The EG's core evidence is included."),
-        ("Q5-1", "Reasoning and evidence are tightly linked."),
-    )),
-    ("analytical_soundness", "reasoning", "6", (
-        ("C6-1", "Counter-evidence and alternatives are acknowledged."),
-        ("Q6-1", "The critical discussion is balanced."),
-    )),
+    (
+        "analytical_soundness",
+        "quantification",
+        "1",
+        (("C1-1", "Calculations are arithmetically and algebraically correct (N/A without calculations)."),),
+    ),
+    (
+        "analytical_soundness",
+        "quantification",
+        "2",
+        (
+            ("C2-1", "The quantitative method is named and fits the problem (EG)."),
+            ("C2-2", "Method details (variables, assumptions, steps) are complete."),
+            ("Q2-1", "The choice of method is justified."),
+        ),
+    ),
+    (
+        "analytical_soundness",
+        "quantification",
+        "3",
+        (
+            ("C3-1", "Numbers are interpreted objectively, without exaggeration."),
+            ("Q3-1", "The numeric interpretation is rigorous (EG)."),
+        ),
+    ),
+    (
+        "analytical_soundness",
+        "quantification",
+        "4",
+        (("C4-1", "Comparisons state the metric, the baseline or denominator and the conditions."),),
+    ),
+    ("analytical_soundness", "quantification", "5", (("C5-1", "Metrics and units follow standard practice."),)),
+    (
+        "analytical_soundness",
+        "reasoning",
+        "1",
+        (
+            ("C1-1", "The argument is logically consistent; factual errors or EG mismatches break it."),
+            ("C1-2", "No logical step is missing (the EG's steps first)."),
+            ("Q1-1", "The argument hangs together."),
+        ),
+    ),
+    (
+        "analytical_soundness",
+        "reasoning",
+        "2",
+        (
+            ("C2-1", "Background is provided."),
+            ("C2-2", "The background is complete (EG first)."),
+            ("Q2-1", "The background is developed in depth."),
+        ),
+    ),
+    (
+        "analytical_soundness",
+        "reasoning",
+        "3",
+        (
+            ("C3-1", "Assumptions and reasoning are disclosed."),
+            ("C3-2", "The disclosure is complete."),
+            ("Q3-1", "The disclosed assumptions are sound."),
+        ),
+    ),
+    (
+        "analytical_soundness",
+        "reasoning",
+        "4",
+        (
+            ("C4-1", "Evidence is analysed rather than listed."),
+            ("Q4-1", "The analysis of the evidence is deep."),
+        ),
+    ),
+    (
+        "analytical_soundness",
+        "reasoning",
+        "5",
+        (
+            ("C5-1", "Conclusions are validly derived, without leaps."),
+            ("C5-2", "The EG's core evidence is included."),
+            ("Q5-1", "Reasoning and evidence are tightly linked."),
+        ),
+    ),
+    (
+        "analytical_soundness",
+        "reasoning",
+        "6",
+        (
+            ("C6-1", "Counter-evidence and alternatives are acknowledged."),
+            ("Q6-1", "The critical discussion is balanced."),
+        ),
+    ),
     # ---------------------------------------------------------------- structural_coherence (24; EG)
-    ("structural_coherence", "introduction", "1", (
-        ("C1-1", "The introduction gives topic, problem, significance and motivation."),
-        ("Q1-1", "The introduction is substantial in length."),
-        ("Q1-2", "The introduction is specific."),
-        ("Q1-3", "The introduction flows coherently."),
-    )),
-    ("structural_coherence", "introduction", "2", (
-        ("Q2-1", "The introduction gives a roadmap of the report."),
-    )),
-    ("structural_coherence", "introduction", "3", (
-        ("C3-1", "The introduction frames scope and boundaries (EG)."),
-        ("Q3-1", "That framing is clear."),
-    )),
-    ("structural_coherence", "introduction", "4", (
-        ("Q4-1", "The introduction has no irrelevant background."),
-    )),
-    ("structural_coherence", "body", "1", (
-        ("C1-1", "The body follows the sequence the introduction announced."),
-        ("C1-2", "The body's development suits the report's purpose."),
-        ("C1-3", "The body covers every EG component and sub-component."),
-        ("C1-4", "Each component gets at least one developed paragraph; inaccurate content counts as undeveloped."),
-    )),
-    ("structural_coherence", "body", "2", (
-        ("C2-1", "The body stays in scope."),
-        ("C2-2", "Out-of-scope material is kept apart."),
-    )),
-    ("structural_coherence", "conclusion", "1", (
-        ("Q1-1", "The conclusion synthesises in at least one developed paragraph."),
-    )),
-    ("structural_coherence", "conclusion", "2", (
-        ("Q2-1", "The conclusion introduces no new unsupported claims."),
-    )),
-    ("structural_coherence", "section", "1", (
-        ("C1-1", "Each section has an organising principle."),
-    )),
-    ("structural_coherence", "section", "2", (
-        ("C2-1", "Sections do not contradict each other."),
-        ("C2-2", "Cross-references between sections are accurate."),
-        ("C2-3", "No section repeats another's meaning."),
-        ("Q2-1", "The sections build one coherent argument."),
-    )),
-    ("structural_coherence", "section", "3", (
-        ("C3-1", "Each section includes its core points."),
-        ("C3-2", "Tables and figures are relevant (N/A without any)."),
-        ("Q3-1", "Each point is developed in depth."),
-    )),
+    (
+        "structural_coherence",
+        "introduction",
+        "1",
+        (
+            ("C1-1", "The introduction gives topic, problem, significance and motivation."),
+            ("Q1-1", "The introduction is substantial in length."),
+            ("Q1-2", "The introduction is specific."),
+            ("Q1-3", "The introduction flows coherently."),
+        ),
+    ),
+    ("structural_coherence", "introduction", "2", (("Q2-1", "The introduction gives a roadmap of the report."),)),
+    (
+        "structural_coherence",
+        "introduction",
+        "3",
+        (
+            ("C3-1", "The introduction frames scope and boundaries (EG)."),
+            ("Q3-1", "That framing is clear."),
+        ),
+    ),
+    ("structural_coherence", "introduction", "4", (("Q4-1", "The introduction has no irrelevant background."),)),
+    (
+        "structural_coherence",
+        "body",
+        "1",
+        (
+            ("C1-1", "The body follows the sequence the introduction announced."),
+            ("C1-2", "The body's development suits the report's purpose."),
+            ("C1-3", "The body covers every EG component and sub-component."),
+            ("C1-4", "Each component gets at least one developed paragraph; inaccurate content counts as undeveloped."),
+        ),
+    ),
+    (
+        "structural_coherence",
+        "body",
+        "2",
+        (
+            ("C2-1", "The body stays in scope."),
+            ("C2-2", "Out-of-scope material is kept apart."),
+        ),
+    ),
+    (
+        "structural_coherence",
+        "conclusion",
+        "1",
+        (("Q1-1", "The conclusion synthesises in at least one developed paragraph."),),
+    ),
+    ("structural_coherence", "conclusion", "2", (("Q2-1", "The conclusion introduces no new unsupported claims."),)),
+    ("structural_coherence", "section", "1", (("C1-1", "Each section has an organising principle."),)),
+    (
+        "structural_coherence",
+        "section",
+        "2",
+        (
+            ("C2-1", "Sections do not contradict each other."),
+            ("C2-2", "Cross-references between sections are accurate."),
+            ("C2-3", "No section repeats another's meaning."),
+            ("Q2-1", "The sections build one coherent argument."),
+        ),
+    ),
+    (
+        "structural_coherence",
+        "section",
+        "3",
+        (
+            ("C3-1", "Each section includes its core points."),
+            ("C3-2", "Tables and figures are relevant (N/A without any)."),
+            ("Q3-1", "Each point is developed in depth."),
+        ),
+    ),
     # ---------------------------------------------------------------- format_style (17; no EG)
-    ("format_style", "report_format", "1", (
-        ("C1-1", "Distinct introduction, body (two or more major sections) and conclusion."),
-        ("C1-2", "Introduction, body and conclusion reach the expected lengths."),
-    )),
-    ("format_style", "report_format", "2", (
-        ("C2-1", "Headings form a clear hierarchy."),
-        ("C2-2", "Prose paragraphs dominate; lists and tables do not replace them."),
-    )),
-    ("format_style", "report_format", "3", (
-        ("C3-2", "Lists, numbering and tables use one consistent style."),
-    )),
+    (
+        "format_style",
+        "report_format",
+        "1",
+        (
+            ("C1-1", "Distinct introduction, body (two or more major sections) and conclusion."),
+            ("C1-2", "Introduction, body and conclusion reach the expected lengths."),
+        ),
+    ),
+    (
+        "format_style",
+        "report_format",
+        "2",
+        (
+            ("C2-1", "Headings form a clear hierarchy."),
+            ("C2-2", "Prose paragraphs dominate; lists and tables do not replace them."),
+        ),
+    ),
+    ("format_style", "report_format", "3", (("C3-2", "Lists, numbering and tables use one consistent style."),)),
     ("format_style", "writing_quality", "1", (("C1-1", "Sentences are clear."),)),
     ("format_style", "writing_quality", "2", (("C2-1", "Verbs and nouns are precise."),)),
-    ("format_style", "writing_quality", "3", (
-        ("C3-1", "Technical terms are defined."),
-        ("C3-2", "Terms are used consistently."),
-    )),
+    (
+        "format_style",
+        "writing_quality",
+        "3",
+        (
+            ("C3-1", "Technical terms are defined."),
+            ("C3-2", "Terms are used consistently."),
+        ),
+    ),
     ("format_style", "writing_quality", "4", (("C4-1", "The style is objective."),)),
-    ("format_style", "paragraph_quality", "1", (
-        ("C1-1", "Paragraphs have several sentences."),
-        ("Q1-1", "Paragraphs have an internal structure."),
-    )),
-    ("format_style", "paragraph_quality", "2", (
-        ("C2-1", "Lists and tables are integrated into the text."),
-        ("C2-2", "Tables are explained."),
-    )),
+    (
+        "format_style",
+        "paragraph_quality",
+        "1",
+        (
+            ("C1-1", "Paragraphs have several sentences."),
+            ("Q1-1", "Paragraphs have an internal structure."),
+        ),
+    ),
+    (
+        "format_style",
+        "paragraph_quality",
+        "2",
+        (
+            ("C2-1", "Lists and tables are integrated into the text."),
+            ("C2-2", "Tables are explained."),
+        ),
+    ),
     ("format_style", "paragraph_quality", "3", (("C3-1", "Paragraphs do not repeat each other."),)),
     ("format_style", "readability", "1", (("C1-1", "Subheadings, bullets and emphasis aid reading."),)),
     ("format_style", "readability", "2", (("Q2-1", "Examples or analogies clarify hard points."),)),
     # ---------------------------------------------------------------- information_integrity.recency (3; no EG)
-    ("information_integrity", "recency", "1", (
-        ("C1-1", "Regularly updated sources are cited in their latest edition."),
-        ("C1-2", "The year or version of such sources is shown."),
-        ("C1-3", "Use of an older edition is justified."),
-    )),
+    (
+        "information_integrity",
+        "recency",
+        "1",
+        (
+            ("C1-1", "Regularly updated sources are cited in their latest edition."),
+            ("C1-2", "The year or version of such sources is shown."),
+            ("C1-3", "Use of an older edition is justified."),
+        ),
+    ),
     # ---------------------------------------------------------------- ethics_compliance (11; no EG)
-    ("ethics_compliance", "sensitive_handling", "1", (
-        ("Q1-1", "Sensitive topics are treated neutrally."),
-        ("Q1-2", "Sensitive topics are treated fairly."),
-    )),
-    ("ethics_compliance", "sensitive_handling", "2", (
-        ("C2-1", "No categorical or disparaging language."),
-        ("C2-2", "Generalisations stay within the evidence."),
-    )),
-    ("ethics_compliance", "safety_impact", "1", (
-        ("C1-1", "Side effects are discussed where essential."),
-        ("C1-2", "Stakeholders' views are considered where essential."),
-        ("Q1-1", "The impact discussion is comprehensive."),
-        ("Q1-2", "The impact discussion is deep and evidenced."),
-    )),
+    (
+        "ethics_compliance",
+        "sensitive_handling",
+        "1",
+        (
+            ("Q1-1", "Sensitive topics are treated neutrally."),
+            ("Q1-2", "Sensitive topics are treated fairly."),
+        ),
+    ),
+    (
+        "ethics_compliance",
+        "sensitive_handling",
+        "2",
+        (
+            ("C2-1", "No categorical or disparaging language."),
+            ("C2-2", "Generalisations stay within the evidence."),
+        ),
+    ),
+    (
+        "ethics_compliance",
+        "safety_impact",
+        "1",
+        (
+            ("C1-1", "Side effects are discussed where essential."),
+            ("C1-2", "Stakeholders' views are considered where essential."),
+            ("Q1-1", "The impact discussion is comprehensive."),
+            ("Q1-2", "The impact discussion is deep and evidenced."),
+        ),
+    ),
     ("ethics_compliance", "safety_impact", "2", (("C2-1", "No harm-enabling methods are given."),)),
-    ("ethics_compliance", "perspective_balance", "1", (
-        ("C1-1", "Several viewpoints are presented."),
-        ("Q1-1", "Opposing views are used to strengthen the argument."),
-    )),
+    (
+        "ethics_compliance",
+        "perspective_balance",
+        "1",
+        (
+            ("C1-1", "Several viewpoints are presented."),
+            ("Q1-1", "Opposing views are used to strengthen the argument."),
+        ),
+    ),
 )
 
-FACTORS: tuple[Factor, ...] = tuple(
-    Factor(g, s, e, fid, text) for g, s, e, fs in _SPEC for fid, text in fs
-)
+FACTORS: tuple[Factor, ...] = tuple(Factor(g, s, e, fid, text) for g, s, e, fs in _SPEC for fid, text in fs)
 
 # The five judge calls, the groups each returns, and whether the authors' code gives it the EG.
 CALLS: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -233,10 +382,22 @@ CALLS: dict[str, tuple[tuple[str, ...], bool]] = {
 }
 
 # Judge groups (code keys), and the seven reported dimensions after integration.
-JUDGE_DIMENSIONS = ("request_fulfillment", "analytical_soundness", "structural_coherence", "format_style",
-                    "ethics_compliance")
-DIMENSIONS = ("request_fulfillment", "analytical_soundness", "structural_coherence", "format_style",
-              "information_integrity", "information_sufficiency", "ethics_compliance")
+JUDGE_DIMENSIONS = (
+    "request_fulfillment",
+    "analytical_soundness",
+    "structural_coherence",
+    "format_style",
+    "ethics_compliance",
+)
+DIMENSIONS = (
+    "request_fulfillment",
+    "analytical_soundness",
+    "structural_coherence",
+    "format_style",
+    "information_integrity",
+    "information_sufficiency",
+    "ethics_compliance",
+)
 PAPER_NAMES = {
     "request_fulfillment": "Request Completeness",
     "analytical_soundness": "Evidence Validity",
@@ -247,8 +408,13 @@ PAPER_NAMES = {
     "ethics_compliance": "Ethics Compliance",
 }
 FACT_SUBS = {
-    "information_integrity": ("claim_factuality", "citation_validity", "reference_accuracy", "reference_quality",
-                              "reference_diversity"),
+    "information_integrity": (
+        "claim_factuality",
+        "citation_validity",
+        "reference_accuracy",
+        "reference_quality",
+        "reference_diversity",
+    ),
     "information_sufficiency": ("source_support", "information", "citations", "references"),
 }
 
@@ -279,7 +445,6 @@ def skeleton(call: str) -> dict[str, dict[str, dict[str, dict[str, list[str]]]]]
 def rubric_items() -> list[RubricItem]:
     """The 101 factors as release rows shared by every task (task_id '*')."""
     return [
-        RubricItem(task_id="*", item_id=f.key, index=i, text=f.text, kind=f.kind,
-                   group=[f.group, f.sub, f.element])
+        RubricItem(task_id="*", item_id=f.key, index=i, text=f.text, kind=f.kind, group=[f.group, f.sub, f.element])
         for i, f in enumerate(FACTORS)
     ]

@@ -185,13 +185,15 @@ def raw_metrics(
     else:
         source_support = _ratio(n["A"] + n["B"] + n["C"], len(claims), z)
     information = ok_a_e if modes.information == "code" else sup_ext
-    diversity = hhi_score(list(sup_counts.values())) if modes.diversity == "code" else cv_score(
-        list(cited_counts.values()))
+    diversity = (
+        hhi_score(list(sup_counts.values())) if modes.diversity == "code" else cv_score(list(cited_counts.values()))
+    )
     return {
         "external_claim_accuracy": _ratio(sup_ext, len(ext), z),
         "claim_accuracy": _ratio(ok_a_e, len(a_e), z),
         "external_numeric_claim_accuracy": _ratio(
-            sum(1 for c in ext_num if labels[c.claim_id] == "supported"), len(ext_num), z),
+            sum(1 for c in ext_num if labels[c.claim_id] == "supported"), len(ext_num), z
+        ),
         "citation_accuracy": _ratio(sup_cit, len(ext_verifs), z),
         "supported_per_shown": _ratio(len(supported_urls), len(shown), z),
         "supported_per_used": _ratio(len(supported_urls), len(used), z),
