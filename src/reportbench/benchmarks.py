@@ -125,6 +125,7 @@ class ScoreResult:
     systems: list[SystemScore]
     extra_metrics: dict[str, Any] = field(default_factory=dict)  # e.g. ratings, written to metrics/<b>/<R>/
     overall: str | None = "geomean"  # leaderboard's overall column: geomean | mean | a metric name | None
+    overall_metrics: tuple[str, ...] | None = None  # which metrics enter it (default: all of metric_names)
 
 
 @dataclass(frozen=True)

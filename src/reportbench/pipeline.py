@@ -330,6 +330,8 @@ def score_stage(
         pl.concat(frames) if frames else None,
         metrics=list(spec.metric_names),
         protocol=benchmark,
+        overall=result.overall,
+        overall_metrics=result.overall_metrics,
     )
     return write_leaderboard(lb, metrics_dir)
 

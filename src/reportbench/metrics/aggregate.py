@@ -127,3 +127,45 @@ def summarise_rows(
         "metrics": {s.name: summarise_metric(per_task, s) for s in specs},
         **extra,
     }
+
+
+FACTOR_SCHEMA: dict[str, Any] = {
+    "item_id": pl.String,
+    "factor": pl.String,
+    "value": pl.Float64,
+    "status": pl.String,
+    "error": pl.String,
+}
+
+
+def explode_factor_scores(
+    judgments: Sequence[Any], key: str = "scores", expected: Mapping[str, Sequence[str]] | None = None
+) -> pl.DataFrame:
+    """Multi-score judge outputs (one call returning dozens of factor scores) -> one row per (item, factor).
+
+    `parsed[key]` maps factor id -> score, or None for N/A (status `undefined`, never 0). A failed judgment
+    yields a `failed` row for every factor `expected[item_id]` lists, so a failure is counted per factor.
+    """
+    rows: list[dict[str, Any]] = []
+    for j in judgments:
+        if not j.ok:
+            for factor in (expected or {}).get(j.item_id, ()):
+                rows.append(
+                    {"item_id": j.item_id, "factor": factor, "value": math.nan, "status": "failed", "error": j.error}
+                )
+            continue
+        import json
+
+        scores = json.loads(j.parsed or "{}").get(key) or {}
+        for factor, value in scores.items():
+            na = value is None
+            rows.append(
+                {
+                    "item_id": j.item_id,
+                    "factor": str(factor),
+                    "value": math.nan if na else float(value),
+                    "status": "undefined" if na else "ok",
+                    "error": None,
+                }
+            )
+    return pl.DataFrame(rows, schema=FACTOR_SCHEMA, orient="row").sort(["item_id", "factor"])

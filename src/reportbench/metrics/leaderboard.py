@@ -76,21 +76,38 @@ def build_leaderboard(
     *,
     metrics: Sequence[str] | None = None,
     protocol: str | None = None,
+    overall: str | None = "geomean",
+    overall_metrics: Sequence[str] | None = None,
 ) -> Leaderboard:
     """Rows from `summaries` (each {"system", "metrics": {name: {"mean", "n_defined", ...}}, ...});
-    pairwise tests from `per_task` (all systems concatenated) when given."""
+    pairwise tests from `per_task` (all systems concatenated) when given.
+
+    `overall` ranks the rows: "geomean" (DeepScholar's overall score), "mean" (arithmetic mean), a metric name,
+    or None (no overall; rows by name). `overall_metrics` restricts which metrics enter it (e.g. LRB's Avg of four);
+    the value is stored as `geomean` for the CSV/plot column either way."""
     if not summaries:
         raise ValueError("no system summaries")
     protocol = protocol or summaries[0].get("protocol")
     names = list(metrics) if metrics is not None else list(summaries[0]["metrics"])
     rows: list[dict[str, Any]] = []
+    parts = list(overall_metrics) if overall_metrics is not None else names
     for s in summaries:
         ms = s["metrics"]
         means = {m: float(ms[m]["mean"]) if m in ms else math.nan for m in names}
+        chosen = [float(ms[m]["mean"]) if m in ms else math.nan for m in parts]
+        if overall == "geomean":
+            score = geometric_mean(chosen)
+        elif overall == "mean":
+            score = math.nan if any(math.isnan(v) for v in chosen) or not chosen else sum(chosen) / len(chosen)
+        elif overall is None:
+            score = math.nan
+        else:
+            score = means.get(overall, math.nan)
         rows.append(
             {
                 "system": s["system"],
-                "geomean": geometric_mean(means.values()),
+                "geomean": score,
+                "overall": overall,
                 "metrics": means,
                 "n_defined": {m: ms.get(m, {}).get("n_defined", 0) for m in names},
                 # judge failures (NaN, excluded) and protocol-undefined values, kept apart per metric
