@@ -13,6 +13,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.stub_server",  # stub-server
     "reportbench.judges.errors",  # check-judge
     "reportbench.live_builder.cli",  # latex
+    "reportbench.ls",  # ls benchmarks|metrics|tasks
 ]
 
 
