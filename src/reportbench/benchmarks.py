@@ -78,8 +78,8 @@ class JudgeStep:
 
 
 @dataclass
-class ScoreContext:
-    """What the score stage hands a benchmark: every system's reports, outcomes, judgments and tables."""
+class SystemsContext:
+    """What a stage reading every system of a benchmark sees: the release and each system's reports."""
 
     benchmark: str
     params: Mapping[str, Any]
@@ -87,10 +87,16 @@ class ScoreContext:
     systems: list[str]
     reports: dict[str, list[Any]]
     outcomes: dict[str, list[Any]]
+
+
+@dataclass
+class ScoreContext(SystemsContext):
+    """What the score stage hands a benchmark: every system's reports, outcomes, judgments and tables."""
+
     # system -> member -> step -> judgments
-    judgments: dict[str, dict[str, dict[str, list[Any]]]]
+    judgments: dict[str, dict[str, dict[str, list[Any]]]] = field(default_factory=dict)
     # system -> member -> derived table name -> frame
-    derived: dict[str, dict[str, dict[str, pl.DataFrame]]]
+    derived: dict[str, dict[str, dict[str, pl.DataFrame]]] = field(default_factory=dict)
     cross: dict[str, pl.DataFrame] = field(default_factory=dict)
 
     @property
@@ -99,16 +105,10 @@ class ScoreContext:
 
 
 @dataclass
-class CrossContext:
-    """What a cross-system stage reads: the release and every system's reports (e.g. battles, depth vs ref)."""
+class CrossContext(SystemsContext):
+    """What a cross-system stage reads (battles, depth vs a reference); it may judge with `judge_params`."""
 
-    benchmark: str
-    params: Mapping[str, Any]
-    release: Any
-    systems: list[str]
-    reports: dict[str, list[Any]]
-    outcomes: dict[str, list[Any]]
-    judge_params: Mapping[str, Any]  # the root `judge` group (cross stages may judge too)
+    judge_params: Mapping[str, Any] = field(default_factory=dict)  # the root `judge` group
 
 
 @dataclass
