@@ -60,8 +60,10 @@ def test_canonical_question_text_not_mojibake(rb_data: Path) -> None:
 
 @pytest.mark.core
 def test_bad_weights_and_missing_rubric_fail_loudly() -> None:
-    qs = [{"id": 1, "question": "Q?", "category": "Open Consulting", "Subject": "S"},
-          {"id": 2, "question": "R?", "category": "Technical Details"}]
+    qs = [
+        {"id": 1, "question": "Q?", "category": "Open Consulting", "Subject": "S"},
+        {"id": 2, "question": "R?", "category": "Technical Details"},
+    ]
     rub = [{"id": 1, "question": "Q?", "rubric": [{"point": "a", "weight": 4}, {"point": "b", "weight": 2.5}]}]
     with pytest.raises(ReleaseError) as err:
         import_authors_layout(qs, rub)

@@ -1,0 +1,107 @@
+"""The authors' response files as a system (`kind: researcherbench_responses`), and raw-text lookup.
+
+A response file is `[{id, question, response}]`, one file per system (`data/user_data/<System>.json`).
+Each response goes through our markdown adapter (the shared `reportbench.reports` code), so citations are
+resolved the same way as for any other system. The judge steps need the response exactly as written
+(the rubric judge sees the whole response, references included): `raw_response` re-reads it from the file.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.types import Report, Task
+
+KIND = "researcherbench_responses"
+
+
+@lru_cache(maxsize=16)
+def _load_file(path: str, mtime_ns: int) -> dict[int, dict[str, Any]]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: a response file is a JSON list of {{id, question, response}}")
+    out: dict[int, dict[str, Any]] = {}
+    for i, e in enumerate(data):
+        if not isinstance(e, dict) or "id" not in e or not isinstance(e.get("response"), str):
+            raise ValueError(f"{path}[{i}]: needs id and a string response")
+        out[int(e["id"])] = e
+    return out
+
+
+def load_responses(path: str | Path) -> dict[int, dict[str, Any]]:
+    """id -> {id, question, response} of one response file (cached by path and mtime)."""
+    p = Path(path)
+    return _load_file(str(p), p.stat().st_mtime_ns)
+
+
+def parse_response(text: str, task_id: str, system: str, path: str | None) -> Report:
+    """One response through the markdown adapter (the format every shared response file uses)."""
+    from reportbench.reports.formats.markdown import split_markdown_report
+
+    parts = split_markdown_report(text)
+    return parts.to_report("markdown", task_id, system, Path(path) if path else None)  # type: ignore[arg-type]
+
+
+@register_kind(KIND)
+def run_response_file_system(
+    name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
+) -> tuple[list[Report], list[TaskOutcome]]:
+    from reportbench.protocols.researcherbench.release import qid_of
+
+    path = spec.get("path")
+    if not path or not Path(str(path)).is_file():
+        raise SystemError_(f"systems.{name}.path: {path!r} is not a response file")
+    try:
+        entries = load_responses(str(path))
+    except (OSError, ValueError) as exc:
+        raise SystemError_(f"systems.{name}.path: {exc}") from exc
+    reports: list[Report] = []
+    outcomes: list[TaskOutcome] = []
+    for t in tasks:
+        e = entries.get(qid_of(t.task_id))
+        if e is None:
+            outcomes.append(TaskOutcome(task_id=t.task_id, status="missing", reason=f"no id {qid_of(t.task_id)}"))
+            continue
+        report = parse_response(e["response"], t.task_id, name, str(path))
+        reports.append(report)
+        outcomes.append(TaskOutcome(task_id=t.task_id, status="ok", path=str(path), report_id=report.report_id))
+    return reports, outcomes
+
+
+def raw_response(report: Any) -> str:
+    """The response as the system wrote it: from its response file or report file; else body + references."""
+    from reportbench.protocols.researcherbench.release import qid_of
+    from reportbench.protocols.researcherbench.text import references_text
+
+    path = getattr(report, "path", None)
+    if path:
+        p = Path(path)
+        try:
+            if p.suffix == ".json":
+                e = load_responses(p).get(qid_of(report.task_id))
+                if e is not None:
+                    return str(e["response"])
+            elif p.is_file():
+                return p.read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            pass
+    refs = references_text(report.sources)
+    return report.body + (f"\n\n## References\n{refs}\n" if refs else "")
+
+
+def response_file_question(report: Any) -> str | None:
+    """The question text as copied into the response file (mojibake for some ids), if the report has one."""
+    from reportbench.protocols.researcherbench.release import qid_of
+
+    path = getattr(report, "path", None)
+    if not path or not str(path).endswith(".json"):
+        return None
+    try:
+        e = load_responses(path).get(qid_of(report.task_id))
+    except (OSError, ValueError):
+        return None
+    return str(e["question"]) if e and "question" in e else None
