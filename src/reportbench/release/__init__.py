@@ -29,7 +29,7 @@ def build_release(
 ) -> Release:
     """Build a release from config (`conf/release/*.yaml`: kind, source, name, max_tasks).
 
-    kind 'demo' reads the self-authored sources in `source` (data/demo); kind 'deepscholar' imports a local
+    kind 'demo' reads the self-authored sources in `source` (data/demo/deepscholar); kind 'deepscholar' imports a local
     checkout, or downloads one first when `source` is an http(s) URL (network needed).
     """
     if kind == "demo":
