@@ -17,6 +17,9 @@ from reportbench.judges.tasks.organization import OrganizationInput
 from reportbench.judges.tasks.relevance import RelevanceInput
 from reportbench.judges.tasks.support import SupportInput
 from reportbench.prompts import PromptError, iter_prompt_files, load_prompt
+from reportbench.protocols.researcherbench.tasks import ExtractInput as RBExtractInput
+from reportbench.protocols.researcherbench.tasks import RubricInput as RBRubricInput
+from reportbench.protocols.researcherbench.tasks import VerifyInput as RBVerifyInput
 
 pytestmark = pytest.mark.core
 
@@ -41,6 +44,12 @@ SAMPLE_INPUTS: dict[str, JudgeInput] = {
         cited_authors="Doe, Jane",
         cited_content="snippet",
     ),
+    "researcherbench_rubric": RBRubricInput(question="Q {x}?", item="Explains [CONTENT]", weight=2, response=LATEX),
+    "researcherbench_rubric_compat": RBRubricInput(question="Q?", item="Discusses y", weight=1, response="R"),
+    "researcherbench_claims": RBExtractInput(question="Q {x}", section=LATEX, references="[1] https://x.org"),
+    "researcherbench_verify": RBVerifyInput(
+        source="Page {x} [CLAIM_LIST]", claims=[{"id": 1, "claim": "c {y}", "context": LATEX}]
+    ),
 }
 
 # The key(s) of each task's JSON answer, which the prompt must spell out (no structured output needed).
@@ -52,6 +61,10 @@ ANSWER_KEYS = {
     "nugget_create": ['"nuggets"'],
     "nugget_score": ['"importance"', "vital", "okay"],
     "important_reference": ['"important"', '"explanation"'],
+    "researcherbench_rubric": ["yes", "no"],
+    "researcherbench_rubric_compat": ["yes", "no"],
+    "researcherbench_claims": ['"claims"', '"claim"', '"context"', '"source"'],
+    "researcherbench_verify": ['"results"', '"id"', '"result"', "unknown"],
 }
 
 
@@ -79,7 +92,7 @@ def test_prompt_placeholders_come_from_the_typed_input(name: str, prompts_dir: P
     inputs = SAMPLE_INPUTS[name]
     assert isinstance(inputs, task.input_model)
     template = load_prompt(task.prompt_id, prompts_dir)
-    assert template.prompt_id == f"deepscholar/{name}"
+    assert template.prompt_id == task.prompt_id.removesuffix(".yaml")
     values = inputs.prompt_values()
     missing = template.placeholders - values.keys()
     assert not missing, (
