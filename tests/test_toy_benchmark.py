@@ -21,12 +21,12 @@ pytestmark = pytest.mark.integration
 REPORTS = {
     "thorough": {
         "t1": "The sky is blue because of scattering of sunlight by air molecules [1]. Shorter blue "
-        "wavelengths scatter more than red ones [1].\n\n## References\n[1] Rayleigh scattering of sunlight "
-        "by air molecules. Blue wavelengths scatter more strongly.\n",
+        "wavelengths scatter more than red ones [1].\n\n## References\n[1] Sky colour explained. "
+        "https://example.org/sky#:~:text=blue\n",
         "t2": "Trees shed leaves to save water in winter [1].\n\n## References\n[1] Why trees shed leaves: "
         "deciduous trees save water in winter.\n",
     },
-    "terse": {"t1": "The sky is blue.\n"},  # no report for t2: the system left it out
+    "terse": {"t1": "The sky is blue [1].\n\n## References\n[1] Gone. https://example.org/missing\n"},  # no t2
 }
 
 
@@ -49,13 +49,23 @@ def toy_params(tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch)
         for task_id, text in reports.items():
             (folder / f"{task_id}.md").write_text(text)
         systems[system] = {"kind": "folder", "path": str(folder), "format": "markdown"}
+    seeds = tmp_path / "pages.jsonl"
+    page = (
+        "<html><head><title>Sky</title></head><body><p>Rayleigh scattering of sunlight by air molecules: "
+        "shorter blue wavelengths scatter more strongly than red ones.</p></body></html>"
+    )
+    seeds.write_text(
+        json.dumps({"url": "https://example.org/sky", "status": 200, "content_type": "text/html", "body": page}) + "\n"
+    )
+    params["fetch"]["cache_path"] = str(tmp_path / "pages.sqlite")
     params["benchmarks"]["toy"] = {
         "release": {"name": "toy-r1"},
         "systems": systems,
         "judges": {"gpt": {}, "gemini": {}},
         "judging": {},
         "scoring": {},
-        "stages": {"cross": True},
+        "stages": {"cross": True, "fetch": True},
+        "fetch_seeds": [str(seeds)],
     }
     return refresh_plan(params)
 
@@ -63,7 +73,7 @@ def toy_params(tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch)
 def test_plan_fans_out_per_system_and_member(toy_params: dict) -> None:
     plan = toy_params["plan"]
     assert {"toy.terse.gemini", "toy.terse.gpt", "toy.thorough.gemini", "toy.thorough.gpt"} <= set(plan["judges"])
-    assert "toy" in plan["cross"] and "toy" not in plan["fetch"]
+    assert "toy" in plan["cross"] and "toy" in plan["fetch"]
     assert plan["benchmarks"]["toy"]["metrics_dir"] == "metrics/toy/toy-r1"
 
 
@@ -81,6 +91,9 @@ def test_toy_benchmark_runs_through_the_real_stages(toy_params: dict, tmp_path: 
         assert {j.input_ids["claim_id"] for j in verified} == set(claims["claim_id"])
         assert all(j.member == member for j in verified)
 
+    pages = pl.read_parquet(root / "pages" / "pages.parquet")
+    status = dict(zip(pages["url"].to_list(), pages["error_class"].to_list(), strict=True))
+    assert status == {"https://example.org/sky": "ok", "https://example.org/missing": "not_fetched"}
     battles = pl.read_parquet(root / "cross" / "battles.parquet")
     assert battles.height == 2 and set(battles["winner"]) == {"thorough"}
 
@@ -90,7 +103,9 @@ def test_toy_benchmark_runs_through_the_real_stages(toy_params: dict, tmp_path: 
     assert thorough["win_rate"]["mean"] == 1.0 and terse["win_rate"]["mean"] == 0.0
     # terse has no report for t2: coverage's protocol scores it 0 (counted), claim support leaves it undefined
     assert terse["coverage"]["n_zero_missing"] == 1 and terse["coverage"]["mean"] == 0.0
-    assert terse["claim_support"]["n_undefined"] == 2 and terse["claim_support"]["n_failed"] == 0
+    # its one claim cites a page the fetch stage could not get (not_fetched): judged unsupported, not skipped
+    assert terse["claim_support"]["mean"] == 0.0
+    assert terse["claim_support"]["n_undefined"] == 1 and terse["claim_support"]["n_failed"] == 0
     board = json.loads((root / "metrics" / "leaderboard.json").read_text())
     assert [r["system"] for r in board["rows"]] == ["thorough", "terse"]
     assert board["metrics"] == ["coverage", "claim_support", "win_rate"]

@@ -1,6 +1,7 @@
 """A sixth benchmark defined entirely inside tests/ (the spine's extension proof): its own release table,
-two chained judge tasks (claims extracted from a report, then verified: a derived table), a third judge task
-over its table, a two-member judge ensemble and a cross-system stage (pairwise battles). Everything is
+two chained judge tasks (claims extracted from a report, then verified against the page the fetch stage got for
+its citation: a derived table), a third judge task over its table, a two-member judge ensemble and a cross-system
+stage (pairwise battles). Everything is
 self-authored; nothing outside tests/ knows it exists.
 """
 
@@ -25,6 +26,7 @@ from reportbench.benchmarks import (
     SystemScore,
     register_benchmark,
 )
+from reportbench.fetch.stage import page_for
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict
 from reportbench.judges.tasks import register_task
 from reportbench.judges.tasks._parsing import parse_json_output
@@ -185,6 +187,9 @@ def claims_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
             keys = re.findall(r"\[(\d+)\]", claim)
             src = report.sources.get(keys[0]) if keys else None
             text = (src.title or "") + " " + (src.abstract or "") if src else ""
+            page = page_for(src.url, ctx.pages or {}) if src and src.url else None
+            if page is not None and page.error_class == "ok":
+                text = page.text or ""  # the fetched page, when the fetch stage has it
             rows.append(
                 {
                     "claim_id": f"{report.report_id}:c{n}",
