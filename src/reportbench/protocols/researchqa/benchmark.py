@@ -73,9 +73,12 @@ def register_metrics() -> None:
 def answer_text(report: Any) -> str:
     """The whole answer as judged: body plus its reference list (titles are what citation items need),
     with `<think>` blocks removed."""
-    refs = [s.raw.strip() for s in report.sources.values() if getattr(s, "raw", None)]
-    if not refs:
-        refs = [f"[{s.key}] {s.title}" for s in report.sources.values() if s.title and not s.key.startswith("http")]
+    refs = []
+    for src in report.sources.values():
+        line = (src.raw or src.title or "").strip()
+        if not line or src.key.startswith("http"):
+            continue  # bare links stay where they are in the body
+        refs.append(line if line.startswith("[") else f"[{src.key}] {line}")
     text = report.body.rstrip()
     if refs:
         text += "\n\nReferences\n" + "\n".join(refs)
@@ -162,12 +165,8 @@ PAIRWISE_SCHEMA: dict[str, Any] = {
 
 
 def _battle_params(ctx_params: Mapping[str, Any]) -> dict[str, Any]:
-    judging = ctx_params.get("judging") or {}
-    cfg = dict(judging.get("battles") or {})
-    release = ctx_params.get("release") or {}
-    if release.get("battles_min_per_domain") is not None:  # the demo keeps its tournament small
-        cfg["min_per_domain"] = release["battles_min_per_domain"]
-    return {"min_per_domain": int(cfg.get("min_per_domain", 1000)), "seed": int(cfg.get("seed", 0))}
+    cfg = (ctx_params.get("judging") or {}).get("battles") or {}
+    return {"min_per_domain": int(cfg.get("min_per_domain") or 1000), "seed": int(cfg.get("seed", 0))}
 
 
 def _member_judge_cfg(judge_params: Mapping[str, Any], params: Mapping[str, Any], member: str | None) -> dict[str, Any]:
