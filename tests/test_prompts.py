@@ -17,6 +17,7 @@ from reportbench.judges.tasks.organization import OrganizationInput
 from reportbench.judges.tasks.relevance import RelevanceInput
 from reportbench.judges.tasks.support import SupportInput
 from reportbench.prompts import PromptError, iter_prompt_files, load_prompt
+from reportbench.protocols.liveresearchbench import tasks as lrb
 from reportbench.protocols.researcherbench.tasks import ExtractInput as RBExtractInput
 from reportbench.protocols.researcherbench.tasks import RubricInput as RBRubricInput
 from reportbench.protocols.researcherbench.tasks import VerifyInput as RBVerifyInput
@@ -50,6 +51,17 @@ SAMPLE_INPUTS: dict[str, JudgeInput] = {
     "researcherbench_verify": RBVerifyInput(
         source="Page {x} [CLAIM_LIST]", claims=[{"id": 1, "claim": "c {y}", "context": LATEX}]
     ),
+    "lrb_presentation": lrb.ChecklistInput(
+        query="Q {x}", report=LATEX, criteria=[lrb.ChecklistLine(id="p1", text="Clear [CONTENT]")], eval_date="May 1"
+    ),
+    "lrb_coverage": lrb.ChecklistInput(
+        query="Q", report=LATEX, criteria=[lrb.ChecklistLine(id="q10", text="**12 {x}**")], eval_date="May 01, 2025"
+    ),
+    "lrb_consistency": lrb.PointwiseInput(query="Q {x}", report=LATEX, eval_date="May 01, 2025"),
+    "lrb_citation": lrb.PointwiseInput(query="Q", report=LATEX, eval_date="May 01, 2025"),
+    "lrb_depth": lrb.DepthInput(query="Q {x}", report_a=LATEX, report_b="B [CONTENT]"),
+    "lrb_relevance": lrb.RelevanceInput(query="Q", url="https://x.org/{a}", title="T", opening=LATEX),
+    "lrb_support": lrb.SupportInput(query="Q", claim="c {y} [1]", url="https://x.org", page_text=LATEX),
 }
 
 # The key(s) of each task's JSON answer, which the prompt must spell out (no structured output needed).
@@ -65,6 +77,13 @@ ANSWER_KEYS = {
     "researcherbench_rubric_compat": ["yes", "no"],
     "researcherbench_claims": ['"claims"', '"claim"', '"context"', '"source"'],
     "researcherbench_verify": ['"results"', '"id"', '"result"', "unknown"],
+    "lrb_presentation": ['"evaluations"', '"score"', '"justification"'],
+    "lrb_coverage": ['"evaluations"', '"score"', '"justification"'],
+    "lrb_consistency": ['"specific_issues"', '"total_issues"', '"score"', '"justification"'],
+    "lrb_citation": ['"specific_issues"', '"total_issues"', '"score"', '"justification"'],
+    "lrb_depth": ['"winner"', '"scores"', '"total"', '"major_flaws"', '"granularity"'],
+    "lrb_relevance": ['"relevant"', '"reason"'],
+    "lrb_support": ['"supported"', '"evidence"'],
 }
 
 

@@ -64,9 +64,7 @@ def parse_eval_date(value: Any) -> dt.date:
 
 def format_date(date: dt.date) -> str:
     """The authors' '%B %d, %Y' (zero-padded day, English month names regardless of locale)."""
-    months = (
-        "January February March April May June July August September October November December"
-    ).split()
+    months = ("January February March April May June July August September October November December").split()
     return f"{months[date.month - 1]} {date.day:02d}, {date.year}"
 
 

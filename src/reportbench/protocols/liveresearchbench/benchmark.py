@@ -1,0 +1,704 @@
+"""LiveResearchBench / DeepEval on the spine: judge steps per (system, member), depth vs the reference as the
+cross-system stage, and the Table-1 score with citation accuracy and grading coverage alongside.
+
+Steps per (system, member): presentation, coverage, consistency, citation (association), then our citation
+accuracy reconstruction: `claims` (compute: claim–URL pairs), `relevance` (E2 gate per task × URL whose page
+is reachable) and `support` (E3 per (claim, URL) pair past the gate). Depth runs in `cross`: every system but
+the reference against the reference, both orders, every member.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from reportbench.benchmarks import CrossContext, JudgeContext, ScoreContext, ScoreResult, SystemScore
+from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
+from reportbench.metrics.registry import MetricSpec
+from reportbench.protocols import JudgeItem, content_hash
+from reportbench.protocols.liveresearchbench import rules as R
+from reportbench.protocols.liveresearchbench.citations import URL_STATUS, extract_claims
+from reportbench.protocols.liveresearchbench.release import (
+    NAME,
+    coverage_items,
+    eval_date_of,
+    format_date,
+    presentation_criteria,
+)
+from reportbench.protocols.liveresearchbench.tasks import (
+    DEFAULT_RULES,
+    ChecklistInput,
+    ChecklistLine,
+    DepthInput,
+    PointwiseInput,
+    RelevanceInput,
+    SupportInput,
+)
+
+REPORT_CRITERIA = ("presentation", "consistency", "coverage", "citation_association")
+STEP_OF = {
+    "presentation": "presentation",
+    "coverage": "coverage",
+    "consistency": "consistency",
+    "citation_association": "citation",
+}
+CIT_METRICS = ("cit_e1", "cit_e2", "cit_e3", "cit_total", "cit_n_urls", "cit_blocked", "cit_not_checked")
+_POINTS = {"unit": "points", "value_range": (0.0, 100.0)}
+_COUNT = {"aggregation": "count_mean", "unit": "count", "value_range": None}
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("presentation", NAME, "pass rate of the ten presentation checks (0-100)", short="Pres", **_POINTS),
+    MetricSpec("consistency", NAME, "issue-count bins of internal contradictions (10-100)", short="Cons", **_POINTS),
+    MetricSpec("coverage", NAME, "pass rate of the task's coverage checklist (0-100)", short="Cov", **_POINTS),
+    MetricSpec("citation_association", NAME, "issue-count bins of uncited claims (10-100)", short="Assoc", **_POINTS),
+    MetricSpec("avg", NAME, "Table-1 Avg: mean of Pres, Cons, Cov, Assoc", short="Avg", **_POINTS),
+    MetricSpec(
+        "depth_win_rate",
+        NAME,
+        "depth W/(W+L) vs the reference, ties excluded (0-100)",
+        aggregation="win_rate",
+        short="Depth",
+        **_POINTS,
+    ),
+    MetricSpec(
+        "depth_win_rate_nondegenerate",
+        NAME,
+        "depth win rate without degenerate reference reports",
+        aggregation="win_rate",
+        short="Depth*",
+        **_POINTS,
+    ),
+    MetricSpec("cit_e1", NAME, "E1 invalid links per report (our reconstruction)", higher_is_better=False, **_COUNT),
+    MetricSpec("cit_e2", NAME, "E2 irrelevant links per report", higher_is_better=False, **_COUNT),
+    MetricSpec("cit_e3", NAME, "E3 unsupported (claim, source) pairs per report", higher_is_better=False, **_COUNT),
+    MetricSpec("cit_total", NAME, "E1+E2+E3 per report", higher_is_better=False, **_COUNT),
+    MetricSpec("cit_n_urls", NAME, "distinct cited URLs per report (read the error counts with it)", **_COUNT),
+    MetricSpec(
+        "cit_blocked", NAME, "401/403/paywall URLs per report (flagged apart from E1)", higher_is_better=False, **_COUNT
+    ),
+    MetricSpec(
+        "cit_not_checked",
+        NAME,
+        "URLs or pairs not checked (not fetched, failed judgment)",
+        higher_is_better=False,
+        **_COUNT,
+    ),
+)
+
+
+# ------------------------------------------------------------------------------------------- helpers
+def _cfg(params: Mapping[str, Any], *path: str) -> dict[str, Any]:
+    node: Any = params
+    for p in path:
+        node = (node or {}).get(p) if isinstance(node, Mapping) else None
+    return dict(node or {})
+
+
+def rule_params(ctx_params: Mapping[str, Any], member: str) -> str:
+    """This member's offline thresholds (benchmarks.liveresearchbench.judging.offline.<member>) as JSON."""
+    given = _cfg(ctx_params, "judging", "offline", member)
+    unknown = set(given) - set(DEFAULT_RULES)
+    if unknown:
+        raise ValueError(f"benchmarks.{NAME}.judging.offline.{member}: unknown rule(s) {sorted(unknown)}")
+    return json.dumps(dict(sorted(given.items())), sort_keys=True) if given else ""
+
+
+def _date_text(release: Any) -> str:
+    return format_date(eval_date_of(release))
+
+
+def report_text(report: Any) -> str:
+    """The report as the judges see it: the body plus its numbered reference list (the adapter splits the list
+    off the body; the authors' judges read the whole markdown file)."""
+    lines = [
+        f"[{key}] " + (src.raw or f"{src.title or ''}: {src.url or ''}").strip()
+        for key, src in report.sources.items()
+        if not key.startswith("http")
+    ]
+    if not lines:
+        return report.body
+    return report.body.rstrip() + "\n\n### Sources\n\n" + "\n".join(lines) + "\n"
+
+
+def _ids(report: Any) -> dict[str, str]:
+    return {"task_id": report.task_id, "report_id": report.report_id}
+
+
+# ----------------------------------------------------------------------------------------- judge steps
+def presentation_items(ctx: JudgeContext) -> list[JudgeItem]:
+    crit = [ChecklistLine(id=c.item_id, text=c.text) for c in presentation_criteria(ctx.release)]
+    rp, date = rule_params(ctx.params, ctx.member), _date_text(ctx.release)
+    return [
+        JudgeItem(
+            "lrb_presentation",
+            f"{r.report_id}:presentation",
+            ChecklistInput(
+                query=ctx.release.task(r.task_id).task_prompt,
+                report=report_text(r),
+                criteria=crit,
+                eval_date=date,
+                rule_params=rp,
+            ).model_dump(),
+            _ids(r),
+        )
+        for r in ctx.reports
+    ]
+
+
+def coverage_items_for(ctx: JudgeContext) -> list[JudgeItem]:
+    rp, date = rule_params(ctx.params, ctx.member), _date_text(ctx.release)
+    items = []
+    for r in ctx.reports:
+        lines = [ChecklistLine(id=c.item_id, text=c.text) for c in coverage_items(ctx.release, r.task_id)]
+        if not lines:
+            continue  # scored `undefined` ("no checklist"), never silently dropped from the counts
+        inp = ChecklistInput(
+            query=ctx.release.task(r.task_id).task_prompt,
+            report=report_text(r),
+            criteria=lines,
+            eval_date=date,
+            rule_params=rp,
+        )
+        items.append(JudgeItem("lrb_coverage", f"{r.report_id}:coverage", inp.model_dump(), _ids(r)))
+    return items
+
+
+def _pointwise_items(task: str, suffix: str) -> Any:
+    def items(ctx: JudgeContext) -> list[JudgeItem]:
+        rp, date = rule_params(ctx.params, ctx.member), _date_text(ctx.release)
+        return [
+            JudgeItem(
+                task,
+                f"{r.report_id}:{suffix}",
+                PointwiseInput(
+                    query=ctx.release.task(r.task_id).task_prompt, report=report_text(r), eval_date=date, rule_params=rp
+                ).model_dump(),
+                _ids(r),
+            )
+            for r in ctx.reports
+        ]
+
+    return items
+
+
+PAIR_SCHEMA = {
+    "task_id": pl.String,
+    "report_id": pl.String,
+    "claim_id": pl.String,
+    "claim": pl.String,
+    "url": pl.String,
+    "url_status": pl.String,
+    "http_status": pl.Int64,
+}
+
+
+def _in_scope(ctx: Any, task_id: str) -> bool:
+    cats = _cfg(ctx.params, "judging", "citation_accuracy").get("categories") or []
+    return not cats or bool(set(ctx.release.task(task_id).categories) & set(cats))
+
+
+def url_status(url: str, pages: Mapping[str, Any] | None) -> tuple[str, int | None]:
+    """ok | invalid (E1) | blocked (401/403/paywall) | not_fetched, from the fetch stage's snapshot."""
+    snap = (pages or {}).get(url)
+    if snap is None:
+        return "not_fetched", None
+    return URL_STATUS.get(snap.error_class, "not_fetched"), snap.http_status
+
+
+def claims_table(ctx: JudgeContext) -> pl.DataFrame:
+    """Compute step: one row per (claim, URL) pair of every in-scope report, with the URL's fetch status."""
+    rows = []
+    cap = _cfg(ctx.params, "judging", "citation_accuracy").get("max_pairs_per_report")
+    for r in ctx.reports:
+        if not _in_scope(ctx, r.task_id):
+            continue
+        n = 0
+        for c in extract_claims(r):
+            for u in c.urls:
+                if cap is not None and n >= int(cap):
+                    break
+                status, http = url_status(u, ctx.pages)
+                rows.append(
+                    {
+                        "task_id": r.task_id,
+                        "report_id": r.report_id,
+                        "claim_id": c.claim_id,
+                        "claim": c.text,
+                        "url": u,
+                        "url_status": status,
+                        "http_status": http,
+                    }
+                )
+                n += 1
+    return pl.DataFrame(rows, schema=PAIR_SCHEMA, orient="row")
+
+
+def _page_text(ctx: JudgeContext, url: str) -> tuple[str, str]:
+    snap = (ctx.pages or {}).get(url)
+    return (snap.title or "", snap.text or "") if snap is not None else ("", "")
+
+
+def relevance_items(ctx: JudgeContext) -> list[JudgeItem]:
+    cfg = _cfg(ctx.params, "judging", "citation_accuracy")
+    n_open = int(cfg.get("opening_chars", 2000))
+    rp = rule_params(ctx.params, ctx.member)
+    pairs = ctx.derived.get("claims")
+    if pairs is None or pairs.height == 0:
+        return []
+    seen = pairs.filter(pl.col("url_status") == "ok").select("task_id", "url").unique().sort("task_id", "url")
+    items = []
+    for task_id, url in seen.iter_rows():
+        title, text = _page_text(ctx, url)
+        inp = RelevanceInput(
+            query=ctx.release.task(task_id).task_prompt, url=url, title=title, opening=text[:n_open], rule_params=rp
+        )
+        iid = f"{task_id}:{content_hash(url, n=12)}:relevance"
+        items.append(JudgeItem("lrb_relevance", iid, inp.model_dump(), {"task_id": task_id, "url": url}))
+    return items
+
+
+def _relevant(judgments: list[Any]) -> dict[tuple[str, str], bool | None]:
+    out: dict[tuple[str, str], bool | None] = {}
+    for j in judgments:
+        key = (j.input_ids["task_id"], j.input_ids["url"])
+        out[key] = (j.score == 1.0) if j.ok else None
+    return out
+
+
+def support_items(ctx: JudgeContext) -> list[JudgeItem]:
+    cfg = _cfg(ctx.params, "judging", "citation_accuracy")
+    n_chars = int(cfg.get("page_chars", 12000))
+    rp = rule_params(ctx.params, ctx.member)
+    pairs = ctx.derived.get("claims")
+    if pairs is None or pairs.height == 0:
+        return []
+    relevant = _relevant(ctx.judgments.get("relevance", []))
+    items = []
+    for row in pairs.filter(pl.col("url_status") == "ok").iter_rows(named=True):
+        if relevant.get((row["task_id"], row["url"])) is not True:
+            continue
+        _title, text = _page_text(ctx, row["url"])
+        inp = SupportInput(
+            query=ctx.release.task(row["task_id"]).task_prompt,
+            claim=row["claim"],
+            url=row["url"],
+            page_text=text[:n_chars],
+            rule_params=rp,
+        )
+        iid = f"{row['claim_id']}:{content_hash(row['url'], row['claim'], n=12)}:support"
+        items.append(
+            JudgeItem(
+                "lrb_support",
+                iid,
+                inp.model_dump(),
+                {
+                    "task_id": row["task_id"],
+                    "report_id": row["report_id"],
+                    "claim_id": row["claim_id"],
+                    "url": row["url"],
+                },
+            )
+        )
+    return items
+
+
+# ------------------------------------------------------------------------------------------ depth (cross)
+DEPTH_SCHEMA: dict[str, Any] = {
+    "system": pl.String,
+    "task_id": pl.String,
+    "member": pl.String,
+    "order": pl.String,
+    "status": pl.String,
+    "error": pl.String,
+    "judge_winner": pl.String,
+    "totals_winner": pl.String,
+    "winner_mismatch": pl.Boolean,
+    "degenerate_reference": pl.Boolean,
+    **{f"eval_{d}": pl.Int64 for d in R.DEPTH_DIMENSIONS},
+    **{f"ref_{d}": pl.Int64 for d in R.DEPTH_DIMENSIONS},
+    "eval_total": pl.Int64,
+    "ref_total": pl.Int64,
+}
+
+_DEGENERATE = re.compile(
+    r"\b(i cannot|i can't|unable to (?:find|provide|satisfy)|analysis plan|research plan|none found|no .{0,20}found"
+    r"|provisional|interim|data gaps?)\b",
+    re.IGNORECASE,
+)
+
+
+def degenerate_reference(report: Any | None, listed: set[str]) -> bool:
+    """A refusal, plan, 'none found' or provisional reference report (or one listed in config)."""
+    if report is None:
+        return False
+    if report.task_id in listed:
+        return True
+    return bool(_DEGENERATE.search(report.body[:600])) or not report.sources
+
+
+def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
+    """Every non-reference system vs the reference on every task: both orders × every member."""
+    from reportbench.judges.factory import make_judge
+    from reportbench.judges.runner import run_judgments_sync
+    from reportbench.pipeline import judge_config
+
+    cfg = _cfg(ctx.params, "judging", "depth")
+    ref = str(cfg.get("reference", "open_deep_research"))
+    listed = set(cfg.get("degenerate_tasks") or [])
+    members = sorted((ctx.params.get("judges") or {"main": {}}).keys())
+    ref_reports = {r.task_id: r for r in ctx.reports.get(ref, [])}
+    rows: list[dict[str, Any]] = []
+    full = {"judge": dict(ctx.judge_params), "benchmarks": {NAME: dict(ctx.params)}}
+    for member in members:
+        rp = rule_params(ctx.params, member)
+        items, meta = [], {}
+        for system in sorted(s for s in ctx.systems if s != ref):
+            mine = {r.task_id: r for r in ctx.reports[system]}
+            for t in ctx.release.tasks:
+                rr, er = ref_reports.get(t.task_id), mine.get(t.task_id)
+                base = {
+                    "system": system,
+                    "task_id": t.task_id,
+                    "member": member,
+                    "degenerate_reference": degenerate_reference(rr, listed),
+                }
+                if rr is None or er is None:
+                    for order in ("eval_first", "ref_first"):
+                        rows.append({**base, "order": order, "status": "no_reference" if rr is None else "no_report"})
+                    continue
+                for order, (a, b) in (("eval_first", (er, rr)), ("ref_first", (rr, er))):
+                    iid = f"{system}:{t.task_id}:{order}:{content_hash(report_text(a), report_text(b), n=10)}"
+                    inp = DepthInput(
+                        query=t.task_prompt, report_a=report_text(a), report_b=report_text(b), rule_params=rp
+                    )
+                    items.append((iid, inp, {"system": system, "task_id": t.task_id, "order": order}))
+                    meta[iid] = (base, order)
+        if not items:
+            continue
+        jcfg = judge_config(full, "lrb_depth", NAME, member)
+        judge = make_judge("lrb_depth", jcfg)
+        run = run_judgments_sync(judge, items, desc=f"depth@{NAME}.{member}", judge_name=f"{jcfg.get('name')}/{member}")
+        for j in run:
+            base, order = meta[j.item_id]
+            rows.append({**base, "order": order, **depth_row(j, order)})
+    df = pl.DataFrame(rows, schema=DEPTH_SCHEMA, orient="row") if rows else pl.DataFrame(schema=DEPTH_SCHEMA)
+    return {"depth": df.sort("system", "task_id", "member", "order")}
+
+
+def depth_row(j: Any, order: str) -> dict[str, Any]:
+    """One depth judgment mapped back to (evaluated, reference)."""
+    if not j.ok:
+        return {"status": "failed", "error": j.error}
+    parsed = json.loads(j.parsed)
+    a, b = parsed["scores"]["A"], parsed["scores"]["B"]
+    ev, rf = (a, b) if order == "eval_first" else (b, a)
+    to_eval = (
+        {"A": "eval", "B": "ref", "tie": "tie"} if order == "eval_first" else {"A": "ref", "B": "eval", "tie": "tie"}
+    )
+    judge_w = to_eval[parsed["winner"]]
+    totals_w = R.tie_rule(ev["total"], rf["total"])
+    return {
+        "status": "ok",
+        "judge_winner": judge_w,
+        "totals_winner": totals_w,
+        "winner_mismatch": judge_w != totals_w,
+        **{f"eval_{d}": ev[d] for d in R.DEPTH_DIMENSIONS},
+        **{f"ref_{d}": rf[d] for d in R.DEPTH_DIMENSIONS},
+        "eval_total": ev["total"],
+        "ref_total": rf["total"],
+    }
+
+
+def depth_outcomes(df: pl.DataFrame, system: str, members: list[str], margin: float = 1.0) -> dict[str, tuple]:
+    """Paper aggregation per task: {task_id: (outcome, total_eval, total_ref, degenerate, reason)}."""
+    out: dict[str, tuple] = {}
+    sub = df.filter(pl.col("system") == system)
+    for task_id in sorted(set(sub["task_id"].to_list())):
+        t = sub.filter(pl.col("task_id") == task_id)
+        degenerate = bool(t["degenerate_reference"].any())
+        statuses = set(t["status"].to_list())
+        if statuses & {"no_report", "no_reference"}:
+            out[task_id] = (
+                "no_report" if "no_report" in statuses else "no_reference",
+                math.nan,
+                math.nan,
+                degenerate,
+                "",
+            )
+            continue
+        calls: dict[str, list[R.DepthCall]] = {}
+        failed = False
+        for m in members:
+            mt = t.filter((pl.col("member") == m) & (pl.col("status") == "ok"))
+            if mt.height < 2:  # both orders are required per member
+                failed = True
+                break
+            calls[m] = [
+                R.DepthCall(
+                    {d: r[f"eval_{d}"] for d in R.DEPTH_DIMENSIONS},
+                    {d: r[f"ref_{d}"] for d in R.DEPTH_DIMENSIONS},
+                    r["judge_winner"],
+                )
+                for r in mt.iter_rows(named=True)
+            ]
+        if failed:
+            out[task_id] = ("failed", math.nan, math.nan, degenerate, "a member lacks a successful call per order")
+            continue
+        outcome, te, tr = R.paper_outcome(calls, margin)
+        out[task_id] = (outcome, te, tr, degenerate, "")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- score
+def _member_value(
+    criterion: str, judgments: list[Any], expected: list[str], scoring: Mapping[str, Any], flags: list[str]
+) -> float:
+    """One member's 0-100 value for one report, or NaN when its judgment failed (or a paper-mode missing key)."""
+    if not judgments:
+        return math.nan
+    j = judgments[0]
+    if not j.ok:
+        flags.append(f"judgment failed: {j.error}")
+        return math.nan
+    parsed = json.loads(j.parsed)
+    if criterion in ("presentation", "coverage"):
+        mode = str(_cfg(scoring, "checklist").get("mode", "paper"))
+        answered = {k: int(v["score"]) for k, v in parsed["evaluations"].items()}
+        cs = R.checklist_score(expected, answered, mode)
+        flags.extend(cs.flags)
+        return cs.value
+    ps = R.pointwise_score(parsed["specific_issues"], parsed["total_issues"], parsed["score"])
+    flags.extend(ps.flags)
+    return ps.headline(str(_cfg(scoring, "pointwise").get("score_source", "count")))
+
+
+def score(ctx: ScoreContext) -> ScoreResult:
+    scoring = ctx.scoring
+    members = sorted({m for s in ctx.systems for m in ctx.judgments.get(s, {})}) or ["main"]
+    members = sorted((ctx.params.get("judges") or {m: {} for m in members}).keys())
+    depth_cfg = _cfg(ctx.params, "judging", "depth")
+    ref = str(depth_cfg.get("reference", "open_deep_research"))
+    margin = float(_cfg(scoring, "depth").get("tie_margin", 1.0))
+    publish_partial = bool(scoring.get("publish_partial", False))
+    depth_df = ctx.cross.get("depth")
+    presentation_ids = [c.item_id for c in presentation_criteria(ctx.release)]
+    systems_out: list[SystemScore] = []
+    coverage_report: dict[str, Any] = {}
+    depth_code: dict[str, Any] = {}
+    flags_out: dict[str, list[str]] = {}
+    for s in ctx.systems:
+        rows: list[dict[str, Any]] = []
+        by_task = {r.task_id: r for r in ctx.reports[s]}
+        jud = ctx.judgments.get(s, {})
+        cov: dict[str, dict[str, dict[str, int]]] = {}
+        for criterion in REPORT_CRITERIA:
+            step = STEP_OF[criterion]
+            cov[criterion] = {}
+            for m in members:
+                got = [j for j in jud.get(m, {}).get(step, []) if j.ok]
+                expected_n = sum(1 for t in by_task if criterion != "coverage" or coverage_items(ctx.release, t))
+                cov[criterion][m] = {"n_graded": len(got), "n_expected": expected_n}
+        for t in ctx.release.tasks:
+            tid = t.task_id
+            if tid not in by_task:
+                for c in (*REPORT_CRITERIA, "avg"):
+                    rows.append(metric_row(s, tid, c, math.nan, "no_report", "no report"))
+                continue
+            values = {}
+            for criterion in REPORT_CRITERIA:
+                step = STEP_OF[criterion]
+                expected = (
+                    presentation_ids
+                    if criterion == "presentation"
+                    else [c.item_id for c in coverage_items(ctx.release, tid)]
+                )
+                if criterion == "coverage" and not expected:
+                    rows.append(metric_row(s, tid, criterion, math.nan, "undefined", "no checklist for this task"))
+                    values[criterion] = math.nan
+                    continue
+                member_vals, flags = [], []
+                for m in members:
+                    js = [j for j in jud.get(m, {}).get(step, []) if j.input_ids.get("task_id") == tid]
+                    f: list[str] = []
+                    member_vals.append(_member_value(criterion, js, expected, scoring, f))
+                    flags.extend(f"{m}: {x}" for x in f)
+                if flags:
+                    flags_out.setdefault(s, []).extend(f"{tid}/{criterion}: {x}" for x in flags)
+                n_failed = sum(1 for v in member_vals if v != v)
+                if n_failed:
+                    rows.append(
+                        metric_row(
+                            s,
+                            tid,
+                            criterion,
+                            math.nan,
+                            "failed",
+                            f"{n_failed}/{len(members)} judge(s) without a result",
+                            n_items=len(members),
+                            n_failed=n_failed,
+                        )
+                    )
+                    values[criterion] = math.nan
+                else:
+                    v = sum(member_vals) / len(member_vals)
+                    rows.append(metric_row(s, tid, criterion, v, n_items=len(members)))
+                    values[criterion] = v
+            four = [values[c] for c in REPORT_CRITERIA]
+            if any(v != v for v in four):
+                rows.append(metric_row(s, tid, "avg", math.nan, "failed", "a criterion has no value"))
+            else:
+                rows.append(metric_row(s, tid, "avg", sum(four) / 4))
+        rows.extend(_depth_rows(s, ctx, depth_df, members, ref, margin, depth_code))
+        rows.extend(_accuracy_rows(s, ctx, members, scoring))
+        per_task = rows_frame(rows)
+        summary = summarise_rows(s, NAME, per_task, list(METRICS))
+        _table1_avg(summary)
+        withheld = _withhold_partial(summary, cov, publish_partial)
+        summary.update(
+            {
+                "eval_date": ctx.release.meta.provenance.get("eval_date"),
+                "placeholders": ctx.release.meta.provenance.get("placeholders"),
+                "grading_coverage": cov,
+                "withheld": withheld,
+                "reference_system": s == ref,
+            }
+        )
+        coverage_report[s] = cov
+        systems_out.append(SystemScore(s, per_task, summary))
+    extra = {
+        "eval_date": ctx.release.meta.provenance.get("eval_date"),
+        "grading_coverage": coverage_report,
+        "depth_code_aggregation": depth_code,
+        "flags": {k: v[:200] for k, v in sorted(flags_out.items())},
+        "modes": {
+            "checklist": _cfg(scoring, "checklist").get("mode", "paper"),
+            "pointwise_score_source": _cfg(scoring, "pointwise").get("score_source", "count"),
+            "depth_aggregation": "paper (code variant in depth_code_aggregation)",
+        },
+    }
+    return ScoreResult(systems_out, extra_metrics=extra, overall="avg")
+
+
+def _table1_avg(summary: dict[str, Any]) -> None:
+    """Avg = mean of the four column means (Table 1), kept next to the macro mean of per-task averages."""
+    ms = summary["metrics"]
+    cols = [ms[c]["mean"] for c in REPORT_CRITERIA]
+    ms["avg"]["task_mean"] = ms["avg"]["mean"]
+    ms["avg"]["mean"] = math.nan if any(v is None or v != v for v in cols) else sum(cols) / 4
+
+
+def _withhold_partial(summary: dict[str, Any], cov: Mapping[str, Any], publish_partial: bool) -> list[str]:
+    """A mean is not published below full grading coverage (any member) unless scoring.publish_partial."""
+    out = []
+    for criterion, by_member in cov.items():
+        partial = any(v["n_graded"] < v["n_expected"] for v in by_member.values())
+        if partial and not publish_partial:
+            summary["metrics"][criterion]["unpublished_mean"] = summary["metrics"][criterion]["mean"]
+            summary["metrics"][criterion]["mean"] = math.nan
+            out.append(criterion)
+    if out and not publish_partial:
+        summary["metrics"]["avg"]["mean"] = math.nan
+    return out
+
+
+def _depth_rows(
+    s: str,
+    ctx: ScoreContext,
+    df: pl.DataFrame | None,
+    members: list[str],
+    ref: str,
+    margin: float,
+    code_out: dict[str, Any],
+) -> list[dict[str, Any]]:
+    rows = []
+    names = ("depth_win_rate", "depth_win_rate_nondegenerate")
+    if s == ref:
+        for t in ctx.release.tasks:
+            for n in names:
+                rows.append(
+                    metric_row(s, t.task_id, n, math.nan, "undefined", "the reference is never compared with itself")
+                )
+        return rows
+    if df is None or df.height == 0:
+        for t in ctx.release.tasks:
+            for n in names:
+                rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", "no depth stage output"))
+        return rows
+    outcomes = depth_outcomes(df, s, members, margin)
+    for t in ctx.release.tasks:
+        outcome, te, tr, degenerate, reason = outcomes.get(t.task_id, ("no_report", math.nan, math.nan, False, ""))
+        for n in names:
+            if n.endswith("nondegenerate") and degenerate:
+                rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", "degenerate reference report"))
+            elif outcome in ("eval", "ref"):
+                rows.append(
+                    metric_row(
+                        s,
+                        t.task_id,
+                        n,
+                        100.0 if outcome == "eval" else 0.0,
+                        n_items=2 * len(members),
+                        reason=f"totals {te:.2f} vs {tr:.2f}",
+                    )
+                )
+            elif outcome == "tie":
+                rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", f"tie ({te:.2f} vs {tr:.2f})"))
+            elif outcome == "failed":
+                rows.append(metric_row(s, t.task_id, n, math.nan, "failed", reason))
+            elif outcome == "no_reference":
+                rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", "no reference report"))
+            else:
+                rows.append(metric_row(s, t.task_id, n, math.nan, "no_report", "no report"))
+    sub = df.filter((pl.col("system") == s) & (pl.col("status") == "ok"))
+    winners = {m: sub.filter(pl.col("member") == m)["judge_winner"].to_list() for m in members}
+    code_out[s] = R.code_win_rates(winners)
+    return rows
+
+
+def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mapping[str, Any]) -> list[dict[str, Any]]:
+    blocked_is_e1 = bool(_cfg(scoring, "citation_accuracy").get("blocked_is_e1", False))
+    by_task = {r.task_id: r for r in ctx.reports[s]}
+    rows = []
+    for t in ctx.release.tasks:
+        tid = t.task_id
+        cats = _cfg(ctx.params, "judging", "citation_accuracy").get("categories") or []
+        if cats and not set(t.categories) & set(cats):
+            continue
+        if tid not in by_task:
+            for n in CIT_METRICS:
+                rows.append(metric_row(s, tid, n, math.nan, "no_report", "no report"))
+            continue
+        per_member: list[R.AccuracyCounts] = []
+        for m in members:
+            d = ctx.derived.get(s, {}).get(m, {}).get("claims")
+            pairs_df = d.filter(pl.col("task_id") == tid) if d is not None else pl.DataFrame(schema=PAIR_SCHEMA)
+            pairs = list(dict.fromkeys(zip(pairs_df["claim_id"].to_list(), pairs_df["url"].to_list(), strict=True)))
+            status = dict(zip(pairs_df["url"].to_list(), pairs_df["url_status"].to_list(), strict=True))
+            steps = ctx.judgments.get(s, {}).get(m, {})
+            relevant = {u: v for (task, u), v in _relevant(steps.get("relevance", [])).items() if task == tid}
+            supported: dict[tuple[str, str], bool | None] = {}
+            for j in steps.get("support", []):
+                if j.input_ids.get("task_id") == tid:
+                    supported[(j.input_ids["claim_id"], j.input_ids["url"])] = (j.score == 1.0) if j.ok else None
+            per_member.append(R.count_errors(pairs, status, relevant, supported, blocked_is_e1=blocked_is_e1))
+        n_urls = per_member[0].n_urls if per_member else 0
+        rows.append(metric_row(s, tid, "cit_n_urls", float(n_urls), n_items=n_urls))
+        for n, attr in (
+            ("cit_e1", "e1"),
+            ("cit_e2", "e2"),
+            ("cit_e3", "e3"),
+            ("cit_total", "total"),
+            ("cit_blocked", "blocked"),
+            ("cit_not_checked", "not_checked"),
+        ):
+            if n_urls == 0:
+                rows.append(metric_row(s, tid, n, math.nan, "nothing_to_score", "no cited URLs (not zero errors)"))
+                continue
+            v = sum(getattr(c, attr) for c in per_member) / len(per_member)
+            rows.append(metric_row(s, tid, n, v, n_items=n_urls))
+    return rows
