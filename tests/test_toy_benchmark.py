@@ -74,7 +74,7 @@ def test_plan_fans_out_per_system_and_member(toy_params: dict) -> None:
     plan = toy_params["plan"]
     assert {"toy.terse.gemini", "toy.terse.gpt", "toy.thorough.gemini", "toy.thorough.gpt"} <= set(plan["judges"])
     assert "toy" in plan["cross"] and "toy" in plan["fetch"]
-    assert plan["benchmarks"]["toy"]["metrics_dir"] == "metrics/toy/toy-r1"
+    assert plan["benchmarks"]["toy"]["cross_dep"] == "data/cross/toy/toy-r1"
 
 
 def test_toy_benchmark_runs_through_the_real_stages(toy_params: dict, tmp_path: Path) -> None:

@@ -26,27 +26,19 @@ class PlanError(ValueError):
     """The benchmark/system configuration cannot be turned into stages; the message names the key."""
 
 
-def _dirs(benchmark: str, release: str) -> dict[str, str]:
-    return {
-        "release_dir": f"data/releases/{benchmark}/{release}",
-        "runs_dir": f"data/runs/{benchmark}/{release}",
-        "pages_dir": f"data/pages/{benchmark}/{release}",
-        "judgments_dir": f"data/judgments/{benchmark}/{release}",
-        "cross_dir": f"data/cross/{benchmark}/{release}",
-        "scores_dir": f"data/scores/{benchmark}/{release}",
-        "metrics_dir": f"metrics/{benchmark}/{release}",
-    }
-
-
 def build_plan(benchmarks: Mapping[str, Any] | None, agents: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Stage fan-out for the enabled benchmarks (every key of `benchmarks`) and shared agents."""
+    """Stage fan-out for the enabled benchmarks (every key of `benchmarks`) and shared agents.
+
+    Entries hold only what dvc.yaml cannot spell itself (paths are built there from benchmark, release and
+    system names): DVC re-parses params.yaml for every stage, so its size is paid once per stage.
+    """
     benchmarks = dict(benchmarks or {})
     agents = dict(agents or {})
     for name, spec in agents.items():
         kind = (spec or {}).get("kind")
         if kind not in AGENT_KINDS:
             raise PlanError(f"agents.{name}.kind: {kind!r}; an agent must be one of {AGENT_KINDS}")
-    plan: dict[str, Any] = {"benchmark_names": sorted(benchmarks), "benchmarks": {}, "fetch": {}, "cross": {}}
+    plan: dict[str, Any] = {"benchmarks": {}, "fetch": {}, "cross": {}}
     runs: dict[str, Any] = {}
     judges: dict[str, Any] = {}
     for b in sorted(benchmarks):
@@ -56,7 +48,7 @@ def build_plan(benchmarks: Mapping[str, Any] | None, agents: Mapping[str, Any] |
         release = (cfg.get("release") or {}).get("name")
         if not release:
             raise PlanError(f"benchmarks.{b}.release.name is missing")
-        dirs = _dirs(b, release)
+        release_dir = f"data/releases/{b}/{release}"
         stages = cfg.get("stages") or {}
         pages, cross = bool(stages.get("fetch", False)), bool(stages.get("cross", False))
         systems = dict(cfg.get("systems") or {})
@@ -65,48 +57,34 @@ def build_plan(benchmarks: Mapping[str, Any] | None, agents: Mapping[str, Any] |
             raise PlanError(f"benchmarks.{b}.systems and agents both define {clash}; rename one")
         members = sorted((cfg.get("judges") or {DEFAULT_MEMBER: {}}).keys())
         names = sorted(systems) + sorted(agents)
+        # a dependency that always exists when an optional stage is off (DVC accepts a repeated dep)
+        pages_dep = f"data/pages/{b}/{release}" if pages else release_dir
+        entry = {"release": release, "source": (cfg.get("release") or {}).get("source") or release_dir}
         plan["benchmarks"][b] = {
-            "release": release,
-            "source": (cfg.get("release") or {}).get("source") or dirs["release_dir"],
+            **entry,
             "systems": names,
             "members": members,
-            # a dependency that always exists when the optional stage is off (DVC accepts a repeated dep)
-            "pages_dep": dirs["pages_dir"] if pages else dirs["release_dir"],
-            "cross_dep": dirs["cross_dir"] if cross else dirs["release_dir"],
-            **dirs,
+            "cross_dep": f"data/cross/{b}/{release}" if cross else release_dir,
         }
         if pages:
-            plan["fetch"][b] = plan["benchmarks"][b]
+            plan["fetch"][b] = entry
         if cross:
-            plan["cross"][b] = plan["benchmarks"][b]
+            plan["cross"][b] = entry
         for s in names:
             if "." in s:
                 raise PlanError(f"benchmarks.{b}.systems.{s}: a system name may not contain '.'")
             is_agent = s in agents
             spec = agents[s] if is_agent else systems[s]
-            run = {
+            runs[f"{b}.{s}"] = {
                 "benchmark": b,
                 "system": s,
                 "release": release,
                 "params": f"agents.{s}" if is_agent else f"benchmarks.{b}.systems.{s}",
                 "path": (spec or {}).get("path") or "src/reportbench/systems",
-                "run_dir": f"{dirs['runs_dir']}/{s}",
-                **{k: dirs[k] for k in ("release_dir", "runs_dir")},
             }
-            runs[f"{b}.{s}"] = run
             for m in members:
                 key = f"{b}.{s}" if members == [DEFAULT_MEMBER] else f"{b}.{s}.{m}"
-                judges[key] = {
-                    "benchmark": b,
-                    "system": s,
-                    "member": m,
-                    "release": release,
-                    "run_dir": run["run_dir"],
-                    "release_dir": dirs["release_dir"],
-                    "pages_dep": plan["benchmarks"][b]["pages_dep"],
-                    "out_dir": f"{dirs['judgments_dir']}/{s}/{m}",
-                    "usage": f"{dirs['metrics_dir']}/usage/{s}.{m}.json",
-                }
+                judges[key] = {"benchmark": b, "system": s, "member": m, "release": release, "pages": pages_dep}
     plan["runs"] = runs
     plan["judges"] = judges
     return plan
