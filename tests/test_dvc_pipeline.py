@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dvc_helpers import run_ok, run_timed, subprocess_env
 
@@ -39,10 +40,14 @@ def test_fresh_clone_repro_then_noop_then_judge_switch_then_prompt_edit(clone: P
     ran = _stages(out)
     # Everything is computed afresh; stages whose outputs come out byte-identical to the committed
     # dvc.lock (scores, leaderboard: git-tracked metrics) are then rightly skipped.
-    assert {"release@deepscholar", "system@deepscholar.careful_writer", "judge@deepscholar.careful_writer"} <= ran
-    board = json.loads((clone / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
-    systems = {r["system"] for r in board["rows"]}
-    assert systems and all(len(r["metrics"]) == 7 for r in board["rows"])
+    plan = yaml.safe_load((clone / "params.yaml").read_text())["plan"]
+    for b, entry in plan["benchmarks"].items():  # every enabled benchmark's demo release, end to end
+        assert {f"release@{b}", *(f"system@{b}.{s}" for s in entry["systems"])} <= ran, (b, sorted(ran))
+        assert {f"judge@{k}" for k, j in plan["judges"].items() if j["benchmark"] == b} <= ran, b
+        board = json.loads((clone / "metrics" / b / entry["release"] / "leaderboard.json").read_text())
+        assert {r["system"] for r in board["rows"]} == set(entry["systems"]), b
+    ds = json.loads((clone / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
+    assert all(len(r["metrics"]) == 7 for r in ds["rows"])
 
     out, second = run_timed([*dvc, "repro"], clone)
     assert _stages(out) == set(), f"second repro reran {_stages(out)}"
@@ -58,7 +63,7 @@ def test_fresh_clone_repro_then_noop_then_judge_switch_then_prompt_edit(clone: P
     ran = _stages(out)
     assert ran, "judge switch reran nothing"
     assert all(s.startswith(("judge@", "cross@", "score@")) for s in ran), ran
-    assert {s.split("@")[1].split(".")[0] for s in ran if s.startswith("judge@")} >= {"deepscholar"}
+    assert {s.split("@")[1].split(".")[0] for s in ran if s.startswith("judge@")} == set(plan["benchmarks"])
     params = (clone / "params.yaml").read_text()
     assert "name: offline_strict" in params
 
