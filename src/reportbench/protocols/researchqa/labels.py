@@ -39,11 +39,11 @@ def label_of(line: str) -> str | None:
     return _BY_LOWER.get(normalise_line(line))
 
 
-def parse_labels(raw: str | None, n_items: int) -> list[str]:
-    """Exactly `n_items` labels from a one-label-per-line reply; ParseError otherwise.
+def extract_labels(raw: str | None) -> list[str]:
+    """Every whole-line label of a reply, in order (no count check); ParseError for an empty reply.
 
     Non-label lines (a preamble, a justification) are ignored; a label split over consecutive lines
-    ("Not" / "at all") is joined. Any count other than `n_items` is a parse failure.
+    ("Not" / "at all") is joined.
     """
     if raw is None or not raw.strip():
         raise ParseError("empty answer")
@@ -57,21 +57,26 @@ def parse_labels(raw: str | None, n_items: int) -> list[str]:
             labels.append(hit)
             i += 1
             continue
-        joined = None
-        for span in (2, 3):  # a label broken over two or three lines
-            if i + span <= len(lines):
-                cand = " ".join(lines[i : i + span])
-                if cand in _BY_LOWER:
-                    joined = (cand, span)
-                    break
-        if joined is not None:
-            labels.append(_BY_LOWER[joined[0]])
-            i += joined[1]
+        span = next(
+            (k for k in (2, 3) if i + k <= len(lines) and " ".join(lines[i : i + k]) in _BY_LOWER), None
+        )  # a label broken over two or three lines
+        if span is not None:
+            labels.append(_BY_LOWER[" ".join(lines[i : i + span])])
+            i += span
             continue
         i += 1  # prose: not a label, not counted
+    return labels
+
+
+def check_count(labels: list[str], n_items: int) -> list[str]:
     if len(labels) != n_items:
         raise ParseError(f"expected exactly {n_items} label line(s) (one per rubric item), found {len(labels)}")
     return labels
+
+
+def parse_labels(raw: str | None, n_items: int) -> list[str]:
+    """Exactly `n_items` labels from a one-label-per-line reply; any other count is a ParseError."""
+    return check_count(extract_labels(raw), n_items)
 
 
 def label_score(label: str) -> float:
