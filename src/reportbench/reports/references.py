@@ -24,13 +24,16 @@ REFERENCE_HEADINGS = (
     "works cited",
     "cited works",
     "citations",
+    "key citations",  # Grok DeepSearch
 )
 _HEADING_WORDS = "|".join(re.escape(h) for h in REFERENCE_HEADINGS)
-# '## References', '**References**', 'References:', 'References', '<references>'
+# '## References', '**References**', 'References:', 'References', '<references>', and Perplexity's separator
+# '<div>⁂</div>' / '<div style="text-align: center">⁂</div>' above its footnotes or numbered URL list
 REFERENCE_HEADING_RE = re.compile(
     rf"^[ \t]*(?:#{{1,6}}[ \t]*)?(?:\*\*|__)?[ \t]*(?:{_HEADING_WORDS})"
     r"[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*$"
-    r"|^[ \t]*<references>[ \t]*$",
+    r"|^[ \t]*<references>[ \t]*$"
+    r"|^[ \t]*<div(?:[ \t][^>\n]*)?>[ \t]*⁂[ \t]*</div>[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _END_TAG_RE = re.compile(r"^[ \t]*</references>[ \t]*$", re.IGNORECASE | re.MULTILINE)

@@ -43,7 +43,37 @@ def parse_response(text: str, task_id: str, system: str, path: str | None) -> Re
     from reportbench.reports.formats.markdown import split_markdown_report
 
     parts = split_markdown_report(text)
-    return parts.to_report("markdown", task_id, system, Path(path) if path else None)  # type: ignore[arg-type]
+    report = parts.to_report("markdown", task_id, system, Path(path) if path else None)  # type: ignore[arg-type]
+    return keep_every_entry_url(report)
+
+
+def keep_every_entry_url(report: Report) -> Report:
+    """A reference entry with several URLs keeps them all: the 2nd, 3rd, ... become sources `<key>~2`, ...
+
+    The shared adapter keeps one URL per entry (Source has one url); ResearcherBench verifies claims against
+    every cited page, so the others must reach the fetch stage too. Recorded in the report's warnings.
+    """
+    from reportbench.fetch.urls import normalise_url
+    from reportbench.protocols.researcherbench.text import URL_RE
+    from reportbench.types import Source
+
+    known = {normalise_url(s.url) for s in report.sources.values() if s.url}
+    extra: dict[str, Source] = {}
+    for key, src in report.sources.items():
+        if not src.raw or not src.url:
+            continue
+        n = 1
+        for u in URL_RE.findall(src.raw):
+            u = u.rstrip(".,;:*")
+            if normalise_url(u) in known:
+                continue
+            n += 1
+            known.add(normalise_url(u))
+            extra[f"{key}~{n}"] = Source(key=f"{key}~{n}", url=u, title=src.title, raw=src.raw)
+    if not extra:
+        return report
+    warning = f"{len(extra)} extra URL(s) in multi-URL reference entries kept as {sorted(extra)[:5]}"
+    return report.model_copy(update={"sources": {**report.sources, **extra}, "warnings": [*report.warnings, warning]})
 
 
 @register_kind(KIND)

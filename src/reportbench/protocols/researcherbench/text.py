@@ -107,7 +107,7 @@ def share_present(needle: str, haystack_words: set[str]) -> tuple[float, int]:
 
 
 # ------------------------------------------------------------------------------------- citation markers
-URL_RE = re.compile(r"https?://[^\s<>()\[\]\"'`]+")
+URL_RE = re.compile(r"https?://(?:[^\s<>\"'`\[\]()]|\([^\s()]*\))+")  # balanced (...) kept
 _LINK_RE = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 _MARKER_RE = re.compile(r"\\?\[\^?\(?(\d{1,4})\)?\\?\]")
 _REF_LINE_RE = re.compile(r"^\s*(?:\[\^?(\d{1,4})\]:?|\\\[(\d{1,4})\\\]|(\d{1,4})[.)])\s*(.*)$")

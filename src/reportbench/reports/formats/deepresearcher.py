@@ -36,6 +36,8 @@ _BLOCK_RES = (
     re.compile(r"<tool_response>.*?(?:</tool_response>|\Z)", re.DOTALL | re.IGNORECASE),
 )
 _TRANSCRIPT_TAG_RE = re.compile(r"</?(?:answer|think|tool_calls?|references)>", re.IGNORECASE)
+# Detection needs a transcript tag that opens a line (a block), not one that prose merely mentions mid-line.
+_TRANSCRIPT_BLOCK_RE = re.compile(r"^[ \t]*</?(?:answer|think|tool_calls?|references)>", re.IGNORECASE | re.MULTILINE)
 
 
 def extract_answer(output: str) -> tuple[str, str, list[str]]:
@@ -82,7 +84,7 @@ class DeepResearcherAdapter(ReportAdapter):
                 head = read_text(md)
             except ReportParseError:
                 return False
-            return bool(_TRANSCRIPT_TAG_RE.search(head))
+            return bool(_TRANSCRIPT_BLOCK_RE.search(head))
         return False
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:

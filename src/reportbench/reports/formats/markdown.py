@@ -27,6 +27,7 @@ _DEFINITION_LINE_RE = re.compile(r"^[ \t]*\[(?:\^[^\]\s]+|\d{1,5})\]:[ \t]+\S.*$
 _TRAILING_RULES_RE = re.compile(
     r"(?:\n[ \t]*(?:[-*_][ \t]*){3,}[ \t]*)+\s*$"
 )  # '---' left above a removed list
+_FORMAT_MARKER_RE = re.compile(r"</?(?:answer|think|tool_calls?)>", re.IGNORECASE)
 PREFERRED_NAMES = ("report.md", "output.md", "final_report.md", "answer.md")
 NO_REFERENCE_LIST = "no reference list found"
 
@@ -108,7 +109,14 @@ class MarkdownAdapter(ReportAdapter):
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
         md = pick_markdown_file(path)
-        return split_markdown_report(read_text(md, max_bytes)).to_report(self.name, task_id, system, md)
+        text = read_text(md, max_bytes)
+        parts = split_markdown_report(text)
+        if _FORMAT_MARKER_RE.search(text):  # ambiguous: say why it was still read as plain markdown
+            parts.warnings.append(
+                "mentions transcript tags (<think>/<answer>/<tool_calls>) only inside prose, not as blocks: "
+                "read as markdown"
+            )
+        return parts.to_report(self.name, task_id, system, md)
 
 
 register_adapter(MarkdownAdapter())
