@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
 from reportbench.judges.tasks._parsing import extract_json_object, validate_output
@@ -348,6 +348,12 @@ class DimScores(BaseModel):
 
     def dims(self) -> dict[str, int]:
         return {d: getattr(self, d) for d in DEPTH_DIMENSIONS}
+
+    @model_validator(mode="after")
+    def _total_is_the_sum(self) -> DimScores:
+        if self.total != sum(self.dims().values()):
+            raise ValueError(f"total={self.total} is not the sum of its dimensions ({sum(self.dims().values())})")
+        return self
 
 
 class DepthScores(BaseModel):
