@@ -21,6 +21,7 @@ from reportbench.protocols.liveresearchbench import tasks as lrb
 from reportbench.protocols.researcherbench.tasks import ExtractInput as RBExtractInput
 from reportbench.protocols.researcherbench.tasks import RubricInput as RBRubricInput
 from reportbench.protocols.researcherbench.tasks import VerifyInput as RBVerifyInput
+from reportbench.protocols.researchqa import tasks as rqa
 
 pytestmark = pytest.mark.core
 
@@ -62,6 +63,8 @@ SAMPLE_INPUTS: dict[str, JudgeInput] = {
     "lrb_depth": lrb.DepthInput(query="Q {x}", report_a=LATEX, report_b="B [CONTENT]"),
     "lrb_relevance": lrb.RelevanceInput(query="Q", url="https://x.org/{a}", title="T", opening=LATEX),
     "lrb_support": lrb.SupportInput(query="Q", claim="c {y} [1]", url="https://x.org", page_text=LATEX),
+    "researchqa_coverage": rqa.CoverageInput(response=LATEX, questions=["Does it {x}?", "Does it [RESPONSE_2]?"]),
+    "researchqa_pairwise": rqa.PairwiseInput(query="Q {x}", response_1=LATEX, response_2="B [RESPONSE_1]"),
 }
 
 # The key(s) of each task's JSON answer, which the prompt must spell out (no structured output needed).
@@ -84,7 +87,12 @@ ANSWER_KEYS = {
     "lrb_depth": ['"winner"', '"scores"', '"total"', '"major_flaws"', '"granularity"'],
     "lrb_relevance": ['"relevant"', '"reason"'],
     "lrb_support": ['"supported"', '"evidence"'],
+    "researchqa_coverage": ["Not at all", "Barely", "Moderately", "Mostly", "Completely", "one rating per line"],
+    "researchqa_pairwise": ['"better"', '"justification"', "Response 1", "Response 2"],
 }
+
+# Tasks whose answer format is not JSON (ResearchQA coverage: one label per line, as the authors' judge).
+LINE_FORMAT = {"researchqa_coverage"}
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +138,8 @@ def test_prompt_renders_and_asks_for_the_json_answer(name: str, prompts_dir: Pat
         assert str(value) in user, "every input value reaches the prompt verbatim (braces included)"
     for key in ANSWER_KEYS[name]:
         assert key in user
-    assert "JSON" in user
+    if name not in LINE_FORMAT:
+        assert "JSON" in user
     assert "{{" not in user and "}}" not in user, "escaped braces must render as single braces"
 
 
