@@ -15,7 +15,7 @@ import ast
 import json
 import re
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -85,7 +85,7 @@ def _value(inputs: Mapping[str, Any], prefix: str) -> Any:
 
 
 # ------------------------------------------------------------------------------------------ rubric calls
-@lru_cache(maxsize=None)
+@cache
 def _rubric_templates(func: str) -> tuple[Template, Template]:
     src = read_ref(PROMPT_REPORT)
     return function_assignments(src, func, "SYSTEM_PROMPT")[0], function_assignments(src, func, "USER_PROMPT")[0]
