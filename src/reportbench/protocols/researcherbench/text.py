@@ -156,7 +156,7 @@ def first_source(sentence: str, ref_urls: Mapping[str, str]) -> str:
     return ""
 
 
-_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(\"'])|\n+")
+_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'*])|\n+")  # a trailing "([t](url))." stays attached
 
 
 def sentences_of(section: str) -> list[str]:
