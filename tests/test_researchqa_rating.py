@@ -190,3 +190,83 @@ def test_ratings_from_toy_ensemble_battles() -> None:
     got = dict(zip(r.models, r.point, strict=True))
     assert got["strong"] > got["mid"] > got["weak"]
     assert math.isclose(np.mean(r.point), 1000.0, abs_tol=1e-6)
+
+
+def test_missing_coverage_requeues_onto_a_reserve_battle() -> None:
+    import polars as pl
+
+    from reportbench.protocols.researchqa.battles import BATTLE_SCHEMA
+    from reportbench.protocols.researchqa.benchmark import PAIRWISE_SCHEMA, ensemble_battles
+
+    def battle(bid: str, task: str, a: str, b: str, reserve: bool = False) -> dict:
+        return {
+            "battle_id": bid,
+            "domain": "D",
+            "task_id": task,
+            "system_a": a,
+            "system_b": b,
+            "requeued": 0,
+            "status": "ok",
+            "reserve": reserve,
+        }
+
+    battles = pl.DataFrame(
+        [
+            battle("D#0", "q1", "x", "y"),  # y's coverage on q1 failed -> re-queued onto D#2r
+            battle("D#1", "q2", "x", "z"),  # z's coverage on q2 failed, no reserve for (x, z) -> counted
+            battle("D#2r", "q2", "y", "x", reserve=True),
+        ],
+        schema=BATTLE_SCHEMA,
+        orient="row",
+    )
+    votes = [("D#0", "ab", "A"), ("D#0", "ba", "A"), ("D#2r", "ab", "A"), ("D#2r", "ba", "B")]
+    pairwise = pl.DataFrame(
+        [
+            {
+                "battle_id": b,
+                "order": o,
+                "status": "ok",
+                "verdict": None,
+                "vote": v,
+                "flagged": False,
+                "error": None,
+                "raw_output": None,
+                "explanation": None,
+                "judge_id": "t",
+                "prompt_id": None,
+            }
+            for b, o, v in votes
+        ],
+        schema=PAIRWISE_SCHEMA,
+        orient="row",
+    )
+    labels = {
+        "x": {"q1": (["Mostly"], ["r0"]), "q2": (["Completely"], ["r0"])},
+        "y": {"q1": (None, ["r0"]), "q2": (["Barely"], ["r0"])},
+        "z": {"q2": (None, ["r0"])},
+    }
+    counts: dict[str, int] = {
+        "battles": 0,
+        "reserve": 0,
+        "unplayable": 0,
+        "requeued_coverage": 0,
+        "missing_coverage": 0,
+        "flagged_orders": 0,
+        "rated": 0,
+    }
+    out = ensemble_battles(battles, pairwise, labels, "paper", None, counts)
+    assert [o["battle_id"] for o in out] == ["D#2r"] and out[0]["requeued_from"] == "D#0"
+    # y (A side of the reserve): Barely = 1 + one vote (4) = 5; x: Completely = 4 + one vote = 8 -> x wins
+    assert (out[0]["score_a"], out[0]["score_b"], out[0]["outcome"]) == (5.0, 8.0, 0.0)
+    assert counts["requeued_coverage"] == 1 and counts["missing_coverage"] == 1 and counts["reserve"] == 1
+    assert counts["battles"] == 2 and counts["rated"] == 1
+
+
+def test_reserve_battles_continue_the_round_robin() -> None:
+    queries = {"D": [f"q{i}" for i in range(10)]}
+    systems = ["a", "b", "c"]
+    answered = {s: set(queries["D"]) for s in systems}
+    plain = sample_battles(queries, systems, answered, min_per_domain=20, seed=1)
+    with_reserve = sample_battles(queries, systems, answered, min_per_domain=20, seed=1, reserve_share=0.1)
+    assert with_reserve.height == 22 and int(with_reserve["reserve"].sum()) == 2
+    assert with_reserve.filter(~with_reserve["reserve"]).equals(plain)  # the main tournament is unchanged

@@ -6,6 +6,10 @@ floor(n/P) or ceil(n/P) times); the domain's queries are shuffled and cycled; A/
 whose query one side has no answer for is re-queued onto the next query of the cycle (`requeued` counts the
 skips); a battle no query can host is kept with status `unplayable`, never silently dropped.
 
+Reserve battles: `reserve_share` x n more battles per domain continue the same round-robin (flagged `reserve`).
+They are judged like the others and used only to re-queue a battle whose coverage judgment turns out missing
+or failed at scoring time (same domain, same pair): the cross stage runs before coverage exists.
+
 Ensemble (paper eq. 1 / notebook cell 12): score(side) = sum of its coverage labels + vote_weight x votes.
 - mode `code`: labels on 1..5, vote weight 5 (what produced the published Elo);
 - mode `paper`: labels on 0..4, vote weight 4.
@@ -14,6 +18,7 @@ Higher score wins, equal scores tie.
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
@@ -30,6 +35,7 @@ BATTLE_SCHEMA: dict[str, Any] = {
     "system_b": pl.String,
     "requeued": pl.Int64,
     "status": pl.String,  # ok | unplayable
+    "reserve": pl.Boolean,  # a spare battle for re-queueing when a coverage judgment is missing
 }
 
 ENSEMBLE_MODES: dict[str, tuple[int, float]] = {"code": (1, 5.0), "paper": (0, 4.0)}  # label offset, vote weight
@@ -51,6 +57,7 @@ def sample_battles(
     *,
     min_per_domain: int = 1000,
     seed: int = 0,
+    reserve_share: float = 0.0,
 ) -> pl.DataFrame:
     """The battle table. `answered[system]` = task ids the system has an answer for."""
     systems = sorted(systems)
@@ -66,8 +73,9 @@ def sample_battles(
         order = [queries[i] for i in rng.permutation(len(queries))]
         pair_order = [pairs[i] for i in rng.permutation(len(pairs))]
         n = battles_per_domain(len(queries), min_per_domain)
-        flips = rng.random(n) < 0.5
-        for k in range(n):
+        n_reserve = math.ceil(max(0.0, float(reserve_share)) * n)
+        flips = rng.random(n + n_reserve) < 0.5
+        for k in range(n + n_reserve):
             a, b = pair_order[k % len(pair_order)]
             if flips[k]:
                 a, b = b, a
@@ -80,13 +88,14 @@ def sample_battles(
                 skipped += 1
             rows.append(
                 {
-                    "battle_id": f"{domain}#{k:05d}",
+                    "battle_id": f"{domain}#{k:05d}" + ("r" if k >= n else ""),
                     "domain": domain,
                     "task_id": chosen if chosen is not None else order[k % len(order)],
                     "system_a": a,
                     "system_b": b,
                     "requeued": skipped if chosen is not None else len(order),
                     "status": "ok" if chosen is not None else "unplayable",
+                    "reserve": k >= n,
                 }
             )
     return pl.DataFrame(rows, schema=BATTLE_SCHEMA, orient="row")

@@ -166,7 +166,11 @@ PAIRWISE_SCHEMA: dict[str, Any] = {
 
 def _battle_params(ctx_params: Mapping[str, Any]) -> dict[str, Any]:
     cfg = (ctx_params.get("judging") or {}).get("battles") or {}
-    return {"min_per_domain": int(cfg.get("min_per_domain") or 1000), "seed": int(cfg.get("seed", 0))}
+    return {
+        "min_per_domain": int(cfg.get("min_per_domain") or 1000),
+        "seed": int(cfg.get("seed", 0)),
+        "reserve_share": float(cfg.get("reserve_share") or 0.0),
+    }
 
 
 def _member_judge_cfg(judge_params: Mapping[str, Any], params: Mapping[str, Any], member: str | None) -> dict[str, Any]:
@@ -248,6 +252,7 @@ def cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
         {s: set(a) for s, a in answers.items()},
         min_per_domain=bp["min_per_domain"],
         seed=bp["seed"],
+        reserve_share=bp["reserve_share"],
     )
     pcfg = (ctx.params.get("judging") or {}).get("pairwise") or {}
     items = pairwise_items(battles, tasks, answers, str(pcfg.get("strip_links", "authors")))
@@ -367,34 +372,17 @@ def score(ctx: ScoreContext) -> ScoreResult:
     battles = ctx.cross.get("battles")
     pairwise = ctx.cross.get("pairwise")
     outcomes: list[dict[str, Any]] = []
-    counts = {"battles": 0, "unplayable": 0, "missing_coverage": 0, "flagged_orders": 0, "rated": 0}
+    counts = {
+        "battles": 0,
+        "reserve": 0,
+        "unplayable": 0,
+        "requeued_coverage": 0,
+        "missing_coverage": 0,
+        "flagged_orders": 0,
+        "rated": 0,
+    }
     if battles is not None and pairwise is not None:
-        votes: dict[str, list[str]] = {}
-        for p in pairwise.iter_rows(named=True):
-            if p["vote"] is not None:
-                votes.setdefault(p["battle_id"], []).append(p["vote"])
-        counts["flagged_orders"] = int(pairwise["flagged"].sum()) if pairwise.height else 0
-        for b in battles.iter_rows(named=True):
-            counts["battles"] += 1
-            if b["status"] != "ok":
-                counts["unplayable"] += 1
-                continue
-            la = labels_by_system.get(b["system_a"], {}).get(b["task_id"], (None, []))[0]
-            lb = labels_by_system.get(b["system_b"], {}).get(b["task_id"], (None, []))[0]
-            if la is None or lb is None:
-                counts["missing_coverage"] += 1  # cannot be re-queued here: the pairwise verdicts are per battle
-                continue
-            v = votes.get(b["battle_id"], [])
-            sa, sb, y = ensemble_outcome(
-                [LABEL_VALUE[x] for x in la],
-                [LABEL_VALUE[x] for x in lb],
-                v.count("A"),
-                v.count("B"),
-                sc["ens_mode"],
-                sc["vote_weight"],
-            )
-            outcomes.append({**b, "score_a": sa, "score_b": sb, "outcome": y})
-        counts["rated"] = len(outcomes)
+        outcomes = ensemble_battles(battles, pairwise, labels_by_system, sc["ens_mode"], sc["vote_weight"], counts)
     wlt = {
         "win": sum(1 for o in outcomes if o["outcome"] == 1.0),
         "lose": sum(1 for o in outcomes if o["outcome"] == 0.0),
@@ -461,6 +449,75 @@ def score(ctx: ScoreContext) -> ScoreResult:
         },
     }
     return ScoreResult(out, extra_metrics=extra, overall="coverage")
+
+
+def _labels_of(labels_by_system: Mapping[str, Mapping[str, Any]], system: str, task_id: str) -> list[str] | None:
+    return labels_by_system.get(system, {}).get(task_id, (None, []))[0]
+
+
+def ensemble_battles(
+    battles: pl.DataFrame,
+    pairwise: pl.DataFrame,
+    labels_by_system: Mapping[str, Mapping[str, Any]],
+    mode: str,
+    vote_weight: float | None,
+    counts: dict[str, int],
+) -> list[dict[str, Any]]:
+    """Decide every main battle by the ensemble rule. A battle whose coverage is missing for a side is
+    re-queued onto the first unused reserve battle of the same domain and pair that has both coverages;
+    when there is none it is counted in `missing_coverage` and not rated."""
+    votes: dict[str, list[str]] = {}
+    for p in pairwise.iter_rows(named=True):
+        if p["vote"] is not None:
+            votes.setdefault(p["battle_id"], []).append(p["vote"])
+    counts["flagged_orders"] = int(pairwise["flagged"].sum()) if pairwise.height else 0
+    rows = list(battles.iter_rows(named=True))
+    reserves = [b for b in rows if b.get("reserve") and b["status"] == "ok"]
+    used: set[str] = set()
+
+    def scored(b: Mapping[str, Any]) -> bool:
+        return (
+            _labels_of(labels_by_system, b["system_a"], b["task_id"]) is not None
+            and _labels_of(labels_by_system, b["system_b"], b["task_id"]) is not None
+        )
+
+    out = []
+    for b in rows:
+        if b.get("reserve"):
+            counts["reserve"] += 1
+            continue
+        counts["battles"] += 1
+        if b["status"] != "ok":
+            counts["unplayable"] += 1
+            continue
+        if not scored(b):
+            pair = {b["system_a"], b["system_b"]}
+            spare = next(
+                (
+                    r
+                    for r in reserves
+                    if r["battle_id"] not in used
+                    and r["domain"] == b["domain"]
+                    and {r["system_a"], r["system_b"]} == pair
+                    and scored(r)
+                ),
+                None,
+            )
+            if spare is None:
+                counts["missing_coverage"] += 1
+                continue
+            used.add(spare["battle_id"])
+            counts["requeued_coverage"] += 1
+            b = {**spare, "requeued_from": b["battle_id"]}
+        la = _labels_of(labels_by_system, b["system_a"], b["task_id"]) or []
+        lb = _labels_of(labels_by_system, b["system_b"], b["task_id"]) or []
+        v = votes.get(b["battle_id"], [])
+        sa, sb, y = ensemble_outcome(
+            [LABEL_VALUE[x] for x in la], [LABEL_VALUE[x] for x in lb], v.count("A"), v.count("B"), mode, vote_weight
+        )
+        out.append({**b, "score_a": sa, "score_b": sb, "outcome": y})
+    counts["rated"] = len(out)
+    return out
 
 
 def task_payload(task: Any) -> dict[str, Any]:
