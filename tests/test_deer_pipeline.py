@@ -53,6 +53,8 @@ def test_demo_release_end_to_end(deer_params: dict, tmp_path: Path) -> None:
     ):
         js = read_judgments(jdir / f"rubric_{call}.parquet")
         assert len(js) == 3 and all(j.ok for j in js)
+    factors = pl.read_parquet(jdir / "derived" / "factors_format_style.parquet")
+    assert factors.height == 17 * 3 and set(factors["status"]) == {"ok"} and factors["rationale"].null_count() == 0
     claims = pl.read_parquet(jdir / "derived" / "claims.parquet")
     verifs = pl.read_parquet(jdir / "derived" / "verifications.parquet")
     sources = pl.read_parquet(jdir / "derived" / "sources.parquet")

@@ -180,3 +180,15 @@ def test_embedding_retrieval_uses_the_given_embedder() -> None:
 
     ctx, n, whole = select_context(["needle"], page, top_k=1, method="embedding", embed=embed)
     assert not whole and "w3500" in ctx and n > 2
+
+
+def test_verify_failure_code_mode_counts_failed_calls_as_errors() -> None:
+    claims = pl.DataFrame(
+        [{"claim_id": "c1", "report_id": "r", "claim_type": "A", "numeric": False, "urls": json.dumps(["u1"])}]
+    )
+    ver = pl.DataFrame([{"report_id": "r", "claim_id": "c1", "url": "u1", "result": "failed"}])
+    src = pl.DataFrame([{"report_id": "r", "url": "u1", "shown": True, "reliable_any": False, "reliable_first": False}])
+    nan_mode = bm.report_fact_side("r", claims, ver, src, bm.scoring({}))
+    assert nan_mode["n_failed_verifications"] == 1 and nan_mode["raw"]["num_verifications"] == 0
+    code = bm.report_fact_side("r", claims, ver, src, bm.scoring({"scoring": {"verify_failure": "error"}}))
+    assert code["n_failed_verifications"] == 0 and code["raw"]["reproducibility"] == 0.0

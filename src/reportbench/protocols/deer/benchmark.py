@@ -57,6 +57,7 @@ SCORING_DEFAULTS: dict[str, Any] = {
     "zero_denominator": "zero",  # zero (code; the paper is silent) | nan
     "recency": "fold",  # fold: RQ := (2 RQ + recency)/3 (code) | drop
     "reliable": "any",  # any batch says reliable | first (code: results[0] of the URL)
+    "verify_failure": "nan",  # nan: a failed verification call fails the fact side | error (code: `error` rows)
 }
 
 
@@ -135,6 +136,40 @@ def _rubric_items(call: str) -> Any:
         return items
 
     return build
+
+
+FACTOR_SCHEMA = {
+    "task_id": pl.String,
+    "report_id": pl.String,
+    "factor": pl.String,  # group.sub.element.fid
+    "kind": pl.String,  # C | Q
+    "score": pl.Int64,  # None = N/A
+    "rationale": pl.String,
+    "status": pl.String,  # ok | failed (the whole call failed)
+}
+
+
+def factors_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
+    """Per-factor scores and rationales of one rubric call (failed calls keep one `failed` row per factor)."""
+    from reportbench.protocols.deer.rubric import call_factors
+
+    rows = []
+    for j in judgments:
+        call = j.input_ids["call"]
+        parsed = json.loads(j.parsed) if j.ok and j.parsed else None
+        for f in call_factors(call):
+            rows.append(
+                {
+                    "task_id": j.input_ids["task_id"],
+                    "report_id": j.input_ids["report_id"],
+                    "factor": f.key,
+                    "kind": f.kind,
+                    "score": parsed["scores"][f.key] if parsed else None,
+                    "rationale": parsed["rationales"][f.key] if parsed else j.error,
+                    "status": "ok" if parsed else "failed",
+                }
+            )
+    return pl.DataFrame(rows, schema=FACTOR_SCHEMA, orient="row")
 
 
 # ------------------------------------------------------------------------------------- extraction step
@@ -526,7 +561,14 @@ def report_fact_side(
     vs = [] if verifs is None else [v for v in verifs.iter_rows(named=True) if v["report_id"] == report_id]
     src = [] if sources is None else [s for s in sources.iter_rows(named=True) if s["report_id"] == report_id]
     claim_objs = [Claim(c["claim_id"], c["claim_type"], bool(c["numeric"]), json.loads(c["urls"])) for c in cl]
-    ver_objs = [Verification(v["claim_id"], v["url"], v["result"]) for v in vs if v["result"] != "failed"]
+    if sc["verify_failure"] == "error":  # the authors' code: our failed call looks like an unreachable source
+        ver_objs = [
+            Verification(v["claim_id"], v["url"], "error" if v["result"] == "failed" else v["result"]) for v in vs
+        ]
+    elif sc["verify_failure"] == "nan":
+        ver_objs = [Verification(v["claim_id"], v["url"], v["result"]) for v in vs if v["result"] != "failed"]
+    else:
+        raise ConfigError(f"benchmarks.deer.scoring.verify_failure must be nan|error, got {sc['verify_failure']!r}")
     rel_col = "reliable_any" if sc["reliable"] == "any" else "reliable_first"
     reliable = [s["url"] for s in src if s[rel_col]]
     shown = [s["url"] for s in src if s["shown"]]
@@ -534,7 +576,7 @@ def report_fact_side(
     return {
         "raw": raw,
         "subs": fact_subdimensions(raw),
-        "n_failed_verifications": sum(1 for v in vs if v["result"] == "failed"),
+        "n_failed_verifications": sum(1 for v in vs if v["result"] == "failed") if sc["verify_failure"] == "nan" else 0,
     }
 
 
@@ -644,7 +686,16 @@ BENCHMARK = BenchmarkSpec(
     title="DEER (expert-report rubric + information verification)",
     build_release=build_release,
     judge_steps=(
-        *(JudgeStep(f"rubric_{call}", task=RUBRIC_TASKS[call], items=_rubric_items(call)) for call in CALLS),
+        *(
+            JudgeStep(
+                f"rubric_{call}",
+                task=RUBRIC_TASKS[call],
+                items=_rubric_items(call),
+                derive=factors_table,
+                derived_table=f"factors_{call}",
+            )
+            for call in CALLS
+        ),
         JudgeStep("extract", task="deer_extract", items=extract_items, derive=claims_table, derived_table="claims"),
         JudgeStep(
             "verify", task="deer_verify", items=verify_items, derive=verifications_table, derived_table="verifications"
