@@ -211,3 +211,27 @@ def test_shared_data_if_present(shared_dir: Path) -> None:
     assert len(rel.tasks) == 3750
     domains = {t.categories[0] for t in rel.tasks}
     assert len(domains) == 7 and len({t.categories[2] for t in rel.tasks}) == 75
+
+
+def test_hub_kind_downloads_a_pinned_revision_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import requests
+
+    calls: list[str] = []
+
+    class Resp:
+        content = json.dumps([row("h1")]).encode()
+
+        def raise_for_status(self) -> None:
+            return None
+
+    def fake_get(url: str, timeout: float) -> Resp:
+        calls.append(url)
+        return Resp()
+
+    monkeypatch.setattr(requests, "get", fake_get)
+    c = {"name": "h", "kind": "hub", "revision": "abc123", "cache_dir": str(tmp_path / "cache"), "split": "test"}
+    assert [t.task_id for t in build_release(c).tasks] == ["h1"]
+    assert [t.task_id for t in build_release(c).tasks] == ["h1"]  # second time from the cache
+    assert calls == ["https://huggingface.co/datasets/realliyifei/ResearchQA/resolve/abc123/test.json"]
+    with pytest.raises(ResearchQAImportError, match="test_mini"):
+        build_release({**c, "split": "test_mini"})

@@ -118,3 +118,25 @@ def test_authors_pack_through_the_stub(params: dict, tmp_path: Path, monkeypatch
 
     pairwise = pl.read_parquet(root / "cross" / "pairwise.parquet")
     assert not pairwise["flagged"].any() and set(pairwise["prompt_id"]) == {"authors:researchqa/pairwise"}
+
+
+def test_an_unparseable_order_counts_zero_votes_and_is_flagged(params: dict, tmp_path: Path) -> None:
+    def garbling(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+        user = messages[-1]["content"]
+        if '"better"' in user and _h(user) % 3 == 0:
+            return "I cannot decide between these two answers."  # never parses, on every retry
+        return responder(messages, response_format)
+
+    with stub_server_thread(responder=garbling) as s:
+        root = run_benchmark(_judge(params, s.base_url, retries=0), "researchqa", tmp_path / "g")
+    import polars as pl
+
+    pairwise = pl.read_parquet(root / "cross" / "pairwise.parquet")
+    flagged = pairwise.filter(pl.col("flagged"))
+    assert flagged.height > 0 and flagged["vote"].null_count() == flagged.height
+    assert all(e.startswith("parse:") for e in flagged["error"])
+    assert set(flagged["raw_output"]) == {"I cannot decide between these two answers."}
+    battles = pl.read_parquet(root / "cross" / "battles.parquet")
+    extra = json.loads((root / "metrics" / "extra.json").read_text())["ensemble"]
+    main_ok = battles.filter(~pl.col("reserve") & (pl.col("status") == "ok")).height
+    assert extra["flagged_orders"] == flagged.height and extra["rated"] == main_ok  # no battle dropped
