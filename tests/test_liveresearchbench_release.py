@@ -83,3 +83,33 @@ def test_demo_release_live_and_static(repo_root: Path) -> None:
     assert static.meta.provenance["placeholders"] == "static"
     with pytest.raises(rel.ReleaseConfigError, match="eval_date"):
         rel.build_release({"kind": "demo", "path": str(path), "name": "demo"})
+
+
+def test_hf_import_at_a_pinned_revision(repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gated dataset path, with the hub replaced by a local parquet in the HF column shape."""
+    import huggingface_hub
+    import polars as pl
+
+    rows = rel.read_csv_rows(repo_root / "data" / "demo" / "liveresearchbench" / "tasks.csv")
+    parquet = tmp_path / "test-00000.parquet"
+    pl.DataFrame(rows).write_parquet(parquet)
+    seen: dict[str, object] = {}
+
+    class FakeApi:
+        def list_repo_files(self, repo: str, repo_type: str, revision: str) -> list[str]:
+            seen["revision"] = revision
+            return ["question_with_checklist/test-00000.parquet", "question_only/test-00000.parquet", "README.md"]
+
+    def fake_download(repo: str, filename: str, repo_type: str, revision: str) -> str:
+        assert filename.startswith("question_with_checklist/")
+        return str(parquet)
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    cfg = {"kind": "hf", "name": "hf", "eval_date": "2025-11-12", "revision": "abc123", "placeholders": "static"}
+    r = rel.build_release(cfg)
+    assert seen["revision"] == "abc123" and len(r.tasks) == 3
+    assert "September 16, 2025" in r.task("demotopicVarrowClk02").task_prompt
+    assert r.meta.source == "hf:Salesforce/LiveResearchBench@abc123"
+    with pytest.raises(rel.ReleaseConfigError, match="pin"):
+        rel.build_release({**cfg, "revision": None})

@@ -569,6 +569,10 @@ def score(ctx: ScoreContext) -> ScoreResult:
             }
         )
         coverage_report[s] = cov
+        refusals = [r.task_id for r in ctx.reports[s] if _DEGENERATE.search(r.body[:600])]
+        if refusals:  # graded as written (a refusal earns no coverage) but tagged, as the spec asks
+            flags_out.setdefault(s, []).extend(f"{t}: refusal/plan/none-found report" for t in sorted(refusals))
+            summary["refusal_like_reports"] = sorted(refusals)
         systems_out.append(SystemScore(s, per_task, summary))
     extra = {
         "eval_date": ctx.release.meta.provenance.get("eval_date"),
