@@ -109,10 +109,12 @@ INVALID_ANSWERS = [
 
 
 def test_registry_holds_every_task_with_its_prompt_id() -> None:
-    assert set(TASKS) == EXPECTED_TASKS
+    # protocol packages (researcherbench, ...) register their own tasks when imported
+    assert EXPECTED_TASKS <= set(TASKS)
     for name, task in TASKS.items():
         assert task.name == name
-        assert task.prompt_id == f"deepscholar/{name}.yaml"
+        if name in EXPECTED_TASKS:
+            assert task.prompt_id == f"deepscholar/{name}.yaml"
         assert get_task(name) is task
 
 

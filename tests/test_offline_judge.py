@@ -27,6 +27,9 @@ from reportbench.judges.tasks.nugget_score import NuggetScoreInput
 from reportbench.judges.tasks.organization import OrganizationInput, _tie_prefers_first
 from reportbench.judges.tasks.relevance import RelevanceInput
 from reportbench.judges.tasks.support import SupportInput
+from reportbench.protocols.researcherbench.tasks import ExtractInput as RBExtractInput
+from reportbench.protocols.researcherbench.tasks import RubricInput as RBRubricInput
+from reportbench.protocols.researcherbench.tasks import VerifyInput as RBVerifyInput
 
 DPR = (
     "Title: Dense Representations for Open-Domain Passage Retrieval\n"
@@ -93,6 +96,16 @@ def sample_inputs() -> dict[str, JudgeInput]:
             cited_content=DPR,
             citation_key="karpukhin2020dense",
         ),
+        "researcherbench_rubric": RBRubricInput(
+            question="What is dense retrieval?", item="Explains dual encoders for retrieval", weight=2, response=DPR
+        ),
+        "researcherbench_rubric_compat": RBRubricInput(question="q", item="Mentions BM25", weight=1, response=DPR),
+        "researcherbench_claims": RBExtractInput(
+            question="q", section="Dense retrievers use dual encoders for passages [1].", references="[1] https://a.org"
+        ),
+        "researcherbench_verify": RBVerifyInput(
+            source=DPR, claims=[{"id": 1, "claim": "Dense retrieval uses dual encoders", "context": "x"}]
+        ),
     }
 
 
@@ -114,7 +127,7 @@ def test_judgment_record_is_complete_and_parses_strictly(name: str, repo_root: P
     assert judgment.ok and judgment.status == "ok"
     assert judgment.task == name and judgment.item_id == "item-1" and judgment.input_ids == {"report": "r1"}
     assert judgment.judge_id.startswith("offline-lexical-v1+thr-") and judgment.model == OFFLINE_JUDGE_ID
-    assert judgment.prompt_id == f"deepscholar/{name}" and len(judgment.prompt_hash or "") == 64
+    assert judgment.prompt_id == task.prompt_id.removesuffix(".yaml") and len(judgment.prompt_hash or "") == 64
     assert judgment.cache_hit is False and judgment.attempts == 1 and judgment.latency_s >= 0
     assert judgment.explanation and judgment.error is None
     # The offline output satisfies the same strict parser an LLM answer must pass.

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
-from reportbench.judges.tasks._parsing import ExactInt
+from reportbench.judges.tasks._parsing import ExactInt, parse_json_output
 from reportbench.protocols.researcherbench.text import (
     content_words,
     first_source,
@@ -65,9 +65,14 @@ _VERDICT_RE = re.compile(r"^(yes|no)(?![a-z0-9])", re.IGNORECASE)
 
 
 def parse_rubric(raw: str, inputs: Any = None) -> RubricOutput:
-    """Leading markdown and quotes stripped, then a leading `yes` or `no` token; anything else fails."""
+    """Leading markdown and quotes stripped, then a leading `yes` or `no` token; anything else fails.
+
+    The exact JSON record form `{"covered": bool, "justification": str}` is accepted too (what a judgment
+    stores as `parsed`; the offline rule's output re-parses through the same parser)."""
     if raw is None or not raw.strip():
         raise ParseError("empty answer")
+    if raw.strip().startswith("{"):  # the task's own record form (offline output, re-parsed): exact JSON only
+        return parse_json_output(raw, RubricOutput)
     text = _LEAD_RE.sub("", raw)
     m = _VERDICT_RE.match(text)
     if not m:
@@ -78,6 +83,11 @@ def parse_rubric(raw: str, inputs: Any = None) -> RubricOutput:
 
 def parse_rubric_authors(raw: str, inputs: Any = None) -> RubricOutput:
     """The authors' rule (compat only): startswith yes:/yes /no:/no , else 'yes' anywhere -> covered."""
+    if (raw or "").strip().startswith('{"covered"'):  # our own record form (see parse_rubric)
+        try:
+            return parse_json_output(raw, RubricOutput)
+        except ParseError:
+            pass
     low = (raw or "").strip().lower()
     if low.startswith(("yes:", "yes ")):
         covered = True
