@@ -52,6 +52,13 @@ def test_authors_compat_parser_reproduces_the_substring_fallback() -> None:
     assert not parse_rubric_authors("").covered
 
 
+def test_rubric_record_form_is_exact_json_only() -> None:
+    assert parse_rubric('{"covered": true, "justification": "x"}').covered is True
+    assert parse_rubric_authors('{"covered": false, "justification": "yes-ish"}').covered is False
+    with pytest.raises(ParseError):
+        parse_rubric('{"covered": "yes"}')
+
+
 def test_rubric_justification_is_kept() -> None:
     assert parse_rubric("yes: it explains rotary embeddings").justification == "it explains rotary embeddings"
 
