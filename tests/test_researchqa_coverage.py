@@ -89,6 +89,26 @@ def test_parse_coverage_needs_one_label_per_question() -> None:
     assert parse_coverage("Mostly\nBarely", inputs).labels == ["Mostly", "Barely"]
     with pytest.raises(ParseError):
         parse_coverage("Mostly", inputs)
+    # the record's canonical JSON form re-parses strictly (count and labels checked)
+    assert parse_coverage('{"labels": ["Mostly", "Barely"]}', inputs).labels == ["Mostly", "Barely"]
+    for bad in (
+        '{"labels": ["Mostly"]}',
+        '{"labels": ["mostly", "Barely"]}',
+        '{"labels": ["Mostly", "Barely"], "x": 1}',
+    ):
+        with pytest.raises((ParseError, ValueError)):
+            parse_coverage(bad, inputs)
+
+
+def test_offline_records_reparse_with_the_strict_parser() -> None:
+    from reportbench.judges.base import dump_parsed
+
+    inputs = CoverageInput(response="dense retrievers embed passages", questions=["Does it embed passages?", "x?"])
+    out = offline_coverage(inputs, {}).output
+    assert parse_coverage(dump_parsed(out), inputs) == out
+    pin = PairwiseInput(query="q", response_1="a", response_2="b")
+    pout = offline_pairwise(pin, {}).output
+    assert parse_pairwise(dump_parsed(pout), pin) == pout
 
 
 def test_coverage_prompt_values_are_unnumbered_and_have_no_query() -> None:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
 from reportbench.judges.tasks._parsing import parse_json_output
 from reportbench.protocols import content_hash
-from reportbench.protocols.researchqa.labels import LABELS, label_score, parse_labels
+from reportbench.protocols.researchqa.labels import LABELS, check_count, label_score, parse_labels
 
 COVERAGE_TASK = "researchqa_coverage"
 PAIRWISE_TASK = "researchqa_pairwise"
@@ -72,8 +72,14 @@ class CoverageOutput(JudgeOutput):
 
 
 def parse_coverage(raw: str, inputs: CoverageInput | None = None) -> CoverageOutput:
+    """One label per line (what the prompt asks for). The record's own canonical form, a JSON object
+    `{"labels": [...]}`, is accepted too (strictly), so a stored judgment re-parses like any answer."""
     if inputs is None:
         raise ParseError("the coverage parser needs the inputs (the number of rubric items)")
+    if raw is not None and raw.strip().startswith("{"):
+        out = parse_json_output(raw, CoverageOutput)
+        check_count(list(out.labels), len(inputs.questions))
+        return out
     return CoverageOutput(labels=parse_labels(raw, len(inputs.questions)))  # type: ignore[arg-type]
 
 
