@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from reportbench.fetch.urls import normalise_url
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
 from reportbench.judges.tasks._parsing import extract_json_object, validate_output
 from reportbench.protocols.liveresearchbench.rules import DEPTH_DIMENSIONS, issue_bin_score, tie_rule
@@ -196,7 +197,7 @@ def presentation_checks(report: str) -> dict[str, tuple[int, str]]:
     seps = [ln for ln in tables if re.match(r"^\|[\s|:-]+\|$", ln.strip())]
     out["p9"] = (int(n_head >= 1 and (not tables or bool(seps))), "markdown headings/tables")
     nums = [int(k) for k in entry_keys if k.isdigit()]
-    urls = [m.group(0).rstrip(".,;)") for e in entries for m in [_BARE.search(e.text)] if m]
+    urls = [normalise_url(m.group(0).rstrip(".,;)")) for e in entries for m in [_BARE.search(e.text)] if m]
     ok10 = bool(nums) and sorted(nums) == list(range(1, len(nums) + 1)) and len(set(urls)) == len(urls)
     out["p10"] = (int(ok10), f"numbers {nums[:3]}..., {len(urls) - len(set(urls))} duplicate URLs")
     return out
