@@ -56,7 +56,7 @@ SCORING_DEFAULTS: dict[str, Any] = {
     "diversity": "paper",  # paper: 10/(1+CV) | code: normalised HHI (n<=1 -> 0)
     "zero_denominator": "zero",  # zero (code; the paper is silent) | nan
     "recency": "fold",  # fold: RQ := (2 RQ + recency)/3 (code) | drop
-    "reliable": "any",  # any batch says reliable | first (code: results[0] of the URL)
+    "reliable": "any",  # any batch says reliable (metric code) | first (the context log's results[0])
     "verify_failure": "nan",  # nan: a failed verification call fails the fact side | error (code: `error` rows)
 }
 
