@@ -584,8 +584,50 @@ def score(ctx: ScoreContext) -> ScoreResult:
             "pointwise_score_source": _cfg(scoring, "pointwise").get("score_source", "count"),
             "depth_aggregation": "paper (code variant in depth_code_aggregation)",
         },
+        "presentation_breakdown": {s: presentation_breakdown(ctx.judgments.get(s, {}), members) for s in ctx.systems},
+        "citation_accuracy_by_category": {sc.system: by_category(sc.per_task, ctx.release) for sc in systems_out},
+        "family_means": family_means(systems_out, scoring.get("families") or {}),
     }
     return ScoreResult(systems_out, extra_metrics=extra, overall="avg")
+
+
+TABLE1 = (*REPORT_CRITERIA, "avg")
+
+
+def presentation_breakdown(judgments: Mapping[str, Any], members: list[str]) -> dict[str, float]:
+    """Pass rate (0-100) of each presentation criterion over a system's reports and members (paper Fig. 22)."""
+    passed: dict[str, list[int]] = {}
+    for m in members:
+        for j in judgments.get(m, {}).get("presentation", []):
+            if j.ok:
+                for k, v in json.loads(j.parsed)["evaluations"].items():
+                    passed.setdefault(k, []).append(int(v["score"]))
+    order = sorted(passed, key=lambda k: (len(k), k))
+    return {k: 100.0 * sum(passed[k]) / len(passed[k]) for k in order}
+
+
+def by_category(per_task: pl.DataFrame, release: Any) -> dict[str, dict[str, float]]:
+    """Mean citation-accuracy counts per task category (paper Table 2 is per category x system)."""
+    cat = {t.task_id: (t.categories or ["?"])[0] for t in release.tasks}
+    rows = per_task.filter(pl.col("metric").is_in(list(CIT_METRICS)) & (pl.col("status") == "ok"))
+    out: dict[str, dict[str, float]] = {}
+    for r in rows.iter_rows(named=True):
+        out.setdefault(cat[r["task_id"]], {}).setdefault(r["metric"], []).append(r["value"])  # type: ignore[arg-type]
+    return {c: {m: sum(v) / len(v) for m, v in sorted(ms.items())} for c, ms in sorted(out.items())}  # type: ignore[misc]
+
+
+def family_means(systems: list[SystemScore], families: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """Unweighted means over the systems of each configured family (`scoring.families: {name: [systems]}`)."""
+    means = {sc.system: sc.summary["metrics"] for sc in systems}
+    out = {}
+    for fam, members in families.items():
+        vals = {}
+        for m in TABLE1:
+            xs = [means[s][m]["mean"] for s in members if s in means]
+            xs = [x for x in xs if x is not None and x == x]
+            vals[m] = sum(xs) / len(xs) if xs and len(xs) == len(list(members)) else math.nan
+        out[str(fam)] = vals
+    return out
 
 
 def _table1_avg(summary: dict[str, Any]) -> None:
