@@ -1,5 +1,5 @@
 """DEER importer: the authors' layout (query.md + core_criteria.md per task folder), temp/ excluded, csai split
-into ai (1-5) and cs (6-10); the EG is licence-restricted (never in the card or the manifest)."""
+into ai (1-5) and cs (6-10); the EG is marked licence-restricted and never reaches the card or the manifest."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from reportbench.config import ConfigError
-from reportbench.protocols.deer.release import build_release, guidance_by_task
-from reportbench.release.format import EXTRA_TABLES, read_release, write_release
+from reportbench.protocols.deer.release import EG_KIND, build_release, guidance_by_task, is_licence_restricted
+from reportbench.release.format import read_release, write_release
 
 pytestmark = pytest.mark.core
 
@@ -40,8 +40,12 @@ def test_import_authors_layout(tmp_path: Path) -> None:
     assert {t.task_id: t.categories for t in rel.tasks}["cs-6"] == ["cs"]
     assert not rel.meta.synthetic and "may not be redistributed" in rel.meta.licence
     assert guidance_by_task(rel)["ai-1"].startswith("1. Item")
-    assert len(rel.table("rubric_items")) == 101
-    assert EXTRA_TABLES["deer_guidance"].licence_restricted
+    rows = rel.table("rubric_items")
+    assert len([r for r in rows if r.kind != EG_KIND]) == 101 and all(
+        r.task_id == "*" for r in rows if r.kind != EG_KIND
+    )
+    eg_rows = [r for r in rows if r.kind == EG_KIND]
+    assert len(eg_rows) == 6 and all(is_licence_restricted(r) for r in eg_rows)
     out = tmp_path / "release"
     write_release(rel, out)
     assert SECRET not in (out / "CARD.md").read_text()
@@ -50,7 +54,7 @@ def test_import_authors_layout(tmp_path: Path) -> None:
     assert guidance_by_task(back) == guidance_by_task(rel)
     only_cs = build_release({"kind": "folder", "source": str(root), "domains": ["cs"]})
     assert [t.task_id for t in only_cs.tasks] == ["cs-6", "cs-10"]
-    assert len(build_release({"kind": "folder", "source": str(root), "max_tasks": 2}).table("deer_guidance")) == 2
+    assert len(guidance_by_task(build_release({"kind": "folder", "source": str(root), "max_tasks": 2}))) == 2
 
 
 def test_import_errors_name_the_key(tmp_path: Path) -> None:

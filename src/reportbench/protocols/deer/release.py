@@ -2,51 +2,49 @@
 
 The authors distribute the 50 tasks and their Expert Evaluation Guidance (EG) on request only, and the EG's
 licence forbids redistribution. So nothing of them ships here: the importer reads the user's copy, the EG goes
-into the `deer_guidance` table marked licence-restricted (the dataset card never quotes it), and it is only
+into `rubric_items` rows of kind "EG" marked licence-restricted (the dataset card never quotes it), and it is only
 ever sent to the judge. The demo (data/demo/deer) uses the same layout with self-authored, synthetic text.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
 from reportbench.config import ConfigError
 from reportbench.protocols.deer.rubric import rubric_items
-from reportbench.release.format import Release, ReleaseMeta, TableSpec, register_table
-from reportbench.types import Record, Task
+from reportbench.release.format import Release, ReleaseMeta
+from reportbench.types import RubricItem, Task
 
 NAME = "deer"
 SCRATCH_DIRS = frozenset({"temp"})  # the authors' scratch duplicates (csai/temp = csai/5, physics/temp = physics/9)
 CSAI_SPLIT = 5  # csai tasks 1-5 are AI, 6-10 are CS: 13 domains (visualize/make_tableandchart.py)
 
 
-class DeerGuidance(Record):
-    """One task's Expert Evaluation Guidance (licence-restricted: never quoted, logged or put in git)."""
-
-    task_id: str
-    text: str = Field(description="the EG markdown, verbatim")
-    sha256: str = Field(description="of the text; what logs and manifests may show instead of it")
+EG_KIND = "EG"  # rubric_items rows of this kind carry a task's Expert Evaluation Guidance
 
 
-def _check_guidance(release: Release, rows: Sequence[Record], path: str, errors: list[str]) -> None:
-    ids = {t.task_id for t in release.tasks}
-    for i, r in enumerate(rows):
-        if r.task_id not in ids:  # type: ignore[attr-defined]
-            errors.append(f"{path}: row {i} field 'task_id' {r.task_id!r} is not a task of this release")  # type: ignore[attr-defined]
+def guidance_row(task_id: str, text: str) -> RubricItem:
+    """One task's EG as a `rubric_items` row (kind "EG", marked licence-restricted in `meta`).
 
-
-GUIDANCE = register_table(
-    TableSpec("deer_guidance", DeerGuidance, ("task_id",)),
-    order=lambda r: r.task_id,
-    check=_check_guidance,
-    licence_restricted=True,
-)
+    Why not a table of its own: the spine's system stage reads the release without importing the benchmark's
+    protocol, so a DEER-only table would not be registered there; `rubric_items` is always registered. The
+    dataset card lists only row counts, and the manifest keeps only hashes, so the text is never quoted.
+    """
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return RubricItem(
+        task_id=task_id,
+        item_id=EG_KIND,
+        index=-1,
+        text=text,
+        kind=EG_KIND,
+        group=["expert_evaluation_guidance"],
+        meta=json.dumps({"licence_restricted": True, "sha256": digest}, sort_keys=True),
+    )
 
 
 def domain_of(folder: str, n: int) -> str:
@@ -81,7 +79,7 @@ def import_folder(
             "its authors on request; point this at your copy)"
         )
     tasks: list[Task] = []
-    guidance: list[DeerGuidance] = []
+    guidance: list[RubricItem] = []
     provenance: dict[str, str] = {}
     for dom_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         task_dirs = [p for p in dom_dir.iterdir() if p.is_dir() and p.name not in SCRATCH_DIRS]
@@ -101,7 +99,7 @@ def import_folder(
             if eg_path.is_file():
                 eg = eg_path.read_text(encoding="utf-8")
                 digest = hashlib.sha256(eg.encode()).hexdigest()
-                guidance.append(DeerGuidance(task_id=tid, text=eg.strip(), sha256=digest))
+                guidance.append(guidance_row(tid, eg.strip()))
                 provenance[f"{dom_dir.name}/{n}/core_criteria.md"] = digest
     if max_tasks is not None:
         tasks = tasks[: int(max_tasks)]
@@ -117,12 +115,13 @@ def import_folder(
         synthetic=synthetic,
         benchmark=NAME,
         description=(
-            "DEER tasks (query.md) with the Expert Evaluation Guidance in the licence-restricted table "
-            "`deer_guidance` (not quoted here). Domains: csai split into ai (1-5) and cs (6-10)."
+            "DEER tasks (query.md). The Expert Evaluation Guidance is licence-restricted: it is kept in "
+            "`rubric_items` rows of kind EG (meta licence_restricted) and never quoted here. Domains: csai split "
+            "into ai (1-5) and cs (6-10)."
         ),
         provenance=provenance,
     )
-    return Release(meta=meta, tasks=tasks, extra={"rubric_items": list(rubric_items()), "deer_guidance": guidance})
+    return Release(meta=meta, tasks=tasks, extra={"rubric_items": [*rubric_items(), *guidance]})
 
 
 def build_release(cfg: Mapping[str, Any]) -> Release:
@@ -154,4 +153,8 @@ def build_release(cfg: Mapping[str, Any]) -> Release:
 
 
 def guidance_by_task(release: Release) -> dict[str, str]:
-    return {g.task_id: g.text for g in release.table("deer_guidance")}  # type: ignore[attr-defined]
+    return {r.task_id: r.text for r in release.table("rubric_items") if r.kind == EG_KIND}  # type: ignore[attr-defined]
+
+
+def is_licence_restricted(row: RubricItem) -> bool:
+    return bool(row.meta and json.loads(row.meta).get("licence_restricted"))
