@@ -127,6 +127,11 @@ def test_integration_reproduces_their_final_scores(fixture_dir: Path) -> None:
     assert out["criteria"] == theirs_criteria
     assert out["dimensions"] == final["score_avgs"]
     assert out["mean"] == round(sum(final["score_avgs"].values()) / 7, 2) == 6.16
+    # the domain summary (pooled over the domain's tasks; one task here) is the same numbers
+    pooled = json.loads((fixture_dir / "final.json").read_text())
+    assert pooled["score_avgs"] == out["dimensions"]
+    over = macro_over_domains({"ai-1": out["mean"]}, {"ai-1": "ai"})
+    assert over == {"macro_over_domains": 6.16, "task_weighted": 6.16}
 
 
 def test_raw_metrics_reproduce_the_fixture_counts_in_code_mode(fixture_dir: Path) -> None:
