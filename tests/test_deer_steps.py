@@ -192,3 +192,35 @@ def test_verify_failure_code_mode_counts_failed_calls_as_errors() -> None:
     assert nan_mode["n_failed_verifications"] == 1 and nan_mode["raw"]["num_verifications"] == 0
     code = bm.report_fact_side("r", claims, ver, src, bm.scoring({"scoring": {"verify_failure": "error"}}))
     assert code["n_failed_verifications"] == 0 and code["raw"]["reproducibility"] == 0.0
+
+
+def test_embedding_cache_is_keyed_by_model_and_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import litellm
+
+    calls: list[list[str]] = []
+
+    def fake_embedding(model: str, input: list[str]) -> SimpleNamespace:  # noqa: A002 - litellm's name
+        calls.append(list(input))
+        return SimpleNamespace(data=[{"embedding": [float(len(t)), 1.0]} for t in input])
+
+    monkeypatch.setattr(litellm, "embedding", fake_embedding)
+    vcfg = {"embedding_model": "m1", "embedding_cache": str(tmp_path / "emb.sqlite")}
+    embed = bm._embedder(vcfg)
+    assert embed(["a", "bb"]) == [[1.0, 1.0], [2.0, 1.0]]
+    assert embed(["bb", "ccc"]) == [[2.0, 1.0], [3.0, 1.0]]
+    assert calls == [["a", "bb"], ["ccc"]]  # cached texts are not re-embedded
+    bm._embedder({**vcfg, "embedding_model": "m2"})(["a"])
+    assert calls[-1] == ["a"]  # another model: another key
+
+
+def test_adapter_parsing_collapses_duplicate_urls(tmp_path: Path) -> None:
+    p = tmp_path / "r.md"
+    p.write_text(
+        "Claim one [1]. Claim two [2]. More [3-4].\n\n## References\n[1] A https://a.org/x#one\n"
+        "[2] A again https://a.org/x#two\n[3] B https://b.org\n[4] C https://c.org\n"
+    )
+    rep = load_report(p, fmt="auto", task_id="t", system="s")
+    body, refs, shown = bm.prepared(rep, bm.judging({"judging": {"references": {"parser": "adapters"}}}))
+    assert shown == ["https://a.org/x", "https://b.org", "https://c.org"]
+    _, refs_code, shown_code = bm.prepared(rep, bm.judging({}))
+    assert refs_code["1"] == refs_code["2"] == "https://a.org/x" and len(shown_code) == 3
