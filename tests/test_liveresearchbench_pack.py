@@ -30,7 +30,7 @@ def mirror(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_coverage_pack_maps_positions_back_to_item_ids(mirror: None) -> None:
     prompt = authors_prompt(get_task("lrb_coverage"))
-    assert prompt.prompt_id == "authors:liveresearchbench/coverage/openai"
+    assert prompt.prompt_id == "authors:liveresearchbench/coverage"
     inp = T.ChecklistInput(
         query="Q {x}",
         report="R [CONTENT]",
@@ -74,3 +74,17 @@ def test_depth_pack_validates_totals(mirror: None) -> None:
     bad = {**good, "scores": {"A": {**side, "total": 7}, "B": {**side, "total": 5}}}
     with pytest.raises(ParseError):
         prompt.parse(json.dumps(bad), inp)
+
+
+def test_gemini_member_gets_the_merged_framing_through_our_task(mirror: None) -> None:
+    prompt = authors_prompt(get_task("lrb_consistency"))
+    inp = T.PointwiseInput(query="Q", report="R", eval_date="November 12, 2025")
+    openai = prompt.messages(inp)
+    gemini = prompt.messages(inp.model_copy(update={"authors_path": "gemini"}))
+    assert [m["role"] for m in openai] == ["system", "user"] and [m["role"] for m in gemini] == ["user"]
+    assert gemini == get_step("liveresearchbench", "consistency/gemini").render(
+        {"query": "Q", "report_content": "R", "current_date": "November 12, 2025"}
+    )
+    raw = '{"specific_issues": ["50\\% vs 40\\%"], "total_issues": 1, "score": 90, "justification": "x"}'
+    assert prompt.parse(raw, inp).specific_issues == ["50% vs 40%"]  # the Gemini client's un-escaping
+    assert "authors_path" not in inp.prompt_values()

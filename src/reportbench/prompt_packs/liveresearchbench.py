@@ -6,10 +6,11 @@ call), each on the OpenAI path (`[system, user]`, JSON-schema response format) a
 turn "System: …\\n\\nUser: …" with the schema pasted after the user prompt). Everything is rebuilt at run time
 from the pinned files by static extraction; no prompt text lives here.
 
-Binding to our judge tasks: the OpenAI-path steps are bound (`judge_task`); the spine picks one authors' step
-per judge task, not per ensemble member, so the Gemini path is rendered and golden-tested but not yet selectable
-for the `gemini` member (docs/liveresearchbench.md). Parsers are strict: the whole answer is the JSON object
-(a ``` fence allowed); on the Gemini path the authors' backslash un-escaping runs first, as their client does.
+Binding to our judge tasks: a third step per criterion (key `<criterion>`) is bound (`judge_task`) and renders
+the OpenAI or the Gemini framing according to the input's `authors_path`, which the benchmark sets per ensemble
+member from `judging.authors_path.<member>` (the spine picks one authors' step per judge task, not per member).
+Parsers are strict: the whole answer is the JSON object (a ``` fence allowed); on the Gemini path the authors'
+backslash un-escaping runs first, as their client does (the per-member step accepts either form).
 """
 
 from __future__ import annotations
@@ -337,7 +338,6 @@ def _register() -> None:
                 render_swapped=(lambda i, f=openai: f(i, sw=True)) if swapped else None,
                 parse=parse,
                 request_kwargs=_OPENAI_KW,
-                judge_task=task,
                 from_task=from_task,
                 to_output=to_output,
                 description="OpenAI chat completions: [system, user] + json_schema response format",
@@ -356,6 +356,36 @@ def _register() -> None:
                 from_task=from_task,
                 to_output=to_output,
                 description="google-genai: one user turn 'System: ...\\n\\nUser: ...' + schema text; thinking 16000",
+            )
+        )
+
+        def per_member(inputs: Mapping[str, Any], openai: Any = openai, gemini: Any = gemini) -> list[dict[str, Any]]:
+            return (gemini if inputs.get("_path") == "gemini" else openai)(inputs)
+
+        def either_parse(raw: str, parse: Any = parse) -> Any:
+            """What one of the two clients accepts: plain JSON (OpenAI), else after the Gemini un-escaping."""
+            try:
+                return parse(raw)
+            except ParseError as first:
+                try:
+                    return parse(_unescape(raw))
+                except ParseError:
+                    raise first from None
+
+        register_step(
+            AuthorsStep(
+                benchmark=BENCHMARK,
+                step=f"{prefix} [provider path chosen per ensemble member]",
+                key=key,
+                sources=sources,
+                render=per_member,
+                render_swapped=None,
+                parse=either_parse,
+                request_kwargs={},
+                judge_task=task,
+                from_task=lambda i, f=from_task: {**f(i), "_path": i.authors_path},
+                to_output=to_output,
+                description="OpenAI or Gemini framing by the member's judging.authors_path (default openai)",
             )
         )
 

@@ -108,6 +108,14 @@ def rule_params(ctx_params: Mapping[str, Any], member: str) -> str:
     return json.dumps(dict(sorted(given.items())), sort_keys=True) if given else ""
 
 
+def authors_path(ctx_params: Mapping[str, Any], member: str) -> str:
+    """Which of the authors' provider framings this member gets with judge.prompts=authors (openai | gemini)."""
+    path = str(_cfg(ctx_params, "judging", "authors_path").get(member, "openai"))
+    if path not in ("openai", "gemini"):
+        raise ValueError(f"benchmarks.{NAME}.judging.authors_path.{member} must be openai | gemini, got {path!r}")
+    return path
+
+
 def _date_text(release: Any) -> str:
     return format_date(eval_date_of(release))
 
@@ -143,6 +151,7 @@ def presentation_items(ctx: JudgeContext) -> list[JudgeItem]:
                 criteria=crit,
                 eval_date=date,
                 rule_params=rp,
+                authors_path=authors_path(ctx.params, ctx.member),
             ).model_dump(),
             _ids(r),
         )
@@ -163,6 +172,7 @@ def coverage_items_for(ctx: JudgeContext) -> list[JudgeItem]:
             criteria=lines,
             eval_date=date,
             rule_params=rp,
+            authors_path=authors_path(ctx.params, ctx.member),
         )
         items.append(JudgeItem("lrb_coverage", f"{r.report_id}:coverage", inp.model_dump(), _ids(r)))
     return items
@@ -176,7 +186,11 @@ def _pointwise_items(task: str, suffix: str) -> Any:
                 task,
                 f"{r.report_id}:{suffix}",
                 PointwiseInput(
-                    query=ctx.release.task(r.task_id).task_prompt, report=report_text(r), eval_date=date, rule_params=rp
+                    query=ctx.release.task(r.task_id).task_prompt,
+                    report=report_text(r),
+                    eval_date=date,
+                    rule_params=rp,
+                    authors_path=authors_path(ctx.params, ctx.member),
                 ).model_dump(),
                 _ids(r),
             )
@@ -374,7 +388,11 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
                 for order, (a, b) in (("eval_first", (er, rr)), ("ref_first", (rr, er))):
                     iid = f"{system}:{t.task_id}:{order}:{content_hash(report_text(a), report_text(b), n=10)}"
                     inp = DepthInput(
-                        query=t.task_prompt, report_a=report_text(a), report_b=report_text(b), rule_params=rp
+                        query=t.task_prompt,
+                        report_a=report_text(a),
+                        report_b=report_text(b),
+                        rule_params=rp,
+                        authors_path=authors_path(ctx.params, member),
                     )
                     items.append((iid, inp, {"system": system, "task_id": t.task_id, "order": order}))
                     meta[iid] = (base, order)

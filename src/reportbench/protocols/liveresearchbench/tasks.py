@@ -68,11 +68,16 @@ def rules(rule_params: str) -> dict[str, float]:
 
 
 class _Input(JudgeInput):
+    """Two member-specific fields that are never shown to a judge: the offline thresholds and, for
+    `judge.prompts=authors`, which of the authors' provider paths (OpenAI or Gemini framing) this member uses."""
+
     rule_params: str = Field(default="", description="offline thresholds of this member (JSON); not in prompts")
+    authors_path: Literal["openai", "gemini"] = Field(default="openai", description="authors' pack provider path")
 
     def prompt_values(self) -> dict[str, Any]:
         values = self.model_dump()
         values.pop("rule_params", None)
+        values.pop("authors_path", None)
         return values
 
 
