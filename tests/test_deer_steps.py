@@ -224,3 +224,14 @@ def test_adapter_parsing_collapses_duplicate_urls(tmp_path: Path) -> None:
     assert shown == ["https://a.org/x", "https://b.org", "https://c.org"]
     _, refs_code, shown_code = bm.prepared(rep, bm.judging({}))
     assert refs_code["1"] == refs_code["2"] == "https://a.org/x" and len(shown_code) == 3
+
+
+def test_mode_presets_and_explicit_keys() -> None:
+    assert bm.judging({})["eg_scope"] == "paper" and bm.scoring({})["source_support"] == "paper"
+    code = bm.judging({"judging": {"mode": "code", "eg_scope": None}})
+    assert code["eg_scope"] == "code" and code["backtrack"]["mode"] == "code"
+    assert code["verification"]["retrieval"] == "embedding" and code["verification"]["top_k"] == 2
+    mixed = bm.scoring({"scoring": {"mode": "code", "diversity": "paper", "information": None}})
+    assert mixed["diversity"] == "paper" and mixed["information"] == "code" and mixed["verify_failure"] == "error"
+    with pytest.raises(Exception, match="paper\\|code"):
+        bm.scoring({"scoring": {"mode": "authors"}})

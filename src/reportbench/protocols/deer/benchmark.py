@@ -61,18 +61,46 @@ SCORING_DEFAULTS: dict[str, Any] = {
 }
 
 
+# `mode: code` presets: the authors' released code for every switch (explicit keys still win).
+CODE_JUDGING: dict[str, Any] = {
+    "eg_scope": "code",
+    "references": {"parser": "code", "inline_links": False},
+    "backtrack": {"mode": "code", "backfill_def": True},
+    "verification": {"retrieval": "embedding"},
+}
+CODE_SCORING: dict[str, Any] = {
+    "source_support": "code",
+    "information": "code",
+    "diversity": "code",
+    "zero_denominator": "zero",
+    "recency": "fold",
+    "reliable": "any",
+    "verify_failure": "error",
+}
+PRESETS = {"judging": CODE_JUDGING, "scoring": CODE_SCORING}
+
+
 def _merged(defaults: Mapping[str, Any], given: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
+    """Defaults (paper), then the `mode: code` preset if asked, then every explicit non-null key."""
     out = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in defaults.items()}
-    for k, v in (given or {}).items():
-        if k not in defaults:
-            raise ConfigError(f"benchmarks.deer.{where}.{k} is not a known key; known: {sorted(defaults)}")
-        if isinstance(defaults[k], Mapping):
-            unknown = set(v or {}) - set(defaults[k])
-            if unknown:
-                raise ConfigError(f"benchmarks.deer.{where}.{k}: unknown keys {sorted(unknown)}")
-            out[k] = {**defaults[k], **(v or {})}
-        else:
-            out[k] = v
+    given = dict(given or {})
+    mode = given.pop("mode", None) or "paper"
+    if mode not in ("paper", "code"):
+        raise ConfigError(f"benchmarks.deer.{where}.mode must be paper|code, got {mode!r}")
+    layers = [PRESETS[where], given] if mode == "code" else [given]
+    for layer in layers:
+        for k, v in layer.items():
+            if k not in defaults:
+                raise ConfigError(f"benchmarks.deer.{where}.{k} is not a known key; known: {sorted(defaults)}")
+            if v is None:
+                continue
+            if isinstance(defaults[k], Mapping):
+                unknown = set(v) - set(defaults[k])
+                if unknown:
+                    raise ConfigError(f"benchmarks.deer.{where}.{k}: unknown keys {sorted(unknown)}")
+                out[k] = {**out[k], **{kk: vv for kk, vv in v.items() if vv is not None}}
+            else:
+                out[k] = v
     return out
 
 
@@ -581,7 +609,7 @@ def report_fact_side(
 
 
 def score(ctx: ScoreContext) -> ScoreResult:
-    sc = _merged(SCORING_DEFAULTS, ctx.params.get("scoring"), "scoring")
+    sc = scoring(ctx.params)
     domain = {t.task_id: (t.categories[0] if t.categories else "") for t in ctx.release.tasks}
     out = []
     for system in ctx.systems:
