@@ -83,10 +83,15 @@ def test_demo_release_end_to_end(deer_params: dict, tmp_path: Path) -> None:
     row = per_task.filter((pl.col("task_id") == "history-1") & (pl.col("metric") == "information_integrity"))
     assert row.height == 1 and row["status"][0] == "ok" and row["value"][0] <= 10 / 15 + 1e-9
 
-    # the EG never appears in a metric file or a score file
+    # the EG never appears in a metric file or a score file, nor in any judgment/derived table
     for path in [*(root / "metrics").rglob("*"), *(root / "scores").rglob("*")]:
         if path.is_file():
-            assert EG_MARKER not in path.read_bytes().decode("utf-8", "ignore"), path
+            text = path.read_bytes().decode("utf-8", "ignore")
+            if path.suffix == ".parquet":
+                text = pl.read_parquet(path).write_csv()
+            assert EG_MARKER not in text, path
+    for path in (root / "judgments").rglob("*.parquet"):
+        assert EG_MARKER not in pl.read_parquet(path).write_csv(), path
     print(f"deer demo end to end: {seconds:.1f}s")
 
 
