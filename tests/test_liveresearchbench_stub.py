@@ -134,3 +134,94 @@ def test_stub_two_members_with_faults_gives_identical_results(
     assert sum(counts.get(k, 0) for k in FAULT_KINDS) > 0, counts
     faulty = _snapshot(faulty_root)
     assert faulty == copy.deepcopy(clean)
+
+
+# ------------------------------------------------------------------------------- judge.prompts=authors
+def _authors_openings() -> dict[str, str]:
+    """Each criterion's system-prompt opening, rendered from the pinned sources at test time (never stored)."""
+    from reportbench.prompt_packs import get_step
+
+    sample = {
+        "query": "Q",
+        "report_content": "R",
+        "checklists": ["c"],
+        "current_date": "May 01, 2025",
+        "report_a": "A",
+        "report_b": "B",
+    }
+    out = {}
+    for key in ("presentation", "coverage", "consistency", "citation", "depth"):
+        system = get_step("liveresearchbench", f"{key}/openai").render(sample)[0]["content"]
+        out[key] = system[:160]
+    assert len(set(out.values())) == 5
+    return out
+
+
+def authors_responder(openings: dict[str, str]) -> Any:
+    def respond(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+        system = messages[0]["content"].removeprefix("System: ") if len(messages) == 1 else messages[0]["content"]
+        text = "\n".join(m["content"] for m in messages)
+        kind = next((k for k, o in openings.items() if system.startswith(o)), None)
+        if kind == "presentation":
+            return _checklist(text, "p")
+        if kind == "coverage":
+            return _checklist(text, "q")
+        if kind in ("consistency", "citation"):
+            n = _h(text) % 5
+            return json.dumps(
+                {
+                    "specific_issues": [f"i{k}" for k in range(n)],
+                    "total_issues": n,
+                    "score": issue_bin_score(n),
+                    "justification": "stub",
+                }
+            )
+        if kind == "depth":
+            a = {d: _h(text + "A" + d) % 6 for d in DIMS}
+            b = {d: _h(text + "B" + d) % 6 for d in DIMS}
+            ta, tb = sum(a.values()), sum(b.values())
+            winner = {"eval": "A", "ref": "B", "tie": "tie"}[tie_rule(ta, tb)]
+            return json.dumps(
+                {
+                    "winner": winner,
+                    "scores": {"A": {**a, "total": ta}, "B": {**b, "total": tb}},
+                    "justification": "stub",
+                    "major_flaws": {"A": [], "B": []},
+                }
+            )
+        return responder(messages, response_format)  # relevance / support: ours (no authors' prompt exists)
+
+    return respond
+
+
+def test_stub_authors_pack_two_members_with_their_own_framing(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.prompt_packs import get_step
+
+    mirror = Path("/work/authors-mirror")
+    if not mirror.is_dir():
+        pytest.skip("authors' mirror not available")
+    monkeypatch.setenv("REPORTBENCH_AUTHORS_MIRROR", str(mirror))
+    if not get_step("liveresearchbench", "coverage/openai").available():
+        pytest.skip("LiveResearchBench sources not in the mirror")
+    monkeypatch.chdir(repo_root)
+    seen: list[int] = []
+    openings = _authors_openings()
+    inner = authors_responder(openings)
+
+    def recording(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+        seen.append(len(messages))
+        return inner(messages, response_format)
+
+    with stub_server_thread(responder=recording, faults=FAULTS, seed=3, timeout_sleep_s=1.5) as s:
+        params = _params(repo_root, s.base_url)
+        params["judge"]["prompts"] = "authors"
+        root = run_benchmark(params, "liveresearchbench", tmp_path / "authors")
+    js = read_judgments(root / "judgments" / "careful_analyst" / "gemini" / "coverage.parquet")
+    assert js and all(j.ok for j in js) and js[0].prompt_id == "authors:liveresearchbench/coverage"
+    assert {1, 2} <= set(seen)  # the gemini member's merged single turn and gpt5's [system, user]
+    depth = pl.read_parquet(root / "cross" / "depth.parquet")
+    assert depth.filter(pl.col("status") == "ok").height == 20
+    summary = json.loads((root / "metrics" / "systems.json").read_text())
+    assert summary["careful_analyst"]["grading_coverage"]["coverage"]["gemini"] == {"n_graded": 3, "n_expected": 3}

@@ -391,3 +391,38 @@ def _register() -> None:
 
 
 _register()
+
+
+# ------------------------------------------------------------- citation accuracy: no authors' prompt exists
+def _ours(task_name: str) -> AuthorsStep:
+    """The authors describe citation accuracy but released no prompt or code, so with judge.prompts=authors these
+    two steps send OUR prompt (prompts/liveresearchbench/) instead of failing the run; records say so in their
+    prompt id ('authors:liveresearchbench/<x>_ours_no_authors_prompt')."""
+    from reportbench.judges.tasks import get_task
+    from reportbench.prompts import load_prompt
+
+    short = task_name.removeprefix("lrb_")
+
+    def render(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return load_prompt(get_task(task_name).prompt_id).render(**inputs)
+
+    def parse(raw: str) -> Any:
+        return get_task(task_name).parse(raw, None).model_dump()
+
+    return AuthorsStep(
+        benchmark=BENCHMARK,
+        step=f"citation accuracy {short} (no authors' prompt: ours)",
+        key=f"{short}_ours_no_authors_prompt",
+        sources=(),
+        render=render,
+        render_swapped=None,
+        parse=parse,
+        judge_task=task_name,
+        from_task=lambda i: i.prompt_values(),
+        to_output=lambda parsed, i: parsed,
+        description="our reconstruction's prompt; the authors released none",
+    )
+
+
+register_step(_ours("lrb_relevance"))
+register_step(_ours("lrb_support"))
