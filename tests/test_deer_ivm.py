@@ -262,3 +262,23 @@ def test_verify_parser_indices() -> None:
             parse_verify(json.dumps({**ok, "results": bad_results}), inp)
     with pytest.raises(ParseError):
         parse_verify(json.dumps({**ok, "reliable": "yes"}), inp)
+
+
+def test_rubric_record_form_reparses_strictly() -> None:
+    from reportbench.judges.base import dump_parsed
+    from reportbench.protocols.deer.tasks import SAMPLE_INPUTS, TASKS
+
+    for task in TASKS:
+        inp = SAMPLE_INPUTS[task.name]
+        out = task.offline(inp, {}).output
+        assert task.parse(dump_parsed(out), inp) == out  # stored records re-parse with the strict parser
+    rec = json.loads(
+        dump_parsed(
+            next(t for t in TASKS if t.name == "deer_format_style")
+            .offline(SAMPLE_INPUTS["deer_format_style"], {})
+            .output
+        )
+    )
+    rec["scores"].popitem()
+    with pytest.raises(ParseError):
+        parse_rubric_data(rec, "format_style")

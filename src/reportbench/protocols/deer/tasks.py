@@ -100,8 +100,30 @@ def _strict_score(v: Any, where: str) -> int | None:
     return v
 
 
+def _parse_record_form(data: dict[str, Any], call: str) -> RubricOutput:
+    """Our own record form ({call, scores: {key: 1-10 | null}, rationales}), as stored in `parsed`: accepted with
+    the same exact-factor-set and range checks, so stored records re-parse strictly."""
+    if data.get("call") != call:
+        raise ParseError(f"record is for call {data.get('call')!r}, expected {call!r}")
+    want = {f.key for f in call_factors(call)}
+    scores, rationales = data.get("scores"), data.get("rationales")
+    if (
+        not isinstance(scores, dict)
+        or not isinstance(rationales, dict)
+        or set(scores) != want
+        or set(rationales) != want
+    ):
+        raise ParseError("record scores/rationales must cover exactly the call's factors")
+    out = {k: None if v is None else _strict_score(v, k) for k, v in scores.items()}
+    if not all(isinstance(v, str) for v in rationales.values()):
+        raise ParseError("record rationales must be strings")
+    return RubricOutput(call=call, scores=out, rationales=dict(rationales))
+
+
 def parse_rubric_data(data: Any, call: str) -> RubricOutput:
     """Validate a decoded answer against the exact factor set of `call` (no missing, no extra keys)."""
+    if isinstance(data, dict) and set(data) == {"call", "scores", "rationales"}:
+        return _parse_record_form(data, call)
     if not isinstance(data, dict) or set(data) != {"scores"}:
         raise ParseError('answer must be an object with exactly the key "scores"')
     sk = skeleton(call)
