@@ -27,6 +27,7 @@ from reportbench.judges.tasks.nugget_score import NuggetScoreInput
 from reportbench.judges.tasks.organization import OrganizationInput, _tie_prefers_first
 from reportbench.judges.tasks.relevance import RelevanceInput
 from reportbench.judges.tasks.support import SupportInput
+from reportbench.protocols.deer import tasks as deer_tasks
 from reportbench.protocols.researcherbench.tasks import ExtractInput as RBExtractInput
 from reportbench.protocols.researcherbench.tasks import RubricInput as RBRubricInput
 from reportbench.protocols.researcherbench.tasks import VerifyInput as RBVerifyInput
@@ -106,6 +107,7 @@ def sample_inputs() -> dict[str, JudgeInput]:
         "researcherbench_verify": RBVerifyInput(
             source=DPR, claims=[{"id": 1, "claim": "Dense retrieval uses dual encoders", "context": "x"}]
         ),
+        **deer_tasks.SAMPLE_INPUTS,
     }
 
 

@@ -17,6 +17,7 @@ from reportbench.judges.tasks.organization import OrganizationInput
 from reportbench.judges.tasks.relevance import RelevanceInput
 from reportbench.judges.tasks.support import SupportInput
 from reportbench.prompts import PromptError, iter_prompt_files, load_prompt
+from reportbench.protocols.deer import tasks as deer_tasks
 from reportbench.protocols.liveresearchbench import tasks as lrb
 from reportbench.protocols.researcherbench.tasks import ExtractInput as RBExtractInput
 from reportbench.protocols.researcherbench.tasks import RubricInput as RBRubricInput
@@ -65,6 +66,7 @@ SAMPLE_INPUTS: dict[str, JudgeInput] = {
     "lrb_support": lrb.SupportInput(query="Q", claim="c {y} [1]", url="https://x.org", page_text=LATEX),
     "researchqa_coverage": rqa.CoverageInput(response=LATEX, questions=["Does it {x}?", "Does it [RESPONSE_2]?"]),
     "researchqa_pairwise": rqa.PairwiseInput(query="Q {x}", response_1=LATEX, response_2="B [RESPONSE_1]"),
+    **deer_tasks.SAMPLE_INPUTS,
 }
 
 # The key(s) of each task's JSON answer, which the prompt must spell out (no structured output needed).
@@ -89,6 +91,7 @@ ANSWER_KEYS = {
     "lrb_support": ['"supported"', '"evidence"'],
     "researchqa_coverage": ["Not at all", "Barely", "Moderately", "Mostly", "Completely", "one rating per line"],
     "researchqa_pairwise": ['"better"', '"justification"', "Response 1", "Response 2"],
+    **deer_tasks.ANSWER_KEYS,
 }
 
 # Tasks whose answer format is not JSON (ResearchQA coverage: one label per line, as the authors' judge).
