@@ -721,6 +721,9 @@ def _depth_rows(
     sub = df.filter((pl.col("system") == s) & (pl.col("status") == "ok"))
     winners = {m: sub.filter(pl.col("member") == m)["judge_winner"].to_list() for m in members}
     code_out[s] = R.code_win_rates(winners)
+    # the judge's declared winner vs the tie rule on its own totals (the authors never check this)
+    code_out[s]["winner_mismatches"] = int(sub["winner_mismatch"].sum())
+    code_out[s]["calls_ok"] = sub.height
     return rows
 
 
