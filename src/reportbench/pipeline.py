@@ -46,9 +46,14 @@ def benchmark_params(params: Mapping[str, Any], benchmark: str) -> dict[str, Any
     return dict(require(params, f"benchmarks.{benchmark}"))
 
 
-def read_release(release_dir: Path) -> Any:
+def read_release(release_dir: Path, benchmark: str | None = None) -> Any:
+    """Read a release; importing the benchmark's protocol first registers its extra release tables."""
     from reportbench.release.format import read_release as _read
 
+    if benchmark is not None:
+        from reportbench.benchmarks import get_benchmark
+
+        get_benchmark(benchmark)
     return _read(release_dir)
 
 
@@ -82,7 +87,7 @@ def run_system(
     from reportbench.systems import run_system as _run
 
     spec = system_spec(params, benchmark, system)
-    release = read_release(release_dir)
+    release = read_release(release_dir, benchmark)
     # Systems that retrieve from the release's corpus (offline baseline, oracles) get the release path.
     outcomes = _run(system, {**spec, "release_dir": str(release_dir)}, release.tasks, out_dir)
     counts: dict[str, int] = {}
@@ -169,7 +174,7 @@ def run_judge_stage(
         system=system,
         member=member,
         params=benchmark_params(params, benchmark),
-        release=read_release(release_dir),
+        release=read_release(release_dir, benchmark),
         reports=read_reports(run_dir),
         outcomes=read_outcomes(run_dir),
         pages=_load_pages(pages_dir),
@@ -240,7 +245,7 @@ def cross_stage(
     ctx = CrossContext(
         benchmark=benchmark,
         params=benchmark_params(params, benchmark),
-        release=read_release(release_dir),
+        release=read_release(release_dir, benchmark),
         systems=systems,
         reports={s: read_reports(d) for s, d in dirs.items()},
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
@@ -291,7 +296,7 @@ def score_stage(
     cross: dict[str, pl.DataFrame] = {}
     if cross_dir is not None and Path(cross_dir).is_dir() and Path(cross_dir) != Path(release_dir):
         cross = {p.stem: pl.read_parquet(p) for p in sorted(Path(cross_dir).glob("*.parquet"))}
-    release = read_release(release_dir)
+    release = read_release(release_dir, benchmark)
     ctx = ScoreContext(
         benchmark=benchmark,
         params=bench,

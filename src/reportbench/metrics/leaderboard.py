@@ -162,9 +162,19 @@ def _fmt_p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def overall_label(lb: Leaderboard) -> str:
+    """Header of the overall column: GeoMean, Mean, or the ranking metric's label."""
+    overall = lb.rows[0].get("overall", "geomean") if lb.rows else "geomean"
+    if overall in (None, "geomean"):
+        return "GeoMean"
+    if overall == "mean":
+        return "Mean"
+    return f"Overall ({_label(overall, lb.protocol)})"
+
+
 def to_markdown(lb: Leaderboard) -> str:
     """A ranking table, then one paired t-test table (A − B) over tasks both systems have defined."""
-    heads = ["#", "system", *[_label(m, lb.protocol) for m in lb.metrics], "GeoMean", "tasks", "failed items"]
+    heads = ["#", "system", *[_label(m, lb.protocol) for m in lb.metrics], overall_label(lb), "tasks", "failed items"]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in lb.rows:
         cells = [str(r["rank"]), r["system"]]
@@ -229,7 +239,7 @@ def to_html(lb: Leaderboard, title: str = "reportbench leaderboard") -> str:
         finite = [v for v in vals if not math.isnan(v)]
         col_max[c] = max(finite) if finite and max(finite) > 0 else 1.0
     esc = html.escape
-    head = "".join(f"<th>{esc(_label(c, lb.protocol) if c != 'geomean' else 'GeoMean')}</th>" for c in cols)
+    head = "".join(f"<th>{esc(_label(c, lb.protocol) if c != 'geomean' else overall_label(lb))}</th>" for c in cols)
     body = []
     for r in lb.rows:
         cells = []
