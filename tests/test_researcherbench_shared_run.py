@@ -31,7 +31,7 @@ def test_shared_release_and_systems_run_offline(
         conf_dir=repo_root / "conf",
     )
     bench = params["benchmarks"]["researcherbench"]
-    bench["release"].update({"path": str(data), "max_tasks": 12})  # ids 1-12: includes mojibake ids 8 and 11
+    bench["release"].update({"source": str(data), "max_tasks": 12})  # ids 1-12: includes mojibake ids 8 and 11
     for name in ("OpenAI", "Perplexity"):
         bench["systems"][name]["path"] = str(data / "user_data" / f"{name}.json")
     params["judge"]["runtime"]["progress"] = False

@@ -153,7 +153,8 @@ def _download(cache: Path) -> Path:
 
 
 def build_release(cfg: Mapping[str, Any]) -> Release:
-    """`kind: demo` (data/demo/researcherbench), `path` (a local copy of the authors' files) or `github`."""
+    """`kind: demo` (data/demo/researcherbench), `path` (`source`: a local copy of the authors' files) or `github`
+    (downloaded at the pinned commit into `cache_dir`)."""
     kind = str(cfg.get("kind", "demo"))
     name = str(cfg.get("name") or kind)
     max_tasks = cfg.get("max_tasks")
@@ -168,9 +169,9 @@ def build_release(cfg: Mapping[str, Any]) -> Release:
             max_tasks=max_tasks,
         )
     if kind == "path":
-        path = cfg.get("path")
+        path = cfg.get("path") or cfg.get("source")  # `source` is also the release stage's DVC dependency
         if not path:
-            raise ReleaseError(["benchmarks.researcherbench.release.path: required for kind: path"])
+            raise ReleaseError(["benchmarks.researcherbench.release.source: required for kind: path"])
         folder = Path(str(path))
         if (folder / "data" / "eval_data").is_dir():
             folder = folder / "data" / "eval_data"
