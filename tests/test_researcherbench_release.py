@@ -87,3 +87,24 @@ def test_demo_release_builds(repo_root: Path, monkeypatch: pytest.MonkeyPatch, t
     info = write_release(rel, tmp_path / "demo")
     assert json.loads((tmp_path / "demo" / "release.json").read_text())["tables"]["rubric_items"]["rows"] > 0
     assert info
+
+
+def test_github_kind_downloads_the_pinned_files(rb_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx
+
+    from reportbench.protocols.researcherbench import release as rel_mod
+
+    seen: list[str] = []
+
+    def fake_get(url: str, **kw: object) -> httpx.Response:
+        seen.append(url)
+        name = url.rsplit("/", 1)[-1]
+        return httpx.Response(200, content=(rb_data / name).read_bytes(), request=httpx.Request("GET", url))
+
+    monkeypatch.setattr(httpx, "get", fake_get)
+    rel = build_release({"kind": "github", "cache_dir": str(tmp_path / "cache"), "max_tasks": 3})
+    assert [t.task_id for t in rel.tasks] == ["q1", "q2", "q3"]
+    assert all(rel_mod.REPO_COMMIT in u and u.startswith("https://raw.githubusercontent.com/") for u in seen)
+    assert len(seen) == 2
+    build_release({"kind": "github", "cache_dir": str(tmp_path / "cache")})  # cached: no second download
+    assert len(seen) == 2
