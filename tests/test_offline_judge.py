@@ -28,9 +28,11 @@ from reportbench.judges.tasks.organization import OrganizationInput, _tie_prefer
 from reportbench.judges.tasks.relevance import RelevanceInput
 from reportbench.judges.tasks.support import SupportInput
 from reportbench.protocols.deer import tasks as deer_tasks
+from reportbench.protocols.liveresearchbench import tasks as lrb
 from reportbench.protocols.researcherbench.tasks import ExtractInput as RBExtractInput
 from reportbench.protocols.researcherbench.tasks import RubricInput as RBRubricInput
 from reportbench.protocols.researcherbench.tasks import VerifyInput as RBVerifyInput
+from reportbench.protocols.researchqa import tasks as rqa
 
 DPR = (
     "Title: Dense Representations for Open-Domain Passage Retrieval\n"
@@ -108,6 +110,25 @@ def sample_inputs() -> dict[str, JudgeInput]:
             source=DPR, claims=[{"id": 1, "claim": "Dense retrieval uses dual encoders", "context": "x"}]
         ),
         **deer_tasks.SAMPLE_INPUTS,
+        "researchqa_coverage": rqa.CoverageInput(
+            response=DPR, questions=["Does it explain dual encoders?", "Does it cover BM25?"]
+        ),
+        "researchqa_pairwise": rqa.PairwiseInput(query="dense retrieval?", response_1=DPR, response_2=FLAT),
+        "lrb_presentation": lrb.ChecklistInput(
+            query="dense retrieval", report=EXEMPLAR, criteria=[lrb.ChecklistLine(id="p1", text="Clear sections")],
+            eval_date="May 01, 2025",
+        ),  # fmt: skip
+        "lrb_coverage": lrb.ChecklistInput(
+            query="dense retrieval", report=EXEMPLAR,
+            criteria=[lrb.ChecklistLine(id="q1", text="Explains dual encoders")], eval_date="May 01, 2025",
+        ),  # fmt: skip
+        "lrb_consistency": lrb.PointwiseInput(query="dense retrieval", report=EXEMPLAR, eval_date="May 01, 2025"),
+        "lrb_citation": lrb.PointwiseInput(query="dense retrieval", report=EXEMPLAR, eval_date="May 01, 2025"),
+        "lrb_depth": lrb.DepthInput(query="dense retrieval", report_a=EXEMPLAR, report_b=FLAT),
+        "lrb_relevance": lrb.RelevanceInput(query="dense retrieval", url="https://x.org/dpr", title="DPR",
+                                            opening=DPR),  # fmt: skip
+        "lrb_support": lrb.SupportInput(query="dense retrieval", claim=SUPPORTED, url="https://x.org/dpr",
+                                        page_text=DPR),  # fmt: skip
     }
 
 

@@ -133,6 +133,9 @@ def build_leaderboard(
     if per_task is not None and per_task.height:
         systems = [r["system"] for r in rows]
         for m in names:
+            spec = _spec(m, protocol)
+            if spec is not None and spec.aggregation == "rating":
+                continue  # a cross-system rating has no per-task values to pair; its intervals come with it
             vals = {sy: _task_values(per_task, sy, m) for sy in systems}
             for a, b in combinations(systems, 2):
                 pairwise.append(
