@@ -74,3 +74,37 @@ def test_code_modes_run_and_differ(rb_params: dict, tmp_path: Path) -> None:
     q3 = per_task.filter((pl.col("task_id") == "q3") & (pl.col("metric") == "groundedness"))["value"][0]
     assert q3 == pytest.approx(1 / 2)
     assert fw["faithfulness"]["n_defined"] == 3
+
+
+def test_failed_judgments_are_failed_never_zero(rb_params: dict, tmp_path: Path) -> None:
+    from reportbench.judges.tasks import get_task
+    from reportbench.protocols.researcherbench import tasks as T
+
+    def broken_extract(inputs, params):  # noqa: ANN001, ANN202
+        if "Rotary" in inputs.section:
+            raise RuntimeError("rule broke")
+        return T.offline_extract(inputs, params)
+
+    def broken_rubric(inputs, params):  # noqa: ANN001, ANN202
+        if "warmup" in inputs.item:
+            raise RuntimeError("rule broke")
+        return T.offline_rubric(inputs, params)
+
+    ext, rub = get_task(T.EXTRACT_TASK), get_task(T.RUBRIC_TASK)
+    object.__setattr__(ext, "offline", broken_extract)
+    object.__setattr__(rub, "offline", broken_rubric)
+    try:
+        root = run_benchmark(rb_params, "researcherbench", tmp_path / "out")
+    finally:
+        object.__setattr__(ext, "offline", T.offline_extract)
+        object.__setattr__(rub, "offline", T.offline_rubric)
+    per_task = pl.read_parquet(root / "scores" / "footnote_writer.parquet")
+    row = {(r["task_id"], r["metric"]): r for r in per_task.iter_rows(named=True)}
+    assert row[("q3", "coverage")]["status"] == "failed"  # the warmup item of q3 failed: NaN, not 0
+    assert row[("q2", "faithfulness")]["status"] == "failed" and row[("q2", "groundedness")]["status"] == "failed"
+    assert row[("q1", "coverage")]["status"] == "ok"
+    fw = _summary(root)["footnote_writer"]["metrics"]
+    assert (
+        fw["coverage"]["n_failed"] == 1 and fw["faithfulness"]["n_failed"] == 1 and fw["groundedness"]["n_failed"] == 1
+    )
+    assert fw["coverage"]["n_defined"] == 2  # the failed question is excluded from the mean, never scored 0
