@@ -199,7 +199,9 @@ def run_judge_stage(
         usage = usage_summary(judgments, wall_s=getattr(judgments, "wall_s", None))
         log.info("%s@%s.%s[%s]: %s", step.name, benchmark, system, member, format_usage(usage))
         usage.pop("wall_s", None)  # the git-tracked metric keeps only reproducible counts
-        usage.update({"judge": cfg.get("name"), "model": cfg.get("model")})
+        # the model that actually answered (the offline judge ignores a configured model name)
+        models = sorted({j.model for j in judgments if j.model}) or [cfg.get("model")]
+        usage.update({"judge": cfg.get("name"), "model": models[0] if len(models) == 1 else models})
         usage_all[step.name] = usage
         if step.derive is not None:
             _write_derived(out_dir, step.derived_table or step.name, step.derive(ctx, list(judgments)), ctx)
@@ -327,8 +329,8 @@ def score_stage(
         )
         summaries[sc.system] = summary
     write_json(metrics_dir / "systems.json", summaries)
-    if result.extra_metrics:
-        write_json(metrics_dir / "extra.json", result.extra_metrics)
+    # always written (a declared output): cross-system results such as ratings, or {} when a benchmark has none
+    write_json(metrics_dir / "extra.json", result.extra_metrics or {})
     frames = [sc.per_task.select(["system", "task_id", "metric", "value"]) for sc in result.systems]
     lb = build_leaderboard(
         [summaries[sc.system] for sc in result.systems],
