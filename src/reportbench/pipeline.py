@@ -200,7 +200,8 @@ def run_judge_stage(
         log.info("%s@%s.%s[%s]: %s", step.name, benchmark, system, member, format_usage(usage))
         usage.pop("wall_s", None)  # the git-tracked metric keeps only reproducible counts
         # the model that actually answered (the offline judge ignores a configured model name)
-        models = sorted({j.model for j in judgments if j.model}) or [cfg.get("model")]
+        configured = cfg.get("model") if cfg.get("backend") != "offline" else "offline-lexical-v1"
+        models = sorted({j.model for j in judgments if j.model}) or [configured]
         usage.update({"judge": cfg.get("name"), "model": models[0] if len(models) == 1 else models})
         usage_all[step.name] = usage
         if step.derive is not None:
