@@ -68,11 +68,14 @@ def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
         systems = repo / "conf" / "deepscholar" / "systems"
         (systems / "none.yaml").write_text("# @package benchmarks.deepscholar.systems\n{}\n")
         # Agents (command / endpoint systems defined once) run on every enabled benchmark.
-        overrides = ["agents=byo_examples", endpoint, "deepscholar/systems=none"]
+        # two benchmarks keep the test quick; researchqa adds a cross-system stage (battles) to the picture
+        overrides = ["benchmarks=[deepscholar,researchqa]", "agents=byo_examples", endpoint, "deepscholar/systems=none"]
         compose_params(overrides, out=repo / "params.yaml", conf_dir=repo / "conf")
         out, first = run_timed([*dvc, "repro"], repo)
         ran = set(RUNNING.findall(out))
         assert {"system@deepscholar.byo_command", "system@deepscholar.byo_endpoint", "score@deepscholar"} <= ran
+        # agents are defined once and run on every enabled benchmark
+        assert {"system@researchqa.byo_command", "system@researchqa.byo_endpoint", "cross@researchqa"} <= ran
         assert _leaderboard_systems(repo) == {"byo_command", "byo_endpoint"}
         assert _outcomes(repo, "byo_command") == ["ok"] * 3
         assert _outcomes(repo, "byo_endpoint") == ["ok"] * 3
