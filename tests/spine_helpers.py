@@ -51,3 +51,15 @@ def run_benchmark(params: dict[str, Any], benchmark: str, root: Path) -> Path:
         params, benchmark, release, runs, root / "judgments", root / "scores", root / "metrics", cross_dir=cross
     )
     return root
+
+
+def benchmark_params(repo_root: Path, benchmark: str, *overrides: str) -> dict[str, Any]:
+    """Composed params with `benchmark` enabled (besides DeepScholar), progress bars off, the plan refreshed.
+
+    The caller must run with the repository root as the working directory (params hold repo-relative paths).
+    """
+    from reportbench.config import composed_params
+
+    params = composed_params([f"benchmarks=[deepscholar,{benchmark}]", *overrides], conf_dir=repo_root / "conf")
+    params["judge"]["runtime"]["progress"] = False
+    return refresh_plan(params)

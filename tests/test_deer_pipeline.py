@@ -10,10 +10,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reportbench.config import composed_params
 from reportbench.judges.runner import read_judgments
 from reportbench.release.format import read_release
-from spine_helpers import run_benchmark
+from spine_helpers import benchmark_params, run_benchmark
 
 pytestmark = pytest.mark.integration
 
@@ -23,9 +22,7 @@ EG_MARKER = "SYNTHETIC-EG-MARKER-7f3a"
 @pytest.fixture()
 def deer_params(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.chdir(repo_root)
-    params = composed_params(["benchmarks=[deepscholar,deer]"], conf_dir=repo_root / "conf")
-    params["judge"]["runtime"]["progress"] = False
-    return params
+    return benchmark_params(repo_root, "deer")
 
 
 def _run(params: dict, out: Path) -> tuple[Path, float]:

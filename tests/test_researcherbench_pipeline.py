@@ -8,9 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reportbench.config import composed_params
 from reportbench.judges.runner import read_judgments
-from spine_helpers import run_benchmark
+from spine_helpers import benchmark_params, run_benchmark
 
 pytestmark = pytest.mark.integration
 
@@ -18,9 +17,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture()
 def rb_params(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.chdir(repo_root)
-    params = composed_params(["benchmarks=[deepscholar,researcherbench]"], conf_dir=repo_root / "conf")
-    params["judge"]["runtime"]["progress"] = False
-    return params
+    return benchmark_params(repo_root, "researcherbench")
 
 
 def _summary(root: Path) -> dict:

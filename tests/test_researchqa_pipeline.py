@@ -8,9 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reportbench.config import composed_params
 from reportbench.release.format import read_release
-from spine_helpers import refresh_plan, run_benchmark
+from spine_helpers import benchmark_params, run_benchmark
 
 pytestmark = pytest.mark.integration
 
@@ -18,10 +17,9 @@ pytestmark = pytest.mark.integration
 @pytest.fixture()
 def params(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.chdir(repo_root)
-    p = composed_params(["benchmarks=[deepscholar,researchqa]"], conf_dir=repo_root / "conf")
-    p["judge"]["runtime"]["progress"] = False
+    p = benchmark_params(repo_root, "researchqa")
     p["benchmarks"]["researchqa"]["scoring"]["rating"]["rounds"] = 100  # keep the test quick
-    return refresh_plan(p)
+    return p
 
 
 def test_demo_release_end_to_end(params: dict, tmp_path: Path) -> None:

@@ -165,3 +165,16 @@ def test_stderr_in_a_failure_reason_never_carries_a_key(tmp_path: Path, monkeypa
     outcomes = run_system("leaky", spec, [_task("t-1")], tmp_path / "run")
     assert outcomes[0].status == "failed" and "auth failed for" in (outcomes[0].reason or "")
     assert secret not in (tmp_path / "run" / "outcomes.jsonl").read_text()
+
+
+def test_a_command_agent_gets_its_benchmarks_task_json() -> None:
+    from reportbench.systems.command import payload_for
+    from reportbench.systems.common import task_payload
+    from reportbench.types import Task
+
+    task = Task(task_id="q1", title="What is X?", task_prompt="Answer: what is X? (Date: 2025-01-01)",
+                published_date="2025-01-01", categories=["Science"])  # fmt: skip
+    assert payload_for({})(task) == task_payload(task)
+    assert payload_for({"benchmark": "deepscholar"})(task) == task_payload(task)  # no custom payload
+    rqa = payload_for({"benchmark": "researchqa"})(task)
+    assert rqa["prompt"] == task.task_prompt and rqa["query"] == "What is X?"

@@ -5,7 +5,7 @@ from anywhere with `register_benchmark`, e.g. the toy benchmark in tests/). The 
 `reportbench.pipeline` do the rest:
 
 - `release@<b>`: `spec.build_release(release_cfg)` -> data/releases/<b>/<R>/
-- `system@<b>.<S>`: the system kind (`spec.task_payload` for agents) -> data/runs/<b>/<R>/<S>/
+- `system@<b>.<S>`: the system kind (a command gets `spec.task_payload`) -> data/runs/<b>/<R>/<S>/
 - `fetch@<b>` (when `stages.fetch`): `reportbench.fetch` -> data/pages/<b>/<R>/pages.parquet
 - `judge@<b>.<S>[.<member>]`: each `JudgeStep` in order -> data/judgments/<b>/<R>/<S>/<member>/<step>.parquet,
   derived tables in `derived/`, usage in metrics/<b>/<R>/usage/
@@ -139,7 +139,8 @@ class BenchmarkSpec:
     score: Callable[[ScoreContext], ScoreResult]
     metric_names: tuple[str, ...]
     cross: Callable[[CrossContext], dict[str, pl.DataFrame]] | None = None
-    task_payload: Callable[[Any], dict[str, Any]] | None = None  # Task -> what command/endpoint systems see
+    # Task -> the JSON a `command` system receives (default: systems.common.task_payload, all but the answer key)
+    task_payload: Callable[[Any], dict[str, Any]] | None = None
     description: str = ""
 
 

@@ -89,7 +89,10 @@ def run_system(
     spec = system_spec(params, benchmark, system)
     release = read_release(release_dir, benchmark)
     # Systems that retrieve from the release's corpus (offline baseline, oracles) get the release path.
-    outcomes = _run(system, {**spec, "release_dir": str(release_dir)}, release.tasks, out_dir)
+    spec = {**spec, "release_dir": str(release_dir)}
+    if spec.get("kind") == "command":  # a command gets its benchmark's task JSON (BenchmarkSpec.task_payload)
+        spec["benchmark"] = benchmark
+    outcomes = _run(system, spec, release.tasks, out_dir)
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1

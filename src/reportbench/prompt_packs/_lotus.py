@@ -23,14 +23,13 @@ from reportbench.prompt_packs.extract import (
     function_fstrings,
     function_return,
 )
-from reportbench.prompt_packs.sources import SourceRef, read_ref
+from reportbench.prompt_packs.sources import pinned, read_ref
 
 LOTUS_REPO = "lotus-data/lotus"
 LOTUS_COMMIT = "53bff1eedc37e3c36f922f3c77b20cd404c30512"  # tag v1.1.4
 
 
-def _ref(path: str, sha: str) -> SourceRef:
-    return SourceRef(LOTUS_REPO, LOTUS_COMMIT, path, sha)
+_ref = pinned(LOTUS_REPO, LOTUS_COMMIT)
 
 
 TASK_INSTRUCTIONS = _ref(

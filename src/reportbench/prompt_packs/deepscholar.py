@@ -37,15 +37,14 @@ from reportbench.prompt_packs.extract import (
     literal_assignments,
     module_constant,
 )
-from reportbench.prompt_packs.sources import SourceRef, read_ref
+from reportbench.prompt_packs.sources import SourceRef, pinned, read_ref
 
 BENCHMARK = "DeepScholar-bench"
 REPO = "guestrin-lab/deepscholar-bench"
 COMMIT = "6ff05aa53db6dc5f94e7342084293d36b0153f99"
 
 
-def _ref(path: str, sha: str) -> SourceRef:
-    return SourceRef(REPO, COMMIT, path, sha)
+_ref = pinned(REPO, COMMIT)
 
 
 LICENSE = _ref("LICENSE", "30abf207c6f5619b0cf62e06ce5f69c707b3bad72fadad0d50163185da7deb89")

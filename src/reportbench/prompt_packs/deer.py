@@ -30,15 +30,14 @@ from reportbench.prompt_packs.extract import (
     function_assignments,
     function_node,
 )
-from reportbench.prompt_packs.sources import SourceRef, read_ref
+from reportbench.prompt_packs.sources import pinned, read_ref
 
 BENCHMARK = "DEER"
 REPO = "hanjanghoon/DEER"
 COMMIT = "f81bd9ce0afdecfe7389336731a4599cb4b02d2c"
 
 
-def _ref(path: str, sha: str) -> SourceRef:
-    return SourceRef(REPO, COMMIT, path, sha)
+_ref = pinned(REPO, COMMIT)
 
 
 PROMPT_REPORT = _ref("prompts/prompt_report.py", "b8a078708021d0821260d7dcf2370954259d29bf10888266be95f1ff16501bcb")

@@ -33,7 +33,7 @@ from reportbench.prompt_packs.extract import (
     function_return,
     module_constant,
 )
-from reportbench.prompt_packs.sources import SourceRef, read_ref
+from reportbench.prompt_packs.sources import SourceRef, pinned, read_ref
 
 BENCHMARK = "LiveResearchBench"
 REPO = "SalesforceAIResearch/LiveResearchBench"
@@ -41,8 +41,7 @@ COMMIT = "79a19d7cb9404a7be8c03e35fb4bc7c1146cd8a9"
 _C = "liveresearchbench/criteria/"
 
 
-def _ref(path: str, sha: str) -> SourceRef:
-    return SourceRef(REPO, COMMIT, path, sha)
+_ref = pinned(REPO, COMMIT)
 
 
 PRESENTATION = _ref(_C + "presentation.py", "1853ee21f13c555d7a29f4cd6f33ea8bb26dbb8b5707ffa56bc3e7db8243b456")

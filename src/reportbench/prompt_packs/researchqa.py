@@ -32,7 +32,7 @@ from reportbench.prompt_packs.extract import (
     function_node,
     sequential_replace,
 )
-from reportbench.prompt_packs.sources import SourceRef, read_ref
+from reportbench.prompt_packs.sources import pinned, read_ref
 from reportbench.protocols.researchqa.labels import check_count, extract_labels
 
 BENCHMARK = "ResearchQA"
@@ -40,8 +40,7 @@ REPO = "realliyifei/ResearchQA"
 COMMIT = "747a9a1330f097a0e20672240cb47e3cf02500ae"
 
 
-def _ref(path: str, sha: str) -> SourceRef:
-    return SourceRef(REPO, COMMIT, path, sha)
+_ref = pinned(REPO, COMMIT)
 
 
 COVERAGE_PY = _ref("compute_coverage.py", "a4546344837f5e3d7f686e4fd572f145e82edf84037a8e9d0c72c25ec9478b5e")

@@ -19,6 +19,7 @@ import os
 import re
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +79,15 @@ class SourceRef:
 
     def describe(self) -> str:
         return f"{self.repo}@{self.commit[:7]}:{self.path}"
+
+
+def pinned(repo: str, commit: str) -> Callable[[str, str], SourceRef]:
+    """`ref = pinned(REPO, COMMIT)`, then `ref(path, sha256)`: every source of one pack at one commit."""
+
+    def ref(path: str, sha256: str) -> SourceRef:
+        return SourceRef(repo, commit, path, sha256)
+
+    return ref
 
 
 def _sha(data: bytes) -> str:

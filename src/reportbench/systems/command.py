@@ -41,8 +41,20 @@ DEFAULTS: dict[str, Any] = {
     "cwd": None,
     "max_parallel": 1,
 }
-_ALLOWED = set(DEFAULTS) | {"kind", "path", "release_dir"}  # release_dir: added by the pipeline
+_ALLOWED = set(DEFAULTS) | {"kind", "path", "release_dir", "benchmark"}  # release_dir, benchmark: set by the pipeline
 STDERR_TAIL = 600
+
+
+def payload_for(cfg: dict[str, Any]) -> Any:
+    """The task JSON a command receives: its benchmark's `task_payload` when it defines one (an agent runs on
+    every benchmark), else the generic payload (everything but the answer key)."""
+    if cfg.get("benchmark"):
+        from reportbench.benchmarks import get_benchmark
+
+        custom = get_benchmark(str(cfg["benchmark"])).task_payload
+        if custom is not None:
+            return custom
+    return task_payload
 
 
 def _config(name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +119,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def run_one(name: str, cfg: dict[str, Any], task: Task, out_dir: Path, work: Path) -> tuple[Report | None, TaskOutcome]:
     """Run the command for one task and parse what it wrote; every failure becomes an outcome."""
     task_json = work / f"{safe_name(task.task_id)}.json"
-    task_json.write_text(json.dumps(task_payload(task), indent=2, ensure_ascii=False), encoding="utf-8")
+    task_json.write_text(json.dumps(payload_for(cfg)(task), indent=2, ensure_ascii=False), encoding="utf-8")
     output = raw_path(out_dir, task.task_id, str(cfg["output_suffix"]))
     output.parent.mkdir(parents=True, exist_ok=True)
     if output.is_file():

@@ -152,12 +152,6 @@ def score(ctx: ScoreContext) -> ScoreResult:
     return ScoreResult(out)
 
 
-def task_payload(task: Any) -> dict[str, Any]:
-    from reportbench.systems.common import task_payload as payload
-
-    return payload(task)
-
-
 BENCHMARK = BenchmarkSpec(
     name=NAME,
     title="DeepScholar-bench",
@@ -168,6 +162,5 @@ BENCHMARK = BenchmarkSpec(
     ),
     score=score,
     metric_names=tuple(METRIC_NAMES),
-    task_payload=task_payload,
     description="Related-work generation from a paper's title and abstract (arXiv 2508.20033).",
 )

@@ -703,12 +703,6 @@ def _score_report(
     return {"values": values, "failed": failed, "criteria": res["criteria"]}
 
 
-def task_payload(task: Any) -> dict[str, Any]:
-    from reportbench.systems.common import task_payload as payload
-
-    return payload(task)
-
-
 BENCHMARK = BenchmarkSpec(
     name=NAME,
     title="DEER (expert-report rubric + information verification)",
@@ -732,6 +726,5 @@ BENCHMARK = BenchmarkSpec(
     ),
     score=score,
     metric_names=METRIC_NAMES,
-    task_payload=task_payload,
     description="Expert-level report evaluation with expert guidance and claim verification (arXiv 2512.17776).",
 )
