@@ -165,9 +165,13 @@ def _fmt_p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def _overall(lb: Leaderboard) -> str | None:
+    return lb.rows[0].get("overall", "geomean") if lb.rows else "geomean"
+
+
 def overall_label(lb: Leaderboard) -> str:
     """Header of the overall column: GeoMean, Mean, or the ranking metric's label."""
-    overall = lb.rows[0].get("overall", "geomean") if lb.rows else "geomean"
+    overall = _overall(lb)
     if overall in (None, "geomean"):
         return "GeoMean"
     if overall == "mean":
@@ -177,7 +181,10 @@ def overall_label(lb: Leaderboard) -> str:
 
 def to_markdown(lb: Leaderboard) -> str:
     """A ranking table, then one paired t-test table (A − B) over tasks both systems have defined."""
-    heads = ["#", "system", *[_label(m, lb.protocol) for m in lb.metrics], overall_label(lb), "tasks", "failed items"]
+    show_overall = _overall(lb) is not None  # a benchmark without a combined score (ResearcherBench) shows none
+    heads = ["#", "system", *[_label(m, lb.protocol) for m in lb.metrics]]
+    heads += [overall_label(lb)] if show_overall else []
+    heads += ["tasks", "failed items"]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in lb.rows:
         cells = [str(r["rank"]), r["system"]]
@@ -188,7 +195,8 @@ def to_markdown(lb: Leaderboard) -> str:
             if r.get("n_failed", {}).get(m):
                 cell += f" [{r['n_failed'][m]} failed]"
             cells.append(cell)
-        cells += [_fmt(r["geomean"]), str(r["n_tasks"]), str(r["n_failed_items"])]
+        cells += [_fmt(r["geomean"])] if show_overall else []
+        cells += [str(r["n_tasks"]), str(r["n_failed_items"])]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
@@ -235,7 +243,7 @@ _CSS = (
 
 def to_html(lb: Leaderboard, title: str = "reportbench leaderboard") -> str:
     """One self-contained page: a table whose cells carry CSS bars (scaled to the column's max)."""
-    cols = [*lb.metrics, "geomean"]
+    cols = [*lb.metrics, "geomean"] if _overall(lb) is not None else list(lb.metrics)
     col_max: dict[str, float] = {}
     for c in cols:
         vals = [r["geomean"] if c == "geomean" else r["metrics"][c] for r in lb.rows]
