@@ -26,7 +26,6 @@ from reportbench.benchmarks import (
     SystemScore,
     register_benchmark,
 )
-from reportbench.fetch.stage import page_for
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict
 from reportbench.judges.tasks import register_task
 from reportbench.judges.tasks._parsing import parse_json_output
@@ -187,7 +186,7 @@ def claims_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
             keys = re.findall(r"\[(\d+)\]", claim)
             src = report.sources.get(keys[0]) if keys else None
             text = (src.title or "") + " " + (src.abstract or "") if src else ""
-            page = page_for(src.url, ctx.pages or {}) if src and src.url else None
+            page = ctx.page(src.url) if src else None
             if page is not None and page.error_class == "ok":
                 text = page.text or ""  # the fetched page, when the fetch stage has it
             rows.append(

@@ -52,6 +52,15 @@ class JudgeContext:
     def judging(self) -> Mapping[str, Any]:
         return self.params.get("judging") or {}
 
+    def page(self, url: str | None) -> Any:
+        """The fetch stage's snapshot of a cited URL (any spelling: normalised first), or None when the benchmark
+        fetches nothing or the URL is not http(s). A snapshot's `error_class` is "ok" or why it failed."""
+        if not self.pages or not url or not url.startswith(("http://", "https://")):
+            return None
+        from reportbench.fetch.urls import normalise_url
+
+        return self.pages.get(normalise_url(url))
+
 
 @dataclass(frozen=True)
 class JudgeStep:

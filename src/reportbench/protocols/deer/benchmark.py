@@ -307,11 +307,7 @@ def claims_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
 
 # ----------------------------------------------------------------------------------- verification step
 def _page(ctx: JudgeContext, url: str) -> Any:
-    if not ctx.pages or not url.startswith(("http://", "https://")):
-        return None
-    from reportbench.fetch.urls import normalise_url
-
-    return ctx.pages.get(normalise_url(url))
+    return ctx.page(url)
 
 
 def _embedder(vcfg: Mapping[str, Any]) -> Any:

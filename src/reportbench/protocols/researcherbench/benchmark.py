@@ -207,7 +207,7 @@ def claims_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
 
 # -------------------------------------------------------------------------------------- verification
 def _page(ctx: Any, url: str) -> Any:
-    return (ctx.pages or {}).get(url)
+    return ctx.page(url)
 
 
 def _page_status(page: Any) -> str:
