@@ -193,19 +193,25 @@ def render_extraction(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def parse_extraction(raw: str) -> Any:
-    """json.loads of the whole content (no fences in the authors' code), then the claim schema, strictly."""
-    from reportbench.protocols.deer.tasks import ExtractOutput
-
+def _json_object(raw: str | None) -> dict[str, Any]:
+    """json.loads of the whole content (the authors' code strips no fences): one JSON object, else ParseError."""
     if raw is None or not raw.strip():
-        raise ParseError("empty answer")  # the authors return [] here; an empty answer is a failure for us
+        raise ParseError("empty answer")
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON: {exc.msg} at char {exc.pos}") from exc
     if not isinstance(data, dict):
         raise ParseError("answer is not a JSON object")
-    return validate_output(data, ExtractOutput)
+    return data
+
+
+def parse_extraction(raw: str) -> Any:
+    """json.loads of the whole content (no fences in the authors' code), then the claim schema, strictly."""
+    from reportbench.protocols.deer.tasks import ExtractOutput
+
+    # the authors return [] for an empty answer; an empty answer is a failure for us
+    return validate_output(_json_object(raw), ExtractOutput)
 
 
 def _extraction_output(parsed: Any, inputs: Any) -> dict[str, Any]:
@@ -264,15 +270,7 @@ def render_verification(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
 def parse_verification(raw: str) -> Any:
     from reportbench.protocols.deer.tasks import VerifyOutput
 
-    if raw is None or not raw.strip():
-        raise ParseError("empty answer")
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid JSON: {exc.msg} at char {exc.pos}") from exc
-    if not isinstance(data, dict):
-        raise ParseError("answer is not a JSON object")
-    return validate_output(data, VerifyOutput)
+    return validate_output(_json_object(raw), VerifyOutput)
 
 
 def _verification_output(parsed: Any, inputs: Any) -> dict[str, Any]:
