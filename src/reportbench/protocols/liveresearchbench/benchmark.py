@@ -138,21 +138,24 @@ def _ids(report: Any) -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------------------- judge steps
+def _report_fields(ctx: JudgeContext, r: Any) -> dict[str, Any]:
+    """The fields every report-level judge input shares: question, report, frozen date, this member's settings."""
+    return {
+        "query": ctx.release.task(r.task_id).task_prompt,
+        "report": report_text(r),
+        "eval_date": _date_text(ctx.release),
+        "rule_params": rule_params(ctx.params, ctx.member),
+        "authors_path": authors_path(ctx.params, ctx.member),
+    }
+
+
 def presentation_items(ctx: JudgeContext) -> list[JudgeItem]:
     crit = [ChecklistLine(id=c.item_id, text=c.text) for c in presentation_criteria(ctx.release)]
-    rp, date = rule_params(ctx.params, ctx.member), _date_text(ctx.release)
     return [
         JudgeItem(
             "lrb_presentation",
             f"{r.report_id}:presentation",
-            ChecklistInput(
-                query=ctx.release.task(r.task_id).task_prompt,
-                report=report_text(r),
-                criteria=crit,
-                eval_date=date,
-                rule_params=rp,
-                authors_path=authors_path(ctx.params, ctx.member),
-            ).model_dump(),
+            ChecklistInput(criteria=crit, **_report_fields(ctx, r)).model_dump(),
             _ids(r),
         )
         for r in ctx.reports
@@ -160,40 +163,20 @@ def presentation_items(ctx: JudgeContext) -> list[JudgeItem]:
 
 
 def coverage_items_for(ctx: JudgeContext) -> list[JudgeItem]:
-    rp, date = rule_params(ctx.params, ctx.member), _date_text(ctx.release)
     items = []
     for r in ctx.reports:
         lines = [ChecklistLine(id=c.item_id, text=c.text) for c in coverage_items(ctx.release, r.task_id)]
         if not lines:
             continue  # scored `undefined` ("no checklist"), never silently dropped from the counts
-        inp = ChecklistInput(
-            query=ctx.release.task(r.task_id).task_prompt,
-            report=report_text(r),
-            criteria=lines,
-            eval_date=date,
-            rule_params=rp,
-            authors_path=authors_path(ctx.params, ctx.member),
-        )
+        inp = ChecklistInput(criteria=lines, **_report_fields(ctx, r))
         items.append(JudgeItem("lrb_coverage", f"{r.report_id}:coverage", inp.model_dump(), _ids(r)))
     return items
 
 
 def _pointwise_items(task: str, suffix: str) -> Any:
     def items(ctx: JudgeContext) -> list[JudgeItem]:
-        rp, date = rule_params(ctx.params, ctx.member), _date_text(ctx.release)
         return [
-            JudgeItem(
-                task,
-                f"{r.report_id}:{suffix}",
-                PointwiseInput(
-                    query=ctx.release.task(r.task_id).task_prompt,
-                    report=report_text(r),
-                    eval_date=date,
-                    rule_params=rp,
-                    authors_path=authors_path(ctx.params, ctx.member),
-                ).model_dump(),
-                _ids(r),
-            )
+            JudgeItem(task, f"{r.report_id}:{suffix}", PointwiseInput(**_report_fields(ctx, r)).model_dump(), _ids(r))
             for r in ctx.reports
         ]
 
