@@ -1,5 +1,8 @@
 """Stage `judge@<benchmark>.<system>[.<member>]`: every judge step of the benchmark for one system and one
-judge (ensemble member), async inside; records, derived tables and a usage summary."""
+judge (ensemble member), async inside; records, derived tables and a usage summary.
+
+Exits 3 (records kept, DVC records nothing) while unanswered calls remain or failures exceed
+`judge.runtime.max_failure_rate`; dies with `dvc` (stage_guard). See docs/reliability.md."""
 
 import argparse
 from pathlib import Path
@@ -7,8 +10,10 @@ from pathlib import Path
 from reportbench.config import load_params
 from reportbench.pipeline import run_judge_stage, setup_logging
 from reportbench.stage_errors import exit_on_error
+from reportbench.stage_guard import guard_stage
 
 if __name__ == "__main__":
+    guard_stage()
     setup_logging()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--benchmark", required=True)
@@ -31,4 +36,5 @@ if __name__ == "__main__":
             args.out,
             args.usage,
             pages_dir=args.pages,
+            enforce_bounds=True,
         )

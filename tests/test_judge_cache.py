@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
 import threading
 from pathlib import Path
@@ -11,9 +12,15 @@ from typing import Any
 import pytest
 
 from reportbench.judges.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
-from reportbench.judges.llm import LLMJudge
+from reportbench.judges.llm import REASK_ENV, LLMJudge
 from reportbench.judges.runner import read_judgments, run_judgments_sync, usage_summary, write_judgments
-from reportbench.stub_server import STUB_PROMPT_YAML, StubSupportInput, stub_server_thread, stub_support_task
+from reportbench.stub_server import (
+    STUB_PROMPT_YAML,
+    StubSupportInput,
+    StubSupportOutput,
+    stub_server_thread,
+    stub_support_task,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
 
@@ -186,22 +193,93 @@ def test_temperature_and_prompt_changes_miss(tmp_path: Path) -> None:
         assert s.counts["requests"] == 0
 
 
+PROSE_RULES = [(r"claim [02468]\b", "I think it is supported.")]  # even items answer in prose
+
+
+def _with_runtime(cfg: dict[str, Any], **runtime: Any) -> dict[str, Any]:
+    return {**cfg, "runtime": {**cfg["runtime"], **runtime}}
+
+
 @pytest.mark.integration
-def test_parse_failure_is_never_cached(tmp_path: Path) -> None:
+def test_parse_failures_are_kept_and_a_deterministic_judge_is_not_reasked(tmp_path: Path) -> None:
+    """Issue 15: a forced rerun re-paid 3 calls per unparseable answer (1 + 2 parse retries) every time."""
     task = stub_support_task(tmp_path)
-    rules = [(r"claim [02468]\b", "I think it is supported.")]  # even items answer in prose
-    with stub_server_thread(rules=rules) as s:
-        judge = LLMJudge(task, _cfg(s.base_url, tmp_path / "c.sqlite"), prompts_dir=tmp_path)
+    cfg = _with_runtime(_cfg("", tmp_path / "c.sqlite"), parse_retries=2)
+    with stub_server_thread(rules=PROSE_RULES) as s:
+        cfg["api_base"] = s.base_url
+        judge = LLMJudge(task, cfg, prompts_dir=tmp_path)
         first = run_judgments_sync(judge, _items(10), "a")
         assert [j.ok for j in first] == [i % 2 == 1 for i in range(10)]
-        assert len(judge.cache) == 5  # type: ignore[arg-type]
+        assert s.counts["requests"] == 5 + 5 * 3  # every failure used its parse retries
+        assert len(judge.cache) == 5 and judge.cache.parse_failure_count() == 5  # type: ignore[union-attr]
         s.reset_counts()
-        second = run_judgments_sync(judge, _items(10), "b")
-        assert s.counts["requests"] == 5  # only the failures are asked again
-    assert [j.cache_hit for j in second] == [i % 2 == 1 for i in range(10)]
+        second = run_judgments_sync(LLMJudge(task, cfg, prompts_dir=tmp_path), _items(10), "b")
+        assert s.counts["requests"] == 0  # nothing re-paid: same request, same (unparseable) answer
+    assert all(j.cache_hit and j.attempts == 0 for j in second)
     bad = second[0]
     assert bad.status == "failed" and bad.value is None and bad.error.startswith("parse: ")
-    assert bad.raw_output == "I think it is supported."
+    assert bad.raw_output == "I think it is supported." and bad.error == first[0].error
+    assert bad.prompt_tokens == first[0].prompt_tokens  # what the answers cost when fetched
+    assert usage_summary(second)["calls"] == 0 and usage_summary(second)["failures"] == {"parse": 5}
+
+
+@pytest.mark.integration
+def test_a_fixed_parser_turns_stored_answers_into_judgments_for_free(tmp_path: Path) -> None:
+    task = stub_support_task(tmp_path)
+    cfg = _cfg("", tmp_path / "c.sqlite")
+    with stub_server_thread(rules=PROSE_RULES) as s:
+        cfg["api_base"] = s.base_url
+        run_judgments_sync(LLMJudge(task, cfg, prompts_dir=tmp_path), _items(10), "a")
+        s.reset_counts()
+
+        def lenient(raw: str, inputs: Any) -> Any:
+            if raw.startswith("I think it is supported"):
+                return StubSupportOutput(supported="yes", score=1.0)
+            return task.parse(raw, inputs)
+
+        fixed = dataclasses.replace(task, parse=lenient)
+        judge = LLMJudge(fixed, cfg, prompts_dir=tmp_path)
+        again = run_judgments_sync(judge, _items(10), "fixed")
+        assert s.counts["requests"] == 0
+        assert all(j.ok for j in again) and [j.value for j in again[0::2]] == [1.0] * 5
+        assert judge.cache.parse_failure_count() == 0 and len(judge.cache) == 10  # type: ignore[union-attr]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("how", ["config", "env", "temperature"])
+def test_reask_only_when_asked_or_not_deterministic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    task = stub_support_task(tmp_path)
+    cfg = _cfg("", tmp_path / "c.sqlite", temperature=0.7 if how == "temperature" else 0.0)
+    with stub_server_thread(rules=PROSE_RULES) as s:
+        cfg["api_base"] = s.base_url
+        run_judgments_sync(LLMJudge(task, cfg, prompts_dir=tmp_path), _items(10), "a")
+        s.reset_counts()
+        if how == "config":
+            cfg = _with_runtime(cfg, reask_parse_failures=True)
+        elif how == "env":
+            monkeypatch.setenv(REASK_ENV, "1")
+        second = run_judgments_sync(LLMJudge(task, cfg, prompts_dir=tmp_path), _items(10), "b")
+        assert s.counts["requests"] == 5  # exactly the unparseable ones (parse_retries=0), never the answered
+    assert [j.cache_hit for j in second] == [i % 2 == 1 for i in range(10)]
+    assert all(j.error.startswith("parse: ") for j in second[0::2])
+
+
+@pytest.mark.integration
+def test_call_failures_are_never_stored(tmp_path: Path) -> None:
+    task = stub_support_task(tmp_path)
+    cfg = _with_runtime(_cfg("", tmp_path / "c.sqlite"), max_retries=0)
+    with stub_server_thread(faults={"500": 1.0}) as s:
+        cfg["api_base"] = s.base_url
+        judge = LLMJudge(task, cfg, prompts_dir=tmp_path)
+        down = run_judgments_sync(judge, _items(6), "down")
+        assert all(j.error.startswith("call: server: ") for j in down)
+        assert len(judge.cache) == 0 and judge.cache.parse_failure_count() == 0  # type: ignore[union-attr]
+        s.faults = {}
+        s.reset_counts()
+        up = run_judgments_sync(judge, _items(6), "up")
+        assert s.counts["requests"] == 6 and all(j.ok for j in up)
 
 
 @pytest.mark.integration

@@ -165,8 +165,16 @@ def run_judge_stage(
     out_dir: Path,
     usage_out: Path,
     pages_dir: Path | None = None,
+    *,
+    enforce_bounds: bool = False,
 ) -> dict[str, Any]:
-    """Run every judge step of the benchmark for one (system, member): records, derived tables, usage."""
+    """Run every judge step of the benchmark for one (system, member): records, derived tables, usage.
+
+    Every step's records are written even when items failed (inspectable). With `enforce_bounds` (the
+    DVC stage) it then raises `IncompleteJudgeStage` when unanswered calls remain or a step's failures
+    exceed `judge.runtime.max_failure_rate`: the stage exits 3, so DVC neither locks it nor stores it in
+    its run-cache, and the next `dvc repro` asks exactly the unanswered items (docs/reliability.md).
+    """
     from reportbench.benchmarks import JudgeContext, get_benchmark
     from reportbench.judges.runner import format_usage, usage_summary, write_judgments
     from reportbench.systems import read_outcomes, read_reports
@@ -185,6 +193,7 @@ def run_judge_stage(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     usage_all: dict[str, Any] = {}
+    problems: list[str] = []
     for step in spec.judge_steps:
         if step.kind == "compute":
             if step.compute is None:
@@ -207,11 +216,68 @@ def run_judge_stage(
         models = sorted({j.model for j in judgments if j.model}) or [configured]
         usage.update({"judge": cfg.get("name"), "model": models[0] if len(models) == 1 else models})
         usage_all[step.name] = usage
+        problems += _bound_problems(step.name, judgments, cfg, out_dir)
         if step.derive is not None:
             _write_derived(out_dir, step.derived_table or step.name, step.derive(ctx, list(judgments)), ctx)
-    summary = {"benchmark": benchmark, "system": system, "member": member, "steps": usage_all}
+    summary: dict[str, Any] = {"benchmark": benchmark, "system": system, "member": member, "steps": usage_all}
+    if problems:  # only an incomplete stage carries this key (the metric of a complete one is unchanged)
+        summary["incomplete"] = problems
     write_json(usage_out, summary)
+    if problems:
+        where = f"judge@{benchmark}.{system}.{member}"
+        for problem in problems:
+            log.warning("%s: %s", where, problem)
+        if enforce_bounds:
+            from reportbench.judges.errors import IncompleteJudgeStage
+
+            raise IncompleteJudgeStage(
+                f"{where} is incomplete: {'; '.join(problems)}. Its records stay in {out_dir} for inspection, "
+                "and DVC does not record the stage: rerun `dvc repro` (or `reportbench retry`) once the cause "
+                "is fixed; answered items come from the response cache for free."
+            )
     return summary
+
+
+def _failure_bounds(cfg: Mapping[str, Any]) -> tuple[float, float]:
+    """(max_failure_rate, max_call_failure_rate) of a judge config's runtime, validated (one-line errors)."""
+    runtime = cfg.get("runtime") or {}
+    defaults = {"max_failure_rate": 0.1, "max_call_failure_rate": 0.0}
+    out = []
+    for key, default in defaults.items():
+        value = runtime.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+            raise ConfigError(f"params.yaml: judge.runtime.{key} must be a number in [0, 1], got {value!r}")
+        out.append(float(value))
+    return out[0], out[1]
+
+
+def _bound_problems(step: str, judgments: list[Any], cfg: Mapping[str, Any], out_dir: Path) -> list[str]:
+    """Why one step's records are not a result DVC may record (empty when they are)."""
+    from collections import Counter
+
+    from reportbench.judges.errors import failure_class
+    from reportbench.judges.runner import reason_class
+
+    n = len(judgments)
+    if n == 0:
+        return []
+    max_failed, max_unanswered = _failure_bounds(cfg)
+    classes = Counter(failure_class(j.status, j.error) for j in judgments)
+    failed = n - classes["ok"]
+    problems = []
+    if classes["unanswered"] > max_unanswered * n:
+        reasons = Counter(reason_class(j.error) for j in judgments if failure_class(j.status, j.error) == "unanswered")
+        detail = ", ".join(f"{k}={v}" for k, v in sorted(reasons.items()))
+        problems.append(f"step {step}: {classes['unanswered']} of {n} items got no answer ({detail})")
+    if failed > max_failed * n:
+        reasons = Counter(reason_class(j.error) for j in judgments if not j.ok)
+        detail = ", ".join(f"{k}={v}" for k, v in sorted(reasons.items()))
+        problems.append(
+            f"step {step}: {failed} of {n} items failed ({detail}), more than judge.runtime.max_failure_rate="
+            f"{max_failed:g} (raw answers in {Path(out_dir) / (step + '.parquet')}; "
+            "`reportbench retry --parse` re-asks unparseable ones)"
+        )
+    return problems
 
 
 def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: str) -> Any:
@@ -231,7 +297,12 @@ def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: 
 def _write_derived(out_dir: Path, name: str, table: pl.DataFrame, ctx: Any) -> None:
     path = out_dir / "derived" / f"{name}.parquet"
     path.parent.mkdir(parents=True, exist_ok=True)
-    table.write_parquet(path, statistics=False)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        table.write_parquet(tmp, statistics=False)
+        tmp.replace(path)  # atomic: a killed stage never leaves half a table
+    finally:
+        tmp.unlink(missing_ok=True)
     ctx.derived[name] = table
 
 

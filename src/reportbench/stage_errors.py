@@ -35,5 +35,5 @@ def exit_on_error() -> Iterator[None]:
         if isinstance(exc, _fatal_types()):
             msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
             print(f"error: {msg}", file=sys.stderr)
-            raise SystemExit(EXIT_FATAL) from None
+            raise SystemExit(getattr(exc, "exit_code", EXIT_FATAL)) from None
         raise

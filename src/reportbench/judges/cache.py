@@ -5,8 +5,13 @@ Why these choices:
   messages, temperature, seed, max_tokens, response_format, prompt-template hash) and nothing
   operational (timeouts, retries, concurrency), like inspect_ai's CachePolicy key. API keys never
   enter the key or a row.
-- Only answers that parsed OK are stored (the judge calls `put` after parsing), so a malformed answer
-  is re-asked next time, as lm-eval-harness's CachingLM never stores what it cannot trust.
+- Answers that parsed OK live in `responses` (the judge calls `put` after parsing); other users of this
+  cache (endpoint systems, semantic operators) only ever see those.
+- Answers that did NOT parse live apart, in `parse_failures` (every raw answer of the item's attempts and
+  the parser's message). A call failure (timeout, 5xx) is never stored: a rerun asks again. A parse
+  failure is an answer: a deterministic judge (temperature 0) re-asked the same request gets the same
+  answer, so a rerun re-parses the stored answers (free; a fixed parser turns them into judgments) and
+  re-asks only when the user says so (`judge.runtime.reask_parse_failures`, `reportbench retry --parse`).
 - Lookups and inserts are sub-millisecond local operations, so they run inline on the event loop
   under a lock (one shared connection, `check_same_thread=False`): a thread hop would cost more than
   the query. WAL + busy_timeout lets parallel processes (e.g. `dvc queue -j 2`) share the file.
@@ -39,7 +44,19 @@ CREATE TABLE IF NOT EXISTS responses (
     completion_tokens INTEGER,
     cost_usd REAL,
     created_at TEXT NOT NULL
-)
+);
+CREATE TABLE IF NOT EXISTS parse_failures (
+    key TEXT PRIMARY KEY,
+    model TEXT,
+    prompt_hash TEXT,
+    answers TEXT NOT NULL,
+    error TEXT NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cost_usd REAL,
+    attempts INTEGER,
+    created_at TEXT NOT NULL
+);
 """
 
 
@@ -89,6 +106,19 @@ class CachedResponse:
     prompt_hash: str | None = None
 
 
+@dataclass(frozen=True)
+class StoredParseFailure:
+    """The answers of one request that did not parse (in the order received) and what they cost."""
+
+    answers: tuple[str, ...]
+    error: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    attempts: int
+    created_at: str
+
+
 class ResponseCache:
     """sqlite-backed map key -> CachedResponse. Safe for concurrent async use within one process."""
 
@@ -102,7 +132,7 @@ class ResponseCache:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA busy_timeout=30000")
-        self._conn.execute(_SCHEMA)
+        self._conn.executescript(_SCHEMA)
         self.hits = 0
         self.misses = 0
         self.writes = 0
@@ -140,20 +170,90 @@ class ResponseCache:
         model: str | None = None,
         prompt_hash: str | None = None,
     ) -> None:
-        """Store an answer that parsed OK (last write wins)."""
+        """Store an answer that parsed OK (last write wins); it supersedes a stored parse failure."""
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(
+                    "INSERT OR REPLACE INTO responses "
+                    "(key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created),
+                )
+                db.execute("DELETE FROM parse_failures WHERE key = ?", (key,))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            self.writes += 1
+
+    def get_parse_failure(self, key: str) -> StoredParseFailure | None:
+        """The stored unparseable answers of a request, if any (never returned by `get`)."""
+        with self._lock:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT answers, error, prompt_tokens, completion_tokens, cost_usd, attempts, created_at "
+                    "FROM parse_failures WHERE key = ?",
+                    (key,),
+                )
+                .fetchone()
+            )
+        if row is None:
+            return None
+        try:
+            answers = json.loads(row[0])
+        except json.JSONDecodeError:
+            return None  # a damaged row is a miss: the request is asked again
+        if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
+            return None
+        return StoredParseFailure(tuple(answers), row[1], row[2], row[3], row[4], int(row[5] or 0), row[6])
+
+    def put_parse_failure(
+        self,
+        key: str,
+        answers: list[str] | tuple[str, ...],
+        error: str,
+        *,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        cost_usd: float | None = None,
+        attempts: int = 0,
+        model: str | None = None,
+        prompt_hash: str | None = None,
+    ) -> None:
+        """Keep the answers of a request whose every attempt failed to parse (last write wins)."""
+        if not answers:
+            raise ValueError("put_parse_failure needs at least one answer")
         created = datetime.now(UTC).isoformat(timespec="seconds")
         with self._lock:
             self._db().execute(
-                "INSERT OR REPLACE INTO responses "
-                "(key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created),
+                "INSERT OR REPLACE INTO parse_failures (key, model, prompt_hash, answers, error, prompt_tokens, "
+                "completion_tokens, cost_usd, attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    model,
+                    prompt_hash,
+                    json.dumps(list(answers), ensure_ascii=False),
+                    error,
+                    prompt_tokens,
+                    completion_tokens,
+                    cost_usd,
+                    attempts,
+                    created,
+                ),
             )
-            self.writes += 1
+
+    def parse_failure_count(self) -> int:
+        with self._lock:
+            return int(self._db().execute("SELECT COUNT(*) FROM parse_failures").fetchone()[0])
 
     def delete(self, key: str) -> None:
         with self._lock:
             self._db().execute("DELETE FROM responses WHERE key = ?", (key,))
+            self._db().execute("DELETE FROM parse_failures WHERE key = ?", (key,))
 
     def __contains__(self, key: object) -> bool:
         with self._lock:

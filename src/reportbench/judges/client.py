@@ -74,6 +74,16 @@ class RuntimeConfig(BaseModel):
     fatal_after: int = Field(
         3, ge=0, description="stop the stage after this many identical fatal errors (0 = never; errors.py)"
     )
+    # judge-stage failure policy (docs/reliability.md; pipeline.enforce_judge_bounds)
+    max_failure_rate: float = Field(
+        0.1, ge=0, le=1, description="a judge step with a larger share of failed items fails its stage"
+    )
+    max_call_failure_rate: float = Field(
+        0.0, ge=0, le=1, description="share of unanswered calls (timeouts, 5xx after retries) a stage may keep"
+    )
+    reask_parse_failures: bool = Field(
+        False, description="re-ask requests whose stored answers did not parse (a deterministic judge is not)"
+    )
 
 
 class ClientConfig(BaseModel):

@@ -124,6 +124,36 @@ def fatal_kind_of_error(error: str | None) -> FatalKind | None:
     return kind if kind in FATAL_KINDS else None  # type: ignore[return-value]
 
 
+FINAL_CALL_KINDS: frozenset[str] = frozenset({"bad_request", "context_length"})
+"""Call failures that are a property of the request itself: asking again gets the same refusal."""
+
+FailureClass = Literal["ok", "unanswered", "parse", "final"]
+
+
+def failure_class(status: str, error: str | None) -> FailureClass:
+    """What a record's failure means for a rerun (docs/reliability.md):
+
+    - `unanswered`: the call got no answer (rate limit, 5xx, timeout, connection, a fatal class the user
+      must fix, an unknown error) -- not a result; a rerun asks again.
+    - `parse`: an answer that did not parse -- a result; its raw answers are kept and a deterministic
+      judge is not re-asked unless the user says so.
+    - `final`: a refusal that is a property of the request (bad request, context too long) or an
+      internal error of the task's code -- a result until the request or the code changes.
+    """
+    if status == "ok":
+        return "ok"
+    head, _, rest = (error or "").partition(":")
+    head = head.strip()
+    if head == "parse":
+        return "parse"
+    if head == "call":
+        kind = rest.strip().partition(":")[0].strip()
+        return "final" if kind in FINAL_CALL_KINDS else "unanswered"
+    if head == "internal":
+        return "final"
+    return "unanswered"  # no reason recorded: never treat it as a result
+
+
 # ------------------------------------------------------------------------------------------------
 # The errors
 # ------------------------------------------------------------------------------------------------
@@ -159,6 +189,14 @@ class FatalJudgeError(FatalError):
         super().__init__(
             f"{who} (model {model}) cannot run: {kind}, {KIND_TITLES.get(kind, kind)}{calls}{detail}. Fix: {fix}"
         )
+
+
+class IncompleteJudgeStage(FatalError):
+    """A judge stage wrote its records but is not a result DVC may record: unanswered calls remain, or
+    more items failed than `runtime.max_failure_rate` allows. Exit code 3, so DVC neither locks the stage
+    nor stores it in its run-cache, and the next `dvc repro` runs it again (answered items are free)."""
+
+    exit_code = 3
 
 
 class FatalSystemError(FatalJudgeError):

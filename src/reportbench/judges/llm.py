@@ -3,21 +3,32 @@
 Shape follows inspect_ai's model-graded scorers: an async callable that always returns a record, where a
 failure is a value (`status="failed"`, `value=None`, `error="call: ..."|"parse: ..."`), never an exception
 and never a guessed score. A parse failure re-asks (bypassing the cache) up to `parse_retries` times and
-is never cached; only answers that parsed OK are stored, so a rerun re-asks exactly what failed.
+is stored apart (cache.py) with every raw answer: a rerun of a deterministic judge (temperature 0) re-parses
+the stored answers instead of paying for the same unparseable answers again, unless the user asks to re-ask
+(`runtime.reask_parse_failures`, or REPORTBENCH_REASK_PARSE_FAILURES=1 as `reportbench retry --parse` sets).
+A call failure (timeout, 5xx after retries) is never stored, so a rerun asks exactly those again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
-from reportbench.judges.cache import ResponseCache, cache_key
+from reportbench.judges.cache import ResponseCache, StoredParseFailure, cache_key
 from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, to_plain
 from reportbench.prompt_packs.judging import AuthorsPrompt, authors_prompt, prompts_mode
 from reportbench.prompts import DEFAULT_PROMPTS_DIR, PromptTemplate, load_prompt
+
+REASK_ENV = "REPORTBENCH_REASK_PARSE_FAILURES"
+
+
+def reask_requested(runtime_flag: bool) -> bool:
+    """The config flag, or the environment switch that `reportbench retry --parse` sets for one run."""
+    return runtime_flag or os.environ.get(REASK_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 class LLMJudge:
@@ -43,6 +54,9 @@ class LLMJudge:
         self.max_concurrency = self.cfg.runtime.max_concurrency
         self.progress = self.cfg.runtime.progress
         self.parse_retries = self.cfg.runtime.parse_retries
+        # Same request, same answer: only a temperature-0 judge's stored parse failures are final.
+        self.deterministic = self.cfg.temperature is not None and float(self.cfg.temperature) == 0.0
+        self.reask_parse_failures = reask_requested(self.cfg.runtime.reask_parse_failures)
         pdir = prompts_dir if prompts_dir is not None else raw.get("prompts_dir") or DEFAULT_PROMPTS_DIR
         self.prompts_mode = prompts_mode(raw)
         self.prompt: PromptTemplate | AuthorsPrompt
@@ -154,11 +168,16 @@ class LLMJudge:
                         cache_hit=True,
                         attempts=0,
                     )
+            if self.deterministic and not self.reask_parse_failures:
+                stored = self.cache.get_parse_failure(key)
+                if stored is not None:
+                    return self._from_stored_failure(key, item_id, inputs, input_ids, stored)
 
         response_format = self.client.response_format(self._out_model, self._structured)
         spent = _Spent()
         last_raw: str | None = None
         last_error = "no attempt made"
+        answers: list[str] = []
         for _ in range(self.parse_retries + 1):
             try:
                 comp = await self.client.complete(messages, response_format=response_format)
@@ -178,6 +197,7 @@ class LLMJudge:
                 out = self._parse(comp.text, inputs)
             except ParseError as exc:
                 last_raw, last_error = comp.text, str(exc)
+                answers.append(comp.text)
                 continue
             if self.cache is not None:
                 self.cache.put(
@@ -190,13 +210,61 @@ class LLMJudge:
                     prompt_hash=self.prompt.sha256,
                 )
             return self._ok(item_id, input_ids, out, comp.text, **spent.fields())
+        error = f"parse: {last_error}"[:1000]
+        if self.cache is not None and answers:
+            fields = spent.fields()
+            self.cache.put_parse_failure(
+                key,
+                answers,
+                error,
+                prompt_tokens=fields["prompt_tokens"],
+                completion_tokens=fields["completion_tokens"],
+                cost_usd=fields["cost_usd"],
+                attempts=spent.attempts,
+                model=self.cfg.model,
+                prompt_hash=self.prompt.sha256,
+            )
         return self._record(
             item_id,
             input_ids,
             status="failed",
             raw_output=last_raw,
-            error=f"parse: {last_error}"[:1000],
+            error=error,
             **spent.fields(),
+        )
+
+    def _from_stored_failure(
+        self, key: str, item_id: str, inputs: JudgeInput, input_ids: dict[str, str], stored: StoredParseFailure
+    ) -> Judgment:
+        """Re-parse the stored answers (no call): a parser fixed since turns them into a judgment."""
+        usage = {
+            "prompt_tokens": stored.prompt_tokens,
+            "completion_tokens": stored.completion_tokens,
+            "cost_usd": stored.cost_usd,
+            "latency_s": 0.0,
+            "cache_hit": True,
+            "attempts": 0,
+        }
+        error = stored.error
+        for raw in stored.answers:
+            try:
+                out = self._parse(raw, inputs)
+            except ParseError as exc:
+                error = f"parse: {exc}"[:1000]
+                continue
+            assert self.cache is not None
+            self.cache.put(
+                key,
+                raw,
+                prompt_tokens=stored.prompt_tokens,
+                completion_tokens=stored.completion_tokens,
+                cost_usd=stored.cost_usd,
+                model=self.cfg.model,
+                prompt_hash=self.prompt.sha256,
+            )
+            return self._ok(item_id, input_ids, out, raw, **usage)
+        return self._record(
+            item_id, input_ids, status="failed", raw_output=stored.answers[-1], error=error, **usage
         )
 
     def close(self) -> None:

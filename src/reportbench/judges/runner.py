@@ -216,8 +216,11 @@ def write_judgments(path: str | Path, judgments: Iterable[Judgment]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    judgments_frame(judgments).write_parquet(tmp)
-    tmp.replace(path)  # atomic: a crashed stage never leaves half a file for DVC to hash
+    try:
+        judgments_frame(judgments).write_parquet(tmp)
+        tmp.replace(path)  # atomic: a crashed stage never leaves half a file for DVC to hash
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
 
 

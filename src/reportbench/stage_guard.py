@@ -1,0 +1,141 @@
+"""Tie a stage process's life to the `dvc` that started it, so killing `dvc` at any moment leaves nothing running.
+
+Why: DVC starts a stage as `$SHELL -c "<cmd>"` in its own process group and waits. When `dvc` itself is killed
+(`kill -9`, a closed terminal, a CI timeout), nothing tells the stage: it is re-parented and keeps paying for
+judge calls and writing outputs that no lock will ever describe, racing the next `dvc repro`. A guarded stage
+
+- turns SIGTERM and SIGHUP into a clean exit (status 128 + signal): `finally` blocks run, temp files are
+  removed, the response cache (sqlite, one transaction per answer) stays consistent, and no output is
+  renamed into place half-written (every output is written to a temp name and renamed);
+- asks the kernel for SIGTERM when its parent dies (Linux `PR_SET_PDEATHSIG`), and a watchdog thread polls
+  the parent and, when the parent is a shell that did not `exec` the command, the process above it (`dvc`):
+  when one is gone, the stage terminates itself;
+- on its way out terminates its own child processes (and, after a grace period, kills them), then exits
+  hard if a clean exit takes longer than `grace_s`.
+
+Nothing here is specific to judges; any stage script can call `guard_stage()` first thing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+from types import FrameType
+from typing import Any
+
+SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ksh", "fish", "busybox"})
+_PR_SET_PDEATHSIG = 1
+_installed = False
+_terminating = threading.Event()
+
+
+def _children() -> list[Any]:
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - psutil ships with DVC
+        return []
+    try:
+        return list(psutil.Process().children(recursive=True))
+    except psutil.Error:
+        return []
+
+
+def terminate_children(grace_s: float = 3.0) -> None:
+    """SIGTERM every descendant, then SIGKILL those still alive after `grace_s`."""
+    kids = _children()
+    if not kids:
+        return
+    import psutil
+
+    for kid in kids:
+        with contextlib.suppress(psutil.Error):
+            kid.terminate()
+    _, alive = psutil.wait_procs(kids, timeout=grace_s)
+    for kid in alive:
+        with contextlib.suppress(psutil.Error):
+            kid.kill()
+
+
+def _hard_exit_later(code: int, grace_s: float) -> None:
+    def _later() -> None:
+        time.sleep(grace_s)
+        terminate_children(0.5)
+        os._exit(code)
+
+    threading.Thread(target=_later, name="reportbench-stage-deadline", daemon=True).start()
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    code = 128 + signum
+    if _terminating.is_set():
+        return  # already on the way out
+    _terminating.set()
+    name = signal.Signals(signum).name
+    print(f"reportbench: stage got {name}; stopping (nothing partial is recorded as done)", file=sys.stderr)
+    _hard_exit_later(code, _grace_s)
+    terminate_children()
+    raise SystemExit(code)
+
+
+def _set_pdeathsig(sig: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watched_ancestors() -> list[Any]:
+    """The parent, plus the grandparent when the parent is a shell (it outlives `dvc` while it waits on us)."""
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover
+        return []
+    try:
+        parent = psutil.Process(os.getppid())
+        out = [parent]
+        if parent.name() in SHELLS:
+            grand = parent.parent()
+            if grand is not None and grand.pid > 1:
+                out.append(grand)
+        return out
+    except psutil.Error:
+        return []
+
+
+def _watch(ancestors: list[Any], original_ppid: int, poll_s: float) -> None:
+    while not _terminating.is_set():
+        gone = os.getppid() != original_ppid or any(not p.is_running() for p in ancestors)
+        if gone:
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        time.sleep(poll_s)
+
+
+_grace_s = 10.0
+
+
+def guard_stage(*, poll_s: float = 0.5, grace_s: float = 10.0) -> None:
+    """Install the signal handlers, the parent-death signal and the watchdog (idempotent; main thread only)."""
+    global _installed, _grace_s
+    if _installed or threading.current_thread() is not threading.main_thread():
+        return
+    _installed = True
+    _grace_s = grace_s
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _on_signal)
+    original_ppid = os.getppid()
+    _set_pdeathsig(signal.SIGTERM)
+    if os.getppid() != original_ppid:  # the parent died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+    ancestors = _watched_ancestors()
+    threading.Thread(
+        target=_watch, args=(ancestors, original_ppid, poll_s), name="reportbench-stage-watchdog", daemon=True
+    ).start()
