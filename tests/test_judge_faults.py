@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from reportbench.judges.errors import failure_class
 from reportbench.judges.llm import LLMJudge
 from reportbench.judges.runner import JudgmentRun, run_judgments_sync, usage_summary
 from reportbench.stub_server import FAULT_KINDS, StubSupportInput, stub_server_thread, stub_support_task
@@ -123,3 +124,47 @@ def test_faults_without_retries_become_failure_records(tmp_path: Path, baseline:
             assert (j.value, j.parsed) == (value, parsed)
     parse_failures = [j for j in failed if j.error.startswith("parse:")]
     assert all(j.raw_output == '{"oops": ' for j in parse_failures)
+
+
+# ------------------------------------------------------------------------------ transport faults (issue 15)
+
+TRANSPORT = {"reset": 0.1, "drip": 0.1}  # connection reset before any byte; an answer sent in slow chunks
+
+
+def _transport_run(prompts: Path, *, max_retries: int, drip_s: float) -> tuple[JudgmentRun, dict[str, int]]:
+    with stub_server_thread(faults=TRANSPORT, seed=5, drip_s=drip_s) as s:
+        judge = LLMJudge(
+            stub_support_task(prompts),
+            _cfg(s.base_url, max_retries=max_retries, parse_retries=0),
+            prompts_dir=prompts,
+        )
+        return run_judgments_sync(judge, _items(), "transport"), dict(s.counts)
+
+
+def test_resets_and_slow_drips_with_retries_give_identical_scores(tmp_path: Path, baseline: list[Any]) -> None:
+    # a drip within the client's 0.5 s timeout is just slow; a reset is retried like any connection error
+    run, counts = _transport_run(tmp_path, max_retries=8, drip_s=0.2)
+    assert counts.get("reset", 0) > 0 and counts.get("drip", 0) > 0, counts
+    assert all(j.ok for j in run), [j.error for j in run if not j.ok]
+    assert [(j.value, j.parsed) for j in run] == baseline
+    assert usage_summary(run)["calls"] == counts["requests"] == N_ITEMS + counts["reset"]
+
+
+def test_resets_and_slow_drips_without_retries_are_explicit_call_failures(
+    tmp_path: Path, baseline: list[Any]
+) -> None:
+    # The client's timeout (0.5 s) bounds each read, so a drip whose gaps exceed it (8 chunks over 5.6 s) is
+    # a timeout: an unanswered call, never a guessed value. (A steady drip with short gaps gets through, and
+    # the client's backstop, timeout_s + 5 s, bounds its total.)
+    run, counts = _transport_run(tmp_path, max_retries=0, drip_s=5.6)
+    assert counts["requests"] == N_ITEMS
+    summary = usage_summary(run)
+    assert summary["failed"] == counts["reset"] + counts["drip"] > 0
+    assert summary["failures"].get("call/timeout", 0) == counts["drip"], summary
+    reset_like = summary["failures"].get("call/connection", 0) + summary["failures"].get("call/server", 0)
+    assert reset_like == counts["reset"], summary
+    for j, (value, parsed) in zip(run, baseline, strict=True):
+        if j.ok:
+            assert (j.value, j.parsed) == (value, parsed)
+        else:
+            assert j.value is None and j.raw_output is None and failure_class(j.status, j.error) == "unanswered"

@@ -12,6 +12,7 @@ import logging
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -193,7 +194,7 @@ def run_judge_stage(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     usage_all: dict[str, Any] = {}
-    problems: list[str] = []
+    problems: list[_StepProblem] = []
     for step in spec.judge_steps:
         if step.kind == "compute":
             if step.compute is None:
@@ -216,26 +217,43 @@ def run_judge_stage(
         models = sorted({j.model for j in judgments if j.model}) or [configured]
         usage.update({"judge": cfg.get("name"), "model": models[0] if len(models) == 1 else models})
         usage_all[step.name] = usage
-        problems += _bound_problems(step.name, judgments, cfg, out_dir)
+        problems += _bound_problems(step.name, judgments, cfg)
         if step.derive is not None:
             _write_derived(out_dir, step.derived_table or step.name, step.derive(ctx, list(judgments)), ctx)
     summary: dict[str, Any] = {"benchmark": benchmark, "system": system, "member": member, "steps": usage_all}
     if problems:  # only an incomplete stage carries this key (the metric of a complete one is unchanged)
-        summary["incomplete"] = problems
+        summary["incomplete"] = [p.line for p in problems]
     write_json(usage_out, summary)
     if problems:
-        where = f"judge@{benchmark}.{system}.{member}"
-        for problem in problems:
-            log.warning("%s: %s", where, problem)
-        if enforce_bounds:
-            from reportbench.judges.errors import IncompleteJudgeStage
+        where = _judge_stage_name(params, benchmark, system, member)
+        if not enforce_bounds:
+            for problem in problems:
+                log.warning("%s: %s", where, problem.line)
+            return summary
+        from reportbench.judges.errors import IncompleteJudgeStage
 
-            raise IncompleteJudgeStage(
-                f"{where} is incomplete: {'; '.join(problems)}. Its records stay in {out_dir} for inspection, "
-                "and DVC does not record the stage: rerun `dvc repro` (or `reportbench retry`) once the cause "
-                "is fixed; answered items come from the response cache for free."
+        hints = []
+        if any(p.unanswered for p in problems):
+            hints.append(
+                "rerun `dvc repro` (or `reportbench retry`) once the provider answers again: answered items "
+                "come from the response cache, only the unanswered ones are asked"
             )
+        if any(p.over_rate for p in problems):
+            hints.append(
+                "read the failed records' `error` and `raw_output` there; `reportbench retry --parse` re-asks "
+                "unparseable answers, judge.runtime.max_failure_rate sets the bound"
+            )
+        raise IncompleteJudgeStage(
+            f"{where} is incomplete: {'; '.join(p.line for p in problems)}. DVC records nothing for it; its "
+            f"records stay in {out_dir}. Next: {'; '.join(hints)}."
+        )
     return summary
+
+
+def _judge_stage_name(params: Mapping[str, Any], benchmark: str, system: str, member: str) -> str:
+    """The DVC stage name (`judge@<b>.<S>`, with `.<member>` only for an ensemble), as `dvc repro` prints it."""
+    members = ((params.get("plan") or {}).get("benchmarks") or {}).get(benchmark, {}).get("members") or [member]
+    return f"judge@{benchmark}.{system}" + ("" if list(members) == ["main"] else f".{member}")
 
 
 def _failure_bounds(cfg: Mapping[str, Any]) -> tuple[float, float]:
@@ -251,7 +269,14 @@ def _failure_bounds(cfg: Mapping[str, Any]) -> tuple[float, float]:
     return out[0], out[1]
 
 
-def _bound_problems(step: str, judgments: list[Any], cfg: Mapping[str, Any], out_dir: Path) -> list[str]:
+@dataclass(frozen=True)
+class _StepProblem:
+    line: str
+    unanswered: int
+    over_rate: bool
+
+
+def _bound_problems(step: str, judgments: list[Any], cfg: Mapping[str, Any]) -> list[_StepProblem]:
     """Why one step's records are not a result DVC may record (empty when they are)."""
     from collections import Counter
 
@@ -264,20 +289,19 @@ def _bound_problems(step: str, judgments: list[Any], cfg: Mapping[str, Any], out
     max_failed, max_unanswered = _failure_bounds(cfg)
     classes = Counter(failure_class(j.status, j.error) for j in judgments)
     failed = n - classes["ok"]
-    problems = []
-    if classes["unanswered"] > max_unanswered * n:
-        reasons = Counter(reason_class(j.error) for j in judgments if failure_class(j.status, j.error) == "unanswered")
-        detail = ", ".join(f"{k}={v}" for k, v in sorted(reasons.items()))
-        problems.append(f"step {step}: {classes['unanswered']} of {n} items got no answer ({detail})")
-    if failed > max_failed * n:
-        reasons = Counter(reason_class(j.error) for j in judgments if not j.ok)
-        detail = ", ".join(f"{k}={v}" for k, v in sorted(reasons.items()))
-        problems.append(
-            f"step {step}: {failed} of {n} items failed ({detail}), more than judge.runtime.max_failure_rate="
-            f"{max_failed:g} (raw answers in {Path(out_dir) / (step + '.parquet')}; "
-            "`reportbench retry --parse` re-asks unparseable ones)"
-        )
-    return problems
+    unanswered = classes["unanswered"] if classes["unanswered"] > max_unanswered * n else 0
+    over_rate = failed > max_failed * n
+    if not unanswered and not over_rate:
+        return []
+    reasons = Counter(reason_class(j.error) for j in judgments if not j.ok)
+    detail = ", ".join(f"{k}={v}" for k, v in sorted(reasons.items()))
+    why = []
+    if unanswered:
+        why.append(f"{unanswered} got no answer")
+    if over_rate:
+        why.append(f"more than max_failure_rate={max_failed:g}")
+    line = f"step {step}: {failed} of {n} items failed ({detail}): {', '.join(why)}"
+    return [_StepProblem(line, unanswered, over_rate)]
 
 
 def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: str) -> Any:

@@ -34,6 +34,7 @@ import random
 import re
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -50,6 +51,11 @@ from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineV
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "timeout", "malformed", "truncated")
 FATAL_FAULT_KINDS: tuple[str, ...] = ("401", "404", "quota", "context_length")
 """Faults no retry can fix (see reportbench.judges.errors); only injected when named in `faults`."""
+EXTRA_FAULT_KINDS: tuple[str, ...] = ("reset", "drip")
+"""Transport faults, only injected when named in `faults` (so `fault_rate` draws stay as they were):
+`reset` drops the connection with a TCP RST before any byte of the answer; `drip` sends the correct answer
+slowly, in small chunks spread over `drip_s` seconds (within the client's timeout it is just slow; beyond
+it, a timeout)."""
 
 # (status, OpenAI error body) for each fatal fault, as api.openai.com sends them ({model} is filled in)
 FATAL_FAULT_BODIES: dict[str, tuple[int, dict[str, Any]]] = {
@@ -232,6 +238,7 @@ class StubServer:
         require_api_key: str | None = None,
         model_ids: Sequence[str] = ("stub-judge",),
         context_window_chars: int | None = None,
+        drip_s: float = 0.4,
     ) -> None:
         self.host = host
         self.port = port
@@ -240,9 +247,10 @@ class StubServer:
         self.rules = [(re.compile(pattern, re.S), answer) for pattern, answer in rules]
         if faults is None:
             faults = {k: fault_rate / len(FAULT_KINDS) for k in FAULT_KINDS} if fault_rate > 0 else {}
-        unknown = set(faults) - set(FAULT_KINDS) - set(FATAL_FAULT_KINDS)
+        known = FAULT_KINDS + FATAL_FAULT_KINDS + EXTRA_FAULT_KINDS
+        unknown = set(faults) - set(known)
         if unknown:
-            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; known: {FAULT_KINDS + FATAL_FAULT_KINDS}")
+            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; known: {known}")
         if sum(faults.values()) > 1.0 + 1e-9:
             raise ValueError("fault rates sum to more than 1")
         self.faults = {k: float(v) for k, v in faults.items() if v > 0}
@@ -251,7 +259,10 @@ class StubServer:
         self.require_api_key = require_api_key
         self.context_window_chars = context_window_chars  # longer requests get context_length_exceeded
         self.model_ids = list(model_ids)
+        self.drip_s = drip_s
         self.counts: Counter[str] = Counter()
+        self.log: list[tuple[str, str]] = []
+        """(request digest, outcome) per chat request in arrival order; outcome 'ok' or the fault kind."""
         self._seen: Counter[str] = Counter()
         self._runner: web.AppRunner | None = None
 
@@ -296,6 +307,11 @@ class StubServer:
     def reset_counts(self) -> None:
         self.counts.clear()
         self._seen.clear()
+        self.log.clear()
+
+    def digests(self, outcome: str | None = None) -> list[str]:
+        """Request digests in the log (those with `outcome`, e.g. 'ok', when given), arrival order."""
+        return [d for d, o in self.log if outcome is None or o == outcome]
 
     # -- behaviour -------------------------------------------------------------------------------
 
@@ -316,7 +332,7 @@ class StubServer:
         self._seen[digest] += 1
         u = random.Random(f"{self.seed}:{digest}:{n}").random()
         acc = 0.0
-        for kind in FAULT_KINDS + FATAL_FAULT_KINDS:  # this order keeps earlier seeded draws unchanged
+        for kind in FAULT_KINDS + FATAL_FAULT_KINDS + EXTRA_FAULT_KINDS:  # keeps earlier seeded draws unchanged
             acc += self.faults.get(kind, 0.0)
             if u < acc:
                 return kind
@@ -365,6 +381,10 @@ class StubServer:
 
         if fault is not None:
             self.counts[fault] += 1
+        self.log.append((digest, fault or "ok"))
+        if fault == "reset":
+            self._reset(request)
+            return web.Response(status=500)  # never reaches the client: the connection is gone
         if fault in FATAL_FAULT_BODIES:
             status, error = FATAL_FAULT_BODIES[fault]
             given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
@@ -418,8 +438,31 @@ class StubServer:
             if request.transport is not None:
                 request.transport.close()
             return resp
+        if fault == "drip":
+            resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+            resp.content_length = len(raw)
+            await resp.prepare(request)
+            pieces = 8
+            step = max(1, -(-len(raw) // pieces))
+            for start in range(0, len(raw), step):
+                await asyncio.sleep(self.drip_s / pieces)
+                await resp.write(raw[start : start + step])
+            await resp.write_eof()
+            return resp
         self.counts["ok"] += 1
         return web.Response(body=raw, content_type="application/json")
+
+    @staticmethod
+    def _reset(request: web.Request) -> None:
+        """Drop the connection with a TCP RST (SO_LINGER 0), as a crashed proxy or load balancer does."""
+        transport = request.transport
+        if transport is None:
+            return
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -550,7 +593,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--faults",
         default=None,
-        help="per-kind rates, e.g. '429=0.05,timeout=0.02'; fatal kinds: 401, 404, quota, context_length",
+        help="per-kind rates, e.g. '429=0.05,timeout=0.02'; fatal kinds: 401, 404, quota, context_length; "
+        "transport: reset, drip",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout-sleep-s", type=float, default=30.0)
