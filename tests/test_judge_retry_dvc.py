@@ -128,4 +128,3 @@ def _run_cache_has_no(repo: Path, stage: str) -> bool:
     runs = repo / ".dvc" / "cache" / "runs"
     entries = [p.read_text() for p in runs.rglob("*") if p.is_file()]
     return not any("data/judgments/deepscholar/demo/careful_writer/main" in e for e in entries)
-
