@@ -66,6 +66,7 @@ def test_kill_mid_judge_stage_leaves_nothing_running_and_repays_at_most_the_in_f
             stderr=subprocess.STDOUT,
             start_new_session=True,  # our own kill below must never reach pytest
         )
+        descendants: list[psutil.Process] = []
         try:
             dvc_proc = psutil.Process(proc.pid)
             assert _wait_for(lambda: len(s.digests("ok")) >= 30, 120), "the judge stage never got going"
@@ -84,7 +85,7 @@ def test_kill_mid_judge_stage_leaves_nothing_running_and_repays_at_most_the_in_f
         finally:
             if proc.poll() is None:
                 proc.kill()
-            for leftover in descendants if "descendants" in locals() else []:
+            for leftover in descendants:
                 if leftover.is_running():  # a failing run must not leave its orphans behind either
                     leftover.kill()
         output = proc.stdout.read().decode() if proc.stdout else ""
