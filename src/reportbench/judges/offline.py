@@ -127,7 +127,7 @@ class OfflineJudge:
             return Judgment(
                 **record,
                 status="failed",
-                error=f"offline rule raised {type(exc).__name__}: {exc}",
+                error=f"internal: offline rule raised {type(exc).__name__}: {exc}",
             )
         output = verdict.output
         signals = ", ".join(f"{k}={v:.4f}" for k, v in verdict.signals.items())
