@@ -1,4 +1,5 @@
-"""Stage `cross@<benchmark>`: reads every system's outputs (battles, comparisons against a reference system)."""
+"""Stage `cross@<benchmark>`: reads every system's outputs (battles, comparisons against a reference system).
+Exits 3 (tables kept, DVC records nothing) while judge calls are unanswered (docs/reliability.md)."""
 
 import argparse
 from pathlib import Path
@@ -6,8 +7,10 @@ from pathlib import Path
 from reportbench.config import load_params
 from reportbench.pipeline import cross_stage, setup_logging
 from reportbench.stage_errors import exit_on_error
+from reportbench.stage_guard import guard_stage
 
 if __name__ == "__main__":
+    guard_stage()
     setup_logging()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--benchmark", required=True)
@@ -16,4 +19,4 @@ if __name__ == "__main__":
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     with exit_on_error():
-        cross_stage(load_params(), args.benchmark, args.release, args.runs, args.out)
+        cross_stage(load_params(), args.benchmark, args.release, args.runs, args.out, enforce_bounds=True)

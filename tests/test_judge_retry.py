@@ -119,6 +119,27 @@ def test_stage_over_the_failure_bound_exits_3_and_keeps_its_records(
         object.__setattr__(task, "offline", original)
 
 
+@pytest.mark.integration
+def test_cross_stage_with_unanswered_judge_calls_exits_3(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ResearchQA's battles are judged in its cross stage: the same bounds apply there."""
+    from reportbench.stub_server import stub_server_thread
+    from spine_helpers import benchmark_params
+
+    monkeypatch.chdir(repo_root)
+    params = benchmark_params(repo_root, "researchqa", "judge=stub")
+    with stub_server_thread(faults={"500": 1.0}) as s:
+        params["judge"]["api_base"] = s.base_url
+        params["judge"]["runtime"].update(max_retries=0, cache_path=None, fatal_after=0)
+        root = run_benchmark(params, "researchqa", tmp_path / "out")  # in-process: logged, not fatal
+        with pytest.raises(IncompleteJudgeStage, match=r"cross@researchqa is incomplete: step pairwise: (\d+) of \1 "):
+            pipeline.cross_stage(
+                params, "researchqa", root / "releases", root / "runs", tmp_path / "cross", enforce_bounds=True
+            )
+    assert (tmp_path / "cross" / "pairwise.parquet").is_file()  # the tables stay inspectable
+
+
 @pytest.mark.core
 def test_retry_lists_failed_items_per_stage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from reportbench.cli import main

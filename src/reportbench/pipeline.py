@@ -278,22 +278,27 @@ class _StepProblem:
 
 def _bound_problems(step: str, judgments: list[Any], cfg: Mapping[str, Any]) -> list[_StepProblem]:
     """Why one step's records are not a result DVC may record (empty when they are)."""
+    return _outcome_problems(step, [(j.status, j.error) for j in judgments], cfg)
+
+
+def _outcome_problems(step: str, outcomes: list[tuple[str, str | None]], cfg: Mapping[str, Any]) -> list[_StepProblem]:
+    """`_bound_problems` over (status, error) pairs: judgment records or a cross table's rows."""
     from collections import Counter
 
     from reportbench.judges.errors import failure_class
     from reportbench.judges.runner import reason_class
 
-    n = len(judgments)
+    n = len(outcomes)
     if n == 0:
         return []
     max_failed, max_unanswered = _failure_bounds(cfg)
-    classes = Counter(failure_class(j.status, j.error) for j in judgments)
+    classes = Counter(failure_class(status, error) for status, error in outcomes)
     failed = n - classes["ok"]
     unanswered = classes["unanswered"] if classes["unanswered"] > max_unanswered * n else 0
     over_rate = failed > max_failed * n
     if not unanswered and not over_rate:
         return []
-    reasons = Counter(reason_class(j.error) for j in judgments if not j.ok)
+    reasons = Counter(reason_class(error) for status, error in outcomes if status != "ok")
     detail = ", ".join(f"{k}={v}" for k, v in sorted(reasons.items()))
     why = []
     if unanswered:
@@ -332,9 +337,18 @@ def _write_derived(out_dir: Path, name: str, table: pl.DataFrame, ctx: Any) -> N
 
 # ------------------------------------------------------------------------------------------------- cross
 def cross_stage(
-    params: Mapping[str, Any], benchmark: str, release_dir: Path, runs_dir: Path, out_dir: Path
+    params: Mapping[str, Any],
+    benchmark: str,
+    release_dir: Path,
+    runs_dir: Path,
+    out_dir: Path,
+    *,
+    enforce_bounds: bool = False,
 ) -> dict[str, int]:
-    """A stage that reads every system's outputs (battles, comparisons with a reference system)."""
+    """A stage that reads every system's outputs (battles, comparisons with a reference system).
+
+    Its tables are written whatever happened; with `enforce_bounds` (the DVC stage) the judge-failure bounds
+    of `run_judge_stage` apply to every table with `status`/`error` columns (rows `ok` or `failed`)."""
     from reportbench.benchmarks import CrossContext, get_benchmark
     from reportbench.systems import read_outcomes, read_reports
 
@@ -355,8 +369,31 @@ def cross_stage(
     tables = spec.cross(ctx)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    problems: list[_StepProblem] = []
     for name, table in sorted(tables.items()):
-        table.write_parquet(out_dir / f"{name}.parquet", statistics=False)
+        path = out_dir / f"{name}.parquet"
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            table.write_parquet(tmp, statistics=False)
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        if {"status", "error"} <= set(table.columns):
+            rows = table.filter(pl.col("status").is_in(["ok", "failed"])).select("status", "error").rows()
+            problems += _outcome_problems(name, rows, ctx.judge_params)
+    if problems:
+        where = f"cross@{benchmark}"
+        if not enforce_bounds:
+            for problem in problems:
+                log.warning("%s: %s", where, problem.line)
+        else:
+            from reportbench.judges.errors import IncompleteJudgeStage
+
+            raise IncompleteJudgeStage(
+                f"{where} is incomplete: {'; '.join(p.line for p in problems)}. DVC records nothing for it; its "
+                f"tables stay in {out_dir}. Next: rerun `dvc repro` once the judge answers again (answered items "
+                "come from the response cache); judge.runtime.max_failure_rate sets the bound."
+            )
     return {name: t.height for name, t in tables.items()}
 
 
