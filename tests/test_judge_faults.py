@@ -3,7 +3,9 @@ every fault becomes exactly one failure record with a reason and no value."""
 
 from __future__ import annotations
 
+import json
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 
 from reportbench.judges.errors import failure_class
 from reportbench.judges.llm import LLMJudge
-from reportbench.judges.runner import JudgmentRun, run_judgments_sync, usage_summary
+from reportbench.judges.runner import JudgmentRun, read_judgments, run_judgments_sync, usage_summary
 from reportbench.stub_server import FAULT_KINDS, StubSupportInput, stub_server_thread, stub_support_task
 
 pytestmark = [
@@ -20,9 +22,7 @@ pytestmark = [
 ]
 
 N_ITEMS = 120
-FAULTS = {
-    kind: 0.2 / len(FAULT_KINDS) for kind in FAULT_KINDS
-}  # 20 % total: 429/500/timeout/malformed/truncated
+FAULTS = {kind: 0.2 / len(FAULT_KINDS) for kind in FAULT_KINDS}  # 20 % total: 429/500/timeout/malformed/truncated
 
 
 def _cfg(base_url: str, *, max_retries: int, parse_retries: int) -> dict[str, Any]:
@@ -150,9 +150,7 @@ def test_resets_and_slow_drips_with_retries_give_identical_scores(tmp_path: Path
     assert usage_summary(run)["calls"] == counts["requests"] == N_ITEMS + counts["reset"]
 
 
-def test_resets_and_slow_drips_without_retries_are_explicit_call_failures(
-    tmp_path: Path, baseline: list[Any]
-) -> None:
+def test_resets_and_slow_drips_without_retries_are_explicit_call_failures(tmp_path: Path, baseline: list[Any]) -> None:
     # The client's timeout (0.5 s) bounds each read, so a drip whose gaps exceed it (8 chunks over 5.6 s) is
     # a timeout: an unanswered call, never a guessed value. (A steady drip with short gaps gets through, and
     # the client's backstop, timeout_s + 5 s, bounds its total.)
@@ -168,3 +166,79 @@ def test_resets_and_slow_drips_without_retries_are_explicit_call_failures(
             assert (j.value, j.parsed) == (value, parsed)
         else:
             assert j.value is None and j.raw_output is None and failure_class(j.status, j.error) == "unanswered"
+
+
+# ------------------------------------------------------------- every fault kind through a judge stage (issue 15)
+
+ALL_FAULTS = {kind: 0.25 / 7 for kind in (*FAULT_KINDS, "reset", "drip")}
+
+
+def _stage_metrics(repo_root: Path, out: Path, s: Any, *, retries: bool) -> dict[str, Any]:
+    """DeepScholar (one system) through the real stage functions against the stub; the judge stage enforces
+    its failure bounds as the DVC stage does."""
+    from judge_dvc_helpers import make_responder, overrides
+    from reportbench import pipeline
+    from reportbench.config import composed_params
+    from spine_helpers import refresh_plan
+
+    s.responder = make_responder({"prose": False})
+    chosen = [o for o in overrides(s.base_url) if not o.startswith("deepscholar/systems=")]  # one system below
+    params = composed_params(chosen, conf_dir=repo_root / "conf")
+    params["benchmarks"]["deepscholar"]["systems"] = {
+        "careful_writer": params["benchmarks"]["deepscholar"]["systems"]["careful_writer"]
+    }
+    params["judge"]["runtime"].update(
+        timeout_s=0.5,
+        max_retries=8 if retries else 0,
+        parse_retries=4 if retries else 0,
+        backoff_base_s=0.01,
+        backoff_max_s=0.05,
+        cache_path=None,
+        max_concurrency=16,
+    )
+    refresh_plan(params)
+    release, runs = out / "releases", out / "runs"
+    pipeline.build_release(params, "deepscholar", release)
+    pipeline.run_system(params, "deepscholar", "careful_writer", release, runs / "careful_writer")
+    judgments = out / "judgments" / "careful_writer" / "main"
+    pipeline.run_judge_stage(
+        params, "deepscholar", "careful_writer", "main", release, runs / "careful_writer", judgments,
+        out / "usage.json", enforce_bounds=True,
+    )  # fmt: skip
+    pipeline.score_stage(params, "deepscholar", release, runs, out / "judgments", out / "scores", out / "metrics")
+    return json.loads((out / "metrics" / "systems.json").read_text())["careful_writer"]["metrics"]
+
+
+def test_every_fault_kind_through_a_judge_stage(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """429/500/timeout/malformed/truncated/reset/drip at 25 %: with retries the stage's metrics equal the
+    fault-free run; without, the stage refuses to be a result (exit 3) and every fault is an explicit record."""
+    from judge_dvc_helpers import make_responder
+    from reportbench.judges.errors import IncompleteJudgeStage
+
+    monkeypatch.chdir(repo_root)
+    with stub_server_thread(responder=make_responder({}), timeout_sleep_s=1.5, drip_s=0.2) as s:
+        clean = _stage_metrics(repo_root, tmp_path / "clean", s, retries=True)
+        assert s.counts["requests"] > 100 and set(s.counts) == {"requests", "ok"}
+        s.faults = ALL_FAULTS
+        s.reset_counts()
+        faulty = _stage_metrics(repo_root, tmp_path / "faulty", s, retries=True)
+        counts = dict(s.counts)
+        assert all(counts.get(k, 0) > 0 for k in ALL_FAULTS), counts
+        assert faulty == clean
+
+        s.reset_counts()
+        with pytest.raises(IncompleteJudgeStage, match="got no answer"):
+            _stage_metrics(repo_root, tmp_path / "no-retry", s, retries=False)
+        counts = dict(s.counts)
+    records = [
+        j
+        for p in sorted((tmp_path / "no-retry" / "judgments" / "careful_writer" / "main").glob("*.parquet"))
+        for j in read_judgments(p)
+    ]
+    classes = Counter(failure_class(j.status, j.error) for j in records)
+    unanswered = sum(counts.get(k, 0) for k in ("429", "500", "timeout", "truncated", "reset"))
+    assert classes["unanswered"] == unanswered > 0 and classes["parse"] == counts.get("malformed", 0) > 0
+    assert classes["ok"] == len(records) - unanswered - counts["malformed"]  # a drip within the timeout is fine
+    assert all(j.value is None for j in records if not j.ok)
