@@ -206,6 +206,7 @@ def run_judge_stage(
             raise ConfigError(f"{benchmark}: judge step {step.name!r} has no items function")
         items = list(step.items(ctx))
         cfg = judge_config(params, step.judge_task, benchmark, member)
+        _failure_bounds(cfg)  # a bad bound fails before any call is paid for
         judgments = _judge(step.judge_task, cfg, items, f"{step.name}@{benchmark}.{system}.{member}", member)
         write_judgments(out_dir / f"{step.name}.parquet", judgments)
         ctx.judgments[step.name] = list(judgments)
