@@ -2,7 +2,7 @@
 
 A small real pipeline in a temp copy of the working tree: DeepScholar's demo release, one system
 (careful_writer), the stub judge on a loopback server run by the test, so the test can count and match
-every call by its request digest (`StubServer.log`)."""
+every call by its request digest (`StubServer.chat_log`)."""
 
 from __future__ import annotations
 

@@ -261,7 +261,7 @@ class StubServer:
         self.model_ids = list(model_ids)
         self.drip_s = drip_s
         self.counts: Counter[str] = Counter()
-        self.log: list[tuple[str, str]] = []
+        self.chat_log: list[tuple[str, str]] = []
         """(request digest, outcome) per chat request in arrival order; outcome 'ok' or the fault kind."""
         self._seen: Counter[str] = Counter()
         self._runner: web.AppRunner | None = None
@@ -307,11 +307,11 @@ class StubServer:
     def reset_counts(self) -> None:
         self.counts.clear()
         self._seen.clear()
-        self.log.clear()
+        self.chat_log.clear()
 
     def digests(self, outcome: str | None = None) -> list[str]:
         """Request digests in the log (those with `outcome`, e.g. 'ok', when given), arrival order."""
-        return [d for d, o in self.log if outcome is None or o == outcome]
+        return [d for d, o in self.chat_log if outcome is None or o == outcome]
 
     # -- behaviour -------------------------------------------------------------------------------
 
@@ -381,7 +381,7 @@ class StubServer:
 
         if fault is not None:
             self.counts[fault] += 1
-        self.log.append((digest, fault or "ok"))
+        self.chat_log.append((digest, fault or "ok"))
         if fault == "reset":
             self._reset(request)
             return web.Response(status=500)  # never reaches the client: the connection is gone
