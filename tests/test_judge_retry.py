@@ -238,3 +238,33 @@ def test_sigterm_is_a_clean_exit(tmp_path: Path) -> None:
     finally:
         parent.kill()
         parent.wait(10)
+
+
+@pytest.mark.core
+@pytest.mark.parametrize("parse", [False, True])
+def test_retry_reruns_only_the_stages_with_failed_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parse: bool
+) -> None:
+    import reportbench.retry as retry
+    from reportbench.cli import main
+    from reportbench.judges.llm import REASK_ENV
+
+    plan = {
+        "judges": {
+            f"b.{s}": {"benchmark": "b", "system": s, "member": "main", "release": "r"}
+            for s in ("clean", "timeouts", "prose")
+        }
+    }
+    (tmp_path / "params.yaml").write_text(json.dumps({"plan": plan}))
+    base = tmp_path / "data" / "judgments" / "b" / "r"
+    write_judgments(base / "clean" / "main" / "x.parquet", [_j(), _j()])
+    write_judgments(base / "timeouts" / "main" / "x.parquet", [_j(), _j("failed", "call: timeout: t")])
+    write_judgments(base / "prose" / "main" / "x.parquet", [_j(), _j("failed", "parse: p")])
+    calls: list[tuple[list[str], str | None]] = []
+    monkeypatch.setattr(retry, "_dvc", lambda args, env: calls.append((args, env.get(REASK_ENV))) or 0)
+    assert main(["retry", "--params", str(tmp_path / "params.yaml"), *(["--parse"] if parse else [])]) == 0
+    stages = ["judge@b.timeouts", "judge@b.prose"] if parse else ["judge@b.timeouts"]
+    assert calls == [
+        (["repro", "--force", "--single-item", *stages], "1" if parse else None),
+        (["repro", "score@b"], None),
+    ]
