@@ -15,7 +15,7 @@ from reportbench.reports.base import (
     ReportAdapter,
     ReportParseError,
     build_report,
-    read_text,
+    read_report_text,
     register_adapter,
     visible_files,
 )
@@ -109,8 +109,9 @@ class MarkdownAdapter(ReportAdapter):
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
         md = pick_markdown_file(path)
-        text = read_text(md, max_bytes)
+        text, read_warnings = read_report_text(md, max_bytes)
         parts = split_markdown_report(text)
+        parts.warnings.extend(read_warnings)
         if _FORMAT_MARKER_RE.search(text):  # ambiguous: say why it was still read as plain markdown
             parts.warnings.append(
                 "mentions transcript tags (<think>/<answer>/<tool_calls>) only inside prose, not as blocks: "
