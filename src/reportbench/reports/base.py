@@ -392,11 +392,16 @@ def build_report(
 ) -> Report:
     """Scan citations (unless `markers` are given), split sentences and record what did not resolve.
 
+    Judge-directed text (reportbench.injection) is removed from the body and from every source's title,
+    abstract and raw entry first, with a warning that carries the flags; no judge ever sees it.
+
     `Sentence.citation_keys` keep unresolved keys too (a citation to nothing is still a citation, and Cite-P
     must count it as unsupported); they are listed once more in `Report.unresolved_citations`.
     """
     all_warnings = list(warnings)
     all_sources = dict(sources)
+    body, markers, injection_warnings = _without_injections(body, markers, all_sources)
+    all_warnings.extend(injection_warnings)
     if markers is None:
         scan = scan_citations(body, sources)
         markers = scan.markers
@@ -427,3 +432,36 @@ def build_report(
         unresolved_citations=unresolved,
         warnings=all_warnings,
     )
+
+
+def _without_injections(
+    body: str, markers: list[Marker] | None, sources: dict[str, Source]
+) -> tuple[str, list[Marker] | None, list[str]]:
+    """The body and sources with judge-directed spans cut (markers, when given, shifted to match)."""
+    from reportbench.injection import cut, describe, neutralize, removal_spans, scan, shift
+
+    warnings: list[str] = []
+    findings = scan(body)
+    if findings:
+        if markers is None:
+            body, _ = neutralize(body)
+        else:
+            spans = removal_spans(body, findings)
+            body = cut(body, spans)
+            markers = [
+                Marker(shift(m.start, spans), max(shift(m.start, spans), shift(m.end, spans)), m.keys, m.replacement)
+                for m in markers
+            ]
+        warnings.append(describe(findings, where="the body"))
+    for key, src in sources.items():
+        removed = []
+        for field_name in ("title", "abstract", "raw"):
+            value = getattr(src, field_name)
+            if isinstance(value, str) and value:
+                cleaned, found = neutralize(value)
+                if found:
+                    setattr(src, field_name, cleaned.strip() or None)
+                    removed.extend(found)
+        if removed:
+            warnings.append(describe(removed, where=f"reference {key!r}"))
+    return body, markers, warnings
