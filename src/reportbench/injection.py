@@ -102,7 +102,9 @@ _VERDICT_JSON = re.compile(
 )
 # The block names our prompts delimit untrusted text with (`<<<REPORT` ... `REPORT>>>`); text that spells one
 # could close the block early, so the token is removed.
-UNTRUSTED_BLOCKS = ("REPORT", "PAGE", "SECTION", "REFERENCES", "RESPONSE", "CLAIMS", "SOURCE", "PASSAGE", "TEXT")
+UNTRUSTED_BLOCKS = (
+    "REPORT", "PAGE", "SECTION", "REFERENCES", "RESPONSE", "CLAIMS", "CLAIM", "SENTENCES", "SOURCE", "PASSAGE", "TEXT"
+)
 _BLOCK = "(?:" + "|".join(UNTRUSTED_BLOCKS) + r")(?: [A-Z0-9])?"
 _DELIMITER_TOKEN = re.compile(rf"<<<{_BLOCK}|\b{_BLOCK}>>>")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
