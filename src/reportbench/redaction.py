@@ -8,8 +8,8 @@ characters of any of them is replaced by `***`.
 
 What counts as secret-looking (kept narrow, because redaction rewrites text that reaches the judges): the
 variable's name mentions key / token / secret / password / credential / auth, and its value is at least
-`MIN_FRAGMENT` characters, has no whitespace, is not a path or URL, and mixes letters with digits or
-punctuation (so `PYTHON_KEYRING_BACKEND=keyring.backends.null.Keyring` is not one, an `sk-...` key is).
+`MIN_FRAGMENT` characters, has no whitespace, is not a path or URL, and mixes letters with digits (so
+`PYTHON_KEYRING_BACKEND=keyring.backends.null.Keyring` is not one, an `sk-...` key is).
 Key-shaped tokens (`sk-...`, `Bearer ...`, `abc****wxyz`) are redacted whatever the environment holds.
 """
 
@@ -37,9 +37,7 @@ def looks_secret(name: str, value: str) -> bool:
         return False
     if any(c.isspace() for c in value) or value.startswith(("/", "~", ".")) or "://" in value:
         return False
-    has_alpha = any(c.isalpha() for c in value)
-    has_other = any(c.isdigit() or not c.isalnum() for c in value)
-    return has_alpha and has_other
+    return any(c.isalpha() for c in value) and any(c.isdigit() for c in value)
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
