@@ -62,15 +62,21 @@ def encodings(secret: str) -> set[str]:
 
 
 @lru_cache(maxsize=64)
-def _fragments(secrets: tuple[str, ...]) -> frozenset[str]:
-    """Every MIN_FRAGMENT-long window of every encoding of every secret (overlapping hits cover longer runs)."""
+def _fragments(secrets: tuple[str, ...]) -> tuple[frozenset[str], re.Pattern[str] | None]:
+    """Every MIN_FRAGMENT-long window of every encoding of every secret, and a regex for the runs of text made
+    only of characters those encodings use: a fragment can only occur inside such a run (whitespace never
+    does), so the search looks at windows of long runs instead of the whole text once per window."""
     grams: set[str] = set()
     for secret in secrets:
         if len(secret) < MIN_FRAGMENT:
             continue
         for form in encodings(secret):
             grams.update(form[i : i + MIN_FRAGMENT] for i in range(len(form) - MIN_FRAGMENT + 1))
-    return frozenset(grams)
+    if not grams:
+        return frozenset(), None
+    alphabet = "".join(sorted({c for g in grams for c in g}))
+    runs = re.compile(f"[{re.escape(alphabet)}]{{{MIN_FRAGMENT},}}")  # re.escape covers ] ^ - and backslash
+    return frozenset(grams), runs
 
 
 def _exact_short(secrets: Iterable[str]) -> list[str]:
@@ -80,12 +86,15 @@ def _exact_short(secrets: Iterable[str]) -> list[str]:
 
 def leaked_spans(text: str, secrets: tuple[str, ...]) -> list[tuple[int, int]]:
     """Merged (start, end) spans of `text` made of secret fragments."""
+    grams, runs = _fragments(secrets)
     spans: list[tuple[int, int]] = []
-    for gram in _fragments(secrets):
-        start = text.find(gram)
-        while start >= 0:
-            spans.append((start, start + len(gram)))
-            start = text.find(gram, start + 1)
+    if runs is not None:
+        n = MIN_FRAGMENT
+        for m in runs.finditer(text):
+            run, base = m.group(), m.start()
+            for i in range(len(run) - n + 1):
+                if run[i : i + n] in grams:
+                    spans.append((base + i, base + i + n))
     for short in _exact_short(secrets):
         start = text.find(short)
         while start >= 0:
