@@ -124,3 +124,27 @@ def test_every_unmapped_file_is_listed_in_the_outcomes(tmp_path: Path) -> None:
         "9.md": "index 9 is outside the task list (3 tasks)",
         "notes.txt": "name is neither a task index nor a task id; not read",
     }
+
+
+def test_a_protocol_kind_gets_isolation_too(tmp_path: Path) -> None:
+    """ResearcherBench's response-file kind parses responses without its own try: an empty response raised
+    and lost the file's other responses; now it is that task's `missing`, the others stay ok."""
+    import json
+
+    from reportbench.protocols.researcherbench import responses  # noqa: F401  (registers the kind)
+
+    tasks = [Task(task_id=f"q{i}", title=f"Q{i}", task_prompt="p") for i in (1, 2, 3)]
+    path = tmp_path / "System.json"
+    path.write_text(
+        json.dumps(
+            [
+                {"id": 1, "question": "a", "response": GOOD},
+                {"id": 2, "question": "b", "response": "## References\n\n[1] Only a list. https://example.org/x\n"},
+                {"id": 3, "question": "c", "response": GOOD},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    outcomes = run_system("sys", {"kind": "researcherbench_responses", "path": str(path)}, tasks, tmp_path / "out")
+    assert [o.status for o in outcomes] == ["ok", "missing", "ok"]
+    assert "empty report: no body text" in (outcomes[1].reason or "")

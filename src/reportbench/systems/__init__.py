@@ -108,8 +108,7 @@ def _run_isolated(
         if _is_fatal(exc) or not tasks:
             raise
         if len(tasks) == 1:
-            reason = f"internal: {type(exc).__name__}: {exc}"[:1000]
-            return [], [TaskOutcome(task_id=tasks[0].task_id, status="parse_error", reason=reason)]
+            return [], [_crash_outcome(tasks[0].task_id, exc)]
         logging.getLogger(__name__).warning(
             "system %s: %s: %s on the whole batch; rerunning task by task", name, type(exc).__name__, exc
         )
@@ -122,13 +121,23 @@ def _run_isolated(
         except Exception as exc:  # noqa: BLE001 - this task's failure, recorded with its reason
             if _is_fatal(exc):
                 raise
-            reason = f"internal: {type(exc).__name__}: {exc}"[:1000]
-            outcomes.append(TaskOutcome(task_id=task.task_id, status="parse_error", reason=reason))
+            outcomes.append(_crash_outcome(task.task_id, exc))
             continue
         reports.extend(r for r in got_reports if r.task_id == task.task_id)
         outcomes.extend(o for o in got_outcomes if o.task_id == task.task_id)
         unmapped = [o for o in got_outcomes if o.status == "unmapped"]  # the same on every rerun: keep one copy
     return reports, outcomes + unmapped
+
+
+def _crash_outcome(task_id: str, exc: Exception) -> TaskOutcome:
+    """The outcome of a task whose kind raised: an empty report is `missing`, anything else `parse_error`."""
+    from reportbench.reports.base import EmptyReportError, ReportParseError
+
+    if isinstance(exc, EmptyReportError):
+        return TaskOutcome(task_id=task_id, status="missing", reason=str(exc)[:1000], path=exc.path)
+    if isinstance(exc, ReportParseError):
+        return TaskOutcome(task_id=task_id, status="parse_error", reason=str(exc)[:1000], path=exc.path)
+    return TaskOutcome(task_id=task_id, status="parse_error", reason=f"internal: {type(exc).__name__}: {exc}"[:1000])
 
 
 def _checked(reports: list[Report], outcomes: list[TaskOutcome]) -> tuple[list[Report], list[TaskOutcome]]:
