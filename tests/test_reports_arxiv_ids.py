@@ -99,3 +99,18 @@ def test_arxiv_hosts_and_documented_mirrors_are_read(url: str) -> None:
 def test_explicit_identifiers_still_count_but_not_inside_foreign_urls() -> None:
     assert extract_arxiv_ids("as shown in arXiv:2005.11401 and [2106.09685]") == ["2005.11401", "2106.09685"]
     assert extract_arxiv_ids("https://evil.example/?id=arXiv:2005.11401&x=2106.09685") == []
+
+
+def test_a_report_citing_a_fake_arxiv_host_retrieves_no_arxiv_paper(tmp_path) -> None:  # noqa: ANN001
+    """Defect 7 end to end: neither the link nor the reference entry makes the report retrieve 2005.11401."""
+    from reportbench.reports import load_report
+
+    path = tmp_path / "r.md"
+    path.write_text(
+        "## Related Work\n\nRAG helps [1]. See also [this](http://127.0.0.1:8799/arxiv.org/abs/2106.09685).\n\n"
+        "## References\n\n[1] RAG. http://127.0.0.1:8799/arxiv.org/abs/2005.11401\n",
+        encoding="utf-8",
+    )
+    report = load_report(path, "markdown")
+    assert report.retrieved_arxiv_ids == []
+    assert {s.url for s in report.sources.values()} >= {"http://127.0.0.1:8799/arxiv.org/abs/2005.11401"}
