@@ -125,11 +125,60 @@ class Finding:
     directed: bool = True
 
 
+# Every directive pattern needs one of these (lower-cased) words, so the patterns only run in windows around
+# them: scanning a 5 MB report costs a few C-speed substring searches, not ten regexes at every position.
+_KEYWORDS = (
+    "ignore", "disregard", "forget", "override", "bypass",
+    "judge", "grader", "evaluator", "assessor", "scorer", "rater", "language model",
+    "out of", "full marks", "maximum", "highest", "perfect", "top score", "top marks", "score of", "rating of",
+    " as supported", " as correct", " as true", " as satisfied", " as covered", " as met", " as verified",
+    " as yes", " as accurate", " as complete", " as relevant", " as fully",
+    "satisfies", "fulfils", "fulfills", " meets ", " covers ", " passes ",
+    "<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "instruction", "prompt",
+)
+_SLASH_SCORE = re.compile(r"\d\s*/\s*\d")
+WINDOW = 600
+MAX_HITS = 200  # an adversarial file with 100,000 directives is flagged after the first 200, in bounded time
+
+
+def _windows(text: str) -> list[tuple[int, int]]:
+    """Merged (start, end) windows of `text` around keyword occurrences (line-bounded, WINDOW chars each way)."""
+    low = text.lower()
+    if len(low) != len(text):  # a few characters lower-case to two (e.g. 'İ'): fall back to one window
+        return [(0, len(text))]
+    positions: list[int] = []
+    for word in _KEYWORDS:
+        i = low.find(word)
+        while i >= 0 and len(positions) < 50_000:
+            positions.append(i)
+            i = low.find(word, i + len(word))
+    positions.extend(m.start() for m in _SLASH_SCORE.finditer(text))
+    windows: list[tuple[int, int]] = []
+    for pos in sorted(positions):
+        line_start = text.rfind("\n", max(0, pos - WINDOW), pos) + 1 or max(0, pos - WINDOW)
+        line_end = text.find("\n", pos, pos + WINDOW)
+        ws, we = max(line_start, pos - WINDOW), (line_end if line_end >= 0 else min(len(text), pos + WINDOW))
+        if windows and ws <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(we, windows[-1][1]))
+        else:
+            windows.append((ws, we))
+    return windows
+
+
 def _directive_hits(text: str) -> list[tuple[int, int, str]]:
-    hits = [(m.start(), m.end(), kind) for kind, rx in _DIRECTIVES for m in rx.finditer(text)]
-    for m in _VERDICT_JSON.finditer(text):
-        hits.append((m.start(), _json_end(text, m.start()), "forged verdict JSON"))
-    return sorted(hits)
+    hits: set[tuple[int, int, str]] = set()
+    for ws, we in _windows(text):
+        for kind, rx in _DIRECTIVES:
+            for m in rx.finditer(text, ws, we):
+                hits.add((m.start(), m.end(), kind))
+        if len(hits) >= MAX_HITS:
+            break
+    if "{" in text:
+        for m in _VERDICT_JSON.finditer(text):
+            hits.add((m.start(), _json_end(text, m.start()), "forged verdict JSON"))
+            if len(hits) >= 2 * MAX_HITS:
+                break
+    return sorted(hits)[: 2 * MAX_HITS]
 
 
 def _json_end(text: str, start: int, limit: int = 4000) -> int:
@@ -158,11 +207,11 @@ def _json_end(text: str, start: int, limit: int = 4000) -> int:
 
 def _sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     """The sentence (or line) around [start, end): from the previous sentence end to the next one."""
-    left = 0
-    for m in _SENTENCE_END.finditer(text, 0, start):
+    left = max(0, start - 2 * WINDOW)
+    for m in _SENTENCE_END.finditer(text, left, start):
         left = m.end()
-    m = _SENTENCE_END.search(text, end)
-    right = m.end() if m else len(text)
+    m = _SENTENCE_END.search(text, end, end + 2 * WINDOW)
+    right = m.end() if m else min(len(text), end + 2 * WINDOW)
     if right > 0 and text[right - 1] == "\n":
         right -= 1
     return left, right
@@ -205,8 +254,9 @@ def scan(text: str) -> list[Finding]:
         else:
             s, e = _sentence_bounds(text, start, end)
             add(s, max(e, end), kind)
-    for m in _DELIMITER_TOKEN.finditer(text):
-        add(m.start(), m.end(), "prompt delimiter token")
+    if "<<<" in text or ">>>" in text:
+        for m in _DELIMITER_TOKEN.finditer(text):
+            add(m.start(), m.end(), "prompt delimiter token")
     units.sort(key=lambda f: f.start)
     return units
 

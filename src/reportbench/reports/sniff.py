@@ -49,7 +49,9 @@ BOMS: tuple[tuple[bytes, str], ...] = (
     (b"\xff\xfe", "utf-16-le"),
 )
 
-_HTML_DOC_RE = re.compile(r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html[\s>])", re.I | re.S)
+_HTML_DOC_RE = re.compile(
+    r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--(?:(?!-->).){0,2000}-->\s*){0,20}<(?:!doctype\s+html|html[\s>])", re.I | re.S
+)
 _HTML_BLOCK_TAG_RE = re.compile(
     r"</?(?:p|div|span|a|ul|ol|li|h[1-6]|table|tr|td|body|head|section|article)\b[^>]*>", re.I
 )
