@@ -61,3 +61,56 @@ def test_url_helper_only_trusts_arxiv_urls() -> None:
     assert arxiv_id_from_url("https://doi.org/10.48550/arXiv.2408.14476") == "2408.14476"
     assert arxiv_id_from_url("https://example.org/papers/2408.14476") is None
     assert arxiv_id_from_url(None) is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8799/arxiv.org/abs/2005.11401",  # issue 15 defect 7: any host claimed an arXiv id
+        "https://evil.example/arxiv.org/abs/2005.11401",
+        "https://arxiv.org.evil.example/abs/2005.11401",
+        "https://evil.example/?u=https://arxiv.org/abs/2005.11401",
+        "https://evil.example/10.48550/arXiv.2005.11401",
+        "ftp://arxiv.org/abs/2005.11401",
+    ],
+)
+def test_only_arxiv_hosts_vouch_for_an_arxiv_id(url: str) -> None:
+    assert arxiv_id_from_url(url) is None
+    assert extract_arxiv_ids(f"see {url} for details") == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://arxiv.org/abs/2005.11401v2",
+        "http://export.arxiv.org/abs/2005.11401",
+        "https://www.arxiv.org/pdf/2005.11401.pdf",
+        "https://ar5iv.labs.arxiv.org/html/2005.11401",
+        "https://ar5iv.org/abs/2005.11401",
+        "https://doi.org/10.48550/arXiv.2005.11401",
+        "arxiv.org/abs/2005.11401",
+    ],
+)
+def test_arxiv_hosts_and_documented_mirrors_are_read(url: str) -> None:
+    assert arxiv_id_from_url(url) == "2005.11401"
+    assert extract_arxiv_ids(f"see ({url}) for details") == ["2005.11401"]
+
+
+def test_explicit_identifiers_still_count_but_not_inside_foreign_urls() -> None:
+    assert extract_arxiv_ids("as shown in arXiv:2005.11401 and [2106.09685]") == ["2005.11401", "2106.09685"]
+    assert extract_arxiv_ids("https://evil.example/?id=arXiv:2005.11401&x=2106.09685") == []
+
+
+def test_a_report_citing_a_fake_arxiv_host_retrieves_no_arxiv_paper(tmp_path) -> None:  # noqa: ANN001
+    """Defect 7 end to end: neither the link nor the reference entry makes the report retrieve 2005.11401."""
+    from reportbench.reports import load_report
+
+    path = tmp_path / "r.md"
+    path.write_text(
+        "## Related Work\n\nRAG helps [1]. See also [this](http://127.0.0.1:8799/arxiv.org/abs/2106.09685).\n\n"
+        "## References\n\n[1] RAG. http://127.0.0.1:8799/arxiv.org/abs/2005.11401\n",
+        encoding="utf-8",
+    )
+    report = load_report(path, "markdown")
+    assert report.retrieved_arxiv_ids == []
+    assert {s.url for s in report.sources.values()} >= {"http://127.0.0.1:8799/arxiv.org/abs/2005.11401"}

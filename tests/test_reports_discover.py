@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reportbench.reports import discover_reports
+from reportbench.reports import ReportParseError, discover_reports, load_report
+from reportbench.reports.base import EmptyReportError
 
 pytestmark = pytest.mark.core
 
@@ -46,19 +47,25 @@ def test_index_and_id_layouts(tmp_path: Path) -> None:
 def test_duplicates_and_unrecognised_children_are_reported(tmp_path: Path) -> None:
     _write(tmp_path / "0" / "report.md")
     _write(tmp_path / "2501.00001v1.md")  # same task as index 0
-    (tmp_path / "1").mkdir()  # empty folder: nothing an adapter recognises
+    (tmp_path / "1").mkdir()  # empty folder: mapped; loading it says "empty report" (scored as missing)
     found = discover_reports(tmp_path, TASKS)
-    assert [tid for tid, _ in found] == ["2501.00001v1"]
+    assert [tid for tid, _ in found] == ["2501.00001v1", "2501.00002v2"]
     assert any("already mapped" in w for w in found.warnings)
-    assert any("no adapter recognises" in w for w in found.warnings)
+    assert [reason for _, reason in found.unmapped] == ["task 2501.00001v1 already mapped to 0; not read"]
+    with pytest.raises(EmptyReportError, match="the folder is empty"):
+        load_report(dict(found)["2501.00002v2"])
 
 
-def test_named_format_filters_children(tmp_path: Path, fixtures_dir: Path) -> None:
+def test_named_format_is_checked_when_loading(tmp_path: Path, fixtures_dir: Path) -> None:
+    """Discovery maps names; the format is checked when the report is loaded, so the outcome says why."""
     shutil.copytree(fixtures_dir / "reports" / "storm" / "0", tmp_path / "0")
     _write(tmp_path / "1" / "report.md")
     found = discover_reports(tmp_path, TASKS, fmt="storm")
-    assert [tid for tid, _ in found] == ["2501.00001v1"]
-    assert any("no storm adapter" in w for w in found.warnings)
+    assert [tid for tid, _ in found] == ["2501.00001v1", "2501.00002v2"]
+    with pytest.raises(ReportParseError, match="not a STORM run folder"):
+        load_report(dict(found)["2501.00002v2"], "storm")
+    with pytest.raises(ValueError, match="unknown report format"):
+        discover_reports(tmp_path, TASKS, fmt="nope")
 
 
 def test_missing_folder_is_a_warning(tmp_path: Path) -> None:

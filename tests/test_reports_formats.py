@@ -224,7 +224,7 @@ def test_errors_name_the_file_and_the_problem(tmp_path: Path) -> None:
     bad.mkdir()
     (bad / "r.json").write_text("{not json")
     (bad / "r.md").write_text("text")
-    with pytest.raises(ReportParseError, match=r"r\.json: invalid JSON"):
+    with pytest.raises(ReportParseError, match=r"r\.json: line 1 column 2: invalid JSON"):
         load_report(bad, "searchai")
     with pytest.raises(ValueError, match="unknown report format"):
         load_report(tmp_path / "a.md", "nope")
@@ -232,7 +232,7 @@ def test_errors_name_the_file_and_the_problem(tmp_path: Path) -> None:
 
 def test_nothing_recognisable_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "data.bin").write_bytes(b"\x00\x01")
-    with pytest.raises(ReportParseError, match="no adapter recognises"):
+    with pytest.raises(ReportParseError, match=r"folder holds no report file \(found \['data.bin'\]\)"):
         load_report(tmp_path)
 
 

@@ -39,7 +39,10 @@ __all__ = [
 
 
 def setup_logging() -> None:
+    from reportbench.redaction import install_log_redaction
+
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    install_log_redaction()  # no fragment of a secret-looking env value reaches a stage log
 
 
 def benchmark_params(params: Mapping[str, Any], benchmark: str) -> dict[str, Any]:
@@ -462,6 +465,7 @@ def score_stage(
                 "judge": {"name": judge.get("name"), "backend": judge.get("backend"), "model": judge.get("model")},
                 "members": members,
                 "report_outcomes": _count_statuses(ctx.outcomes[sc.system]),
+                "flagged_reports": _count_flagged(ctx.outcomes[sc.system]),
             }
         )
         summaries[sc.system] = summary
@@ -478,6 +482,11 @@ def score_stage(
         overall_metrics=result.overall_metrics,
     )
     return write_leaderboard(lb, metrics_dir)
+
+
+def _count_flagged(outcomes: list[Any]) -> int:
+    """Reports that tried to steer the judge (reportbench.injection flags on their run outcome)."""
+    return sum(1 for o in outcomes if getattr(o, "flags", None))
 
 
 def _count_statuses(outcomes: list[Any]) -> dict[str, int]:

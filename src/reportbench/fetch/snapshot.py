@@ -17,6 +17,7 @@ import polars as pl
 from reportbench.fetch.client import RawResponse, media_type
 from reportbench.fetch.extract import EXTRACTOR_VERSION, extract
 from reportbench.fetch.urls import normalise_url
+from reportbench.injection import flags_for, neutralize
 
 OK = "ok"
 ERROR_CLASSES = (
@@ -53,6 +54,7 @@ SNAPSHOT_SCHEMA: dict[str, pl.DataType] = {
     "text": pl.String(),
     "fetcher": pl.String(),
     "cited_by": pl.List(pl.String()),
+    "flags": pl.List(pl.String()),
 }
 
 
@@ -74,6 +76,9 @@ class PageSnapshot:
     text: str = ""
     fetcher: str = ""
     cited_by: list[str] = field(default_factory=list)  # "system/report_id"
+    # reportbench.injection: "judge_directed_text" when the page addressed the judge (that text was cut from
+    # `text` before any verifier saw it), "hidden_text" for invisible characters that carried text
+    flags: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -97,6 +102,7 @@ class PageSnapshot:
         known = {k: row.get(k) for k in SNAPSHOT_SCHEMA}
         known["raw_urls"] = list(known.get("raw_urls") or [])
         known["cited_by"] = list(known.get("cited_by") or [])
+        known["flags"] = list(known.get("flags") or [])  # tables written before flags existed
         known["text"] = known.get("text") or ""
         known["fetcher"] = known.get("fetcher") or ""
         known["error_class"] = known.get("error_class") or OK
@@ -130,8 +136,13 @@ def snapshot_from_raw(raw: RawResponse, fetcher: str, url_key: str | None = None
         snap.error_class, snap.error = classify_status(raw.status), f"HTTP {raw.status}"
         return snap
     out = extract(body, raw.content_type)
+    snap.text, findings = neutralize(out.text or "")
     snap.title = out.title
-    snap.text = out.text
+    if out.title:
+        title, title_findings = neutralize(out.title)
+        snap.title, findings = title.strip() or None, findings + title_findings
+    if findings:
+        snap.flags = flags_for(findings)
     if out.final_url:
         snap.final_url = out.final_url
     if out.error_class:

@@ -26,7 +26,6 @@ os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 import asyncio  # noqa: E402
 import logging  # noqa: E402
 import random  # noqa: E402
-import re  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 import weakref  # noqa: E402
@@ -235,16 +234,12 @@ def _retry_after_s(exc: BaseException | None) -> float | None:
     return None
 
 
-_KEYISH = re.compile(r"\b(?:sk|pk|rk|key|api)[-_][A-Za-z0-9_\-\*\.]{6,}|Bearer\s+\S+", re.IGNORECASE)
-_PARTIAL_ECHO = re.compile(r"[A-Za-z0-9_\-]{2,}\*{3,}[A-Za-z0-9_\-]{2,}")  # "abc*****wxyz": a key's ends
-
-
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """Remove secret values and key-shaped tokens (providers echo keys, even partially masked)."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-    return _PARTIAL_ECHO.sub("***", _KEYISH.sub("***", text))
+    """Remove secret values (any >= 8-char fragment, reversed or encoded; see reportbench.redaction) and
+    key-shaped tokens (providers echo keys, even partially masked)."""
+    from reportbench.redaction import redact as _redact
+
+    return _redact(text, secrets)
 
 
 # ------------------------------------------------------------------------------------------------

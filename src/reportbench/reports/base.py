@@ -11,11 +11,15 @@ DeepResearcher, SearchAI), then OpenAI Deep Research markers, and plain markdown
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import json
+import os
 import re
+import stat
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,6 +29,7 @@ from reportbench.reports.sentences import build_sentences
 from reportbench.types import Report, Source
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+MAX_JSON_DEPTH = 64  # real outputs nest < 10 levels; json.loads recurses and dies on ~100,000
 AUTO_DETECT_ORDER: tuple[str, ...] = (
     "storm",
     "deepscholar_base",
@@ -44,6 +49,47 @@ class ReportParseError(ValueError):
         self.path = str(path)
         self.problem = problem
         super().__init__(f"{path}: {problem}")
+
+
+class EmptyReportError(ReportParseError):
+    """The output exists but holds no report (empty file, only whitespace, an empty folder, no body text).
+
+    Scored as the benchmark scores a missing report (outcome `missing`), never as an ok report.
+    """
+
+
+# ---------------------------------------------------------------- containment (a systems folder is untrusted)
+
+_ROOT: contextvars.ContextVar[Path | None] = contextvars.ContextVar("reportbench_report_root", default=None)
+
+
+@contextlib.contextmanager
+def confined_to(root: Path | str) -> Iterator[Path]:
+    """Within this block every report file read must resolve inside `root` (symlinks to elsewhere refused)."""
+    resolved = Path(root).resolve()
+    token = _ROOT.set(resolved)
+    try:
+        yield resolved
+    finally:
+        _ROOT.reset(token)
+
+
+def outside_root(path: Path, root: Path | None = None) -> str | None:
+    """Why `path` may not be read under the current root (a symlink out of it, a special file), or None."""
+    root = root if root is not None else _ROOT.get()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop on older Pythons
+        return f"cannot resolve: {exc}"
+    if root is not None and not resolved.is_relative_to(root):
+        return f"symlink to {resolved}, outside the systems folder {root}: refused"
+    try:
+        mode = os.stat(resolved).st_mode
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror or exc}"
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "not a regular file or folder (a device, FIFO or socket): refused"
+    return None
 
 
 class ReportAdapter(ABC):
@@ -96,7 +142,7 @@ def detect_format(path: Path | str) -> str | None:
         try:
             if _REGISTRY[name].detect(path):
                 return name
-        except (OSError, ValueError):
+        except Exception:  # noqa: BLE001 - detect() must not raise; a bug in one adapter never stops discovery
             continue
     return None
 
@@ -115,54 +161,110 @@ def load_report(
     `<system>/<task>/...` layout. `fmt="auto"` uses the first adapter whose detect() accepts the path.
     """
     path = Path(path)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise ReportParseError(path, "no such file or folder")
+    refused = outside_root(path)
+    if refused:
+        raise ReportParseError(path, refused)
     if fmt == "auto":
         detected = detect_format(path)
         if detected is None:
-            raise ReportParseError(
-                path, f"no adapter recognises this output (tried {', '.join(list_formats())})"
-            )
+            from reportbench.reports.diagnose import diagnose
+
+            diagnose(path, max_bytes)  # raises the precise reason
+            raise ReportParseError(path, f"no adapter recognises this output (tried {', '.join(list_formats())})")
         fmt = detected
     adapter = get_adapter(fmt)
     task_id = task_id or (path.stem if path.is_file() else path.name)
     system = system or path.resolve().parent.name or "unknown"
-    return adapter.load(path, task_id, system, max_bytes=max_bytes)
+    try:
+        return adapter.load(path, task_id, system, max_bytes=max_bytes)
+    except ReportParseError:
+        raise
+    except RecursionError as exc:
+        raise ReportParseError(path, f"{fmt} adapter: input nested too deeply to parse") from exc
+    except Exception as exc:  # noqa: BLE001 - per-report isolation: a bug or odd shape is this report's error
+        raise ReportParseError(path, f"{fmt} adapter could not read it: {type(exc).__name__}: {exc}"[:600]) from exc
 
 
 # ---------------------------------------------------------------- reading untrusted files
 
 
-def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
-    """File contents as text, refusing files larger than `max_bytes`; undecodable bytes become U+FFFD."""
+def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """A regular file's bytes (at most `max_bytes`, else an error), never following a link out of the root."""
+    refused = outside_root(path)
+    if refused:
+        raise ReportParseError(path, refused)
+    if Path(path).is_dir():
+        raise ReportParseError(path, "is a folder, expected a file")
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ReportParseError(path, f"cannot stat: {exc.strerror or exc}") from exc
-    if size > max_bytes:
-        raise ReportParseError(path, f"file is {size} bytes, over the {max_bytes}-byte limit")
-    try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
     except OSError as exc:
         raise ReportParseError(path, f"cannot read: {exc.strerror or exc}") from exc
-    return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    if len(data) > max_bytes:
+        raise ReportParseError(path, f"file is over the {max_bytes}-byte limit")
+    return data
+
+
+def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """File contents as text (reports.sniff: binary and non-UTF-8 files are refused with a diagnosis)."""
+    from reportbench.reports.sniff import decode_bytes
+
+    return decode_bytes(path, read_bytes(path, max_bytes)).text
+
+
+def read_report_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, list[str]]:
+    """A markdown report's text and decoding warnings; empty, HTML and LaTeX files are refused precisely."""
+    from reportbench.reports.sniff import check_report_text, decode_bytes
+
+    decoded = check_report_text(path, decode_bytes(path, read_bytes(path, max_bytes)))
+    return decoded.text, decoded.warnings
+
+
+def json_too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
+    """The 1-based line where JSON nesting first exceeds `limit`, or None (strings are skipped)."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, m.start()) + 1
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def parse_json_text(path: Path, text: str) -> Any:
+    """Parsed JSON with precise errors: invalid JSON (line, column), nesting beyond MAX_JSON_DEPTH."""
+    line = json_too_deep(text)
+    if line is not None:
+        raise ReportParseError(path, f"line {line}: JSON nested deeper than {MAX_JSON_DEPTH} levels; refused")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportParseError(path, f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from exc
+    except RecursionError as exc:  # belt and braces: the depth check above should make this unreachable
+        raise ReportParseError(path, "JSON nested too deeply to parse; refused") from exc
 
 
 def read_json(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
     """Parsed JSON (data only; nothing is evaluated)."""
-    try:
-        return json.loads(read_text(path, max_bytes))
-    except json.JSONDecodeError as exc:
-        raise ReportParseError(
-            path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from exc
+    return parse_json_text(path, read_text(path, max_bytes))
 
 
 def read_json_object(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
     """Like read_json, but the top level must be an object."""
-    data = read_json(path, max_bytes)
+    text = read_text(path, max_bytes)
+    data = parse_json_text(path, text)
     if not isinstance(data, dict):
-        raise ReportParseError(path, f"expected a JSON object at the top level, got {type(data).__name__}")
+        from reportbench.reports.schemas import describe_json
+
+        line = text[: len(text) - len(text.lstrip())].count("\n") + 1
+        raise ReportParseError(path, f"line {line}: JSON {describe_json(data)} where an object was expected")
     return data
 
 
@@ -197,7 +299,7 @@ def peek_json_keys(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> frozenset[
 def _json_keys_cached(path: str, size: int, mtime_ns: int, max_bytes: int) -> frozenset[str]:
     try:
         data = read_json(Path(path), max_bytes)
-    except ReportParseError:
+    except Exception:  # noqa: BLE001 - for detect(): never raises; load() reports the precise reason
         return frozenset()
     return frozenset(data) if isinstance(data, dict) else frozenset()
 
@@ -247,17 +349,28 @@ def peek_pair(path: Path) -> tuple[Path | None, Path | None]:
         return None, None
 
 
-def read_pair_output(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, Path, dict[str, Any]]:
-    """(report text, the file it came from, the JSON object or {}) of a markdown + JSON pair (see find_pair).
-
-    The markdown file is the report; without one, the JSON's string `output` is.
+def read_pair_output(
+    path: Path, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[str, Path, dict[str, Any], list[str]]:
+    """(report text, the file it came from, the JSON object or {}, decoding warnings) of a markdown + JSON
+    pair (see find_pair). The markdown file is the report; without one, the JSON's string `output` is.
+    The JSON is validated (schemas.PairJson): `output` a string, `ctxs` a list of objects.
     """
+    from reportbench.reports.schemas import PairJson, validate_json
+
     md, js = find_pair(path)
-    data = read_json_object(js, max_bytes) if js else {}
+    data: dict[str, Any] = {}
+    if js is not None:
+        text = read_text(js, max_bytes)
+        data = parse_json_text(js, text)
+        validate_json(js, data, PairJson, text, "an object with a string 'output' and a 'ctxs' array of objects")
     if md is not None:
-        return read_text(md, max_bytes), md, data
+        body, warnings = read_report_text(md, max_bytes)
+        return body, md, data, warnings
     if isinstance(data.get("output"), str) and js is not None:
-        return data["output"], js, data
+        if not data["output"].strip():
+            raise EmptyReportError(js, "empty report: the JSON 'output' is empty")
+        return data["output"], js, data, []
     raise ReportParseError(path, "no markdown report and no string 'output' in the JSON")
 
 
@@ -279,11 +392,16 @@ def build_report(
 ) -> Report:
     """Scan citations (unless `markers` are given), split sentences and record what did not resolve.
 
+    Judge-directed text (reportbench.injection) is removed from the body and from every source's title,
+    abstract and raw entry first, with a warning that carries the flags; no judge ever sees it.
+
     `Sentence.citation_keys` keep unresolved keys too (a citation to nothing is still a citation, and Cite-P
     must count it as unsupported); they are listed once more in `Report.unresolved_citations`.
     """
     all_warnings = list(warnings)
     all_sources = dict(sources)
+    body, markers, injection_warnings = _without_injections(body, markers, all_sources)
+    all_warnings.extend(injection_warnings)
     if markers is None:
         scan = scan_citations(body, sources)
         markers = scan.markers
@@ -297,8 +415,8 @@ def build_report(
             cited.setdefault(key, None)
     unresolved = [k for k in cited if k not in all_sources]
     if not body.strip():
-        all_warnings.append("empty report body")
-    elif not _TRUNCATION_OK_END.search(body.rstrip()):
+        raise EmptyReportError(path or f"{system}/{task_id}", "empty report: no body text (at most a reference list)")
+    if not _TRUNCATION_OK_END.search(body.rstrip()):
         all_warnings.append(f"body ends mid-sentence (truncated output?): ...{body.rstrip()[-40:]!r}")
     if unresolved:
         all_warnings.append(f"{len(unresolved)} cited key(s) match no reference entry: {unresolved}")
@@ -314,3 +432,36 @@ def build_report(
         unresolved_citations=unresolved,
         warnings=all_warnings,
     )
+
+
+def _without_injections(
+    body: str, markers: list[Marker] | None, sources: dict[str, Source]
+) -> tuple[str, list[Marker] | None, list[str]]:
+    """The body and sources with judge-directed spans cut (markers, when given, shifted to match)."""
+    from reportbench.injection import cut, describe, neutralize, removal_spans, scan, shift
+
+    warnings: list[str] = []
+    findings = scan(body)
+    if findings:
+        if markers is None:
+            body, _ = neutralize(body)
+        else:
+            spans = removal_spans(body, findings)
+            body = cut(body, spans)
+            markers = [
+                Marker(shift(m.start, spans), max(shift(m.start, spans), shift(m.end, spans)), m.keys, m.replacement)
+                for m in markers
+            ]
+        warnings.append(describe(findings, where="the body"))
+    for key, src in sources.items():
+        removed = []
+        for field_name in ("title", "abstract", "raw"):
+            value = getattr(src, field_name)
+            if isinstance(value, str) and value:
+                cleaned, found = neutralize(value)
+                if found:
+                    setattr(src, field_name, cleaned.strip() or None)
+                    removed.extend(found)
+        if removed:
+            warnings.append(describe(removed, where=f"reference {key!r}"))
+    return body, markers, warnings

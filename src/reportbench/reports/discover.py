@@ -5,7 +5,10 @@ Two layouts are recognised for each child of the folder:
   `<system>/<file_id>/...`, where file_id is the row of the task list;
 - a task-id name (`2506.02838v1/`, `2506.02838.md`), with or without the arXiv version suffix; old-style ids
   may spell '/' as '_' (`math_0511322`); LiveResearchBench names files `qid_<qid>_report.md`.
-Anything else is reported in `warnings`, never silently dropped.
+Anything else is reported in `warnings` and `unmapped` (path, reason), never silently dropped; the folder
+system writes each unmapped file into outcomes.jsonl. A child that is a symlink resolving outside the folder,
+or a device/FIFO/socket, is refused (never read). A name-mapped child is mapped even when no adapter
+recognises it, so that loading it gives the precise reason (binary, HTML, empty, ...) as that task's outcome.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from reportbench.reports.base import detect_format, get_adapter
+from reportbench.reports.base import get_adapter, outside_root
 from reportbench.types import strip_arxiv_version
 
 _SIDE_SUFFIXES = (".json", ".csv", ".jsonl", ".txt")  # twins of a `<id>.md` report, not reports themselves
@@ -25,6 +28,12 @@ class DiscoveredReports(list[tuple[str, Path]]):
     def __init__(self) -> None:
         super().__init__()
         self.warnings: list[str] = []
+        self.unmapped: list[tuple[str, str]] = []  # (path, why it maps to no task)
+
+    def skip(self, child: Path, reason: str) -> None:
+        """Record a child that maps to no task (in `warnings` as '<path>: <reason>' too)."""
+        self.warnings.append(f"{child}: {reason}")
+        self.unmapped.append((str(child), reason))
 
 
 def _task_lookup(task_ids: list[str]) -> dict[str, str]:
@@ -55,7 +64,7 @@ def _child_stem(child: Path) -> str:
 def discover_reports(folder: Path | str, task_ids: list[str], fmt: str = "auto") -> DiscoveredReports:
     """(task_id, path) for each report in a system folder; unmapped children go to `.warnings`.
 
-    With `fmt="auto"` a child must be recognised by some adapter; with a format name, by that adapter.
+    Recognising the format is left to loading (load_report), which says precisely what is wrong.
     """
     folder = Path(folder)
     found = DiscoveredReports()
@@ -63,22 +72,30 @@ def discover_reports(folder: Path | str, task_ids: list[str], fmt: str = "auto")
         found.warnings.append(f"{folder}: not a folder")
         return found
     lookup = _task_lookup(task_ids)
-    adapter = None if fmt == "auto" else get_adapter(fmt)
-    children = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    if fmt != "auto":
+        get_adapter(fmt)  # an unknown format name is a config error, raised before anything is read
+    root = folder.resolve()
+    try:
+        children = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    except OSError as exc:
+        found.warnings.append(f"{folder}: cannot list: {exc.strerror or exc}")
+        return found
     stems_with_report = {
-        _child_stem(p) for p in children if p.is_dir() or p.suffix.lower() in (".md", ".markdown")
+        _child_stem(p) for p in children if _safe_is_dir(p) or p.suffix.lower() in (".md", ".markdown")
     }
     chosen: dict[str, Path] = {}
     for child in children:
+        refused = outside_root(child, root)
+        if refused:
+            found.skip(child, refused)
+            continue
         stem = _child_stem(child)
         if child.is_file() and child.suffix.lower() in _SIDE_SUFFIXES and stem in stems_with_report:
             continue  # `<id>.json` next to `<id>.md`: the adapter reads it as the report's twin
         if re.fullmatch(r"\d+", stem):
             index = int(stem)
             if index >= len(task_ids):
-                found.warnings.append(
-                    f"{child}: index {index} is outside the task list ({len(task_ids)} tasks)"
-                )
+                found.skip(child, f"index {index} is outside the task list ({len(task_ids)} tasks)")
                 continue
             task_id = task_ids[index]
         elif stem in lookup or strip_arxiv_version(stem) in lookup:
@@ -86,20 +103,19 @@ def discover_reports(folder: Path | str, task_ids: list[str], fmt: str = "auto")
             if stem != task_id and strip_arxiv_version(stem) != stem and stem not in lookup:
                 found.warnings.append(f"{child}: version differs from task id {task_id}; mapped anyway")
         else:
-            found.warnings.append(f"{child}: name is neither a task index nor a task id; skipped")
+            found.skip(child, "name is neither a task index nor a task id; not read")
             continue
         if task_id in chosen:
-            found.warnings.append(
-                f"{child}: task {task_id} already mapped to {chosen[task_id].name}; skipped"
-            )
-            continue
-        recognised = detect_format(child) is not None if adapter is None else adapter.detect(child)
-        if not recognised:
-            found.warnings.append(
-                f"{child}: no {'' if adapter is None else fmt + ' '}adapter recognises it; skipped"
-            )
+            found.skip(child, f"task {task_id} already mapped to {chosen[task_id].name}; not read")
             continue
         chosen[task_id] = child
     order = {tid: i for i, tid in enumerate(task_ids)}
     found.extend(sorted(chosen.items(), key=lambda item: order.get(item[0], len(order))))
     return found
+
+
+def _safe_is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

@@ -4,7 +4,16 @@ report never loses the rest of a run.
 
 Run outputs (written by `run_system`, read by every later stage):
 - `<out>/reports.jsonl`: one parsed `Report` per line (only tasks with status ok), task order.
-- `<out>/outcomes.jsonl`: one `TaskOutcome` per task of the release, task order.
+- `<out>/outcomes.jsonl`: one `TaskOutcome` per task of the release, task order; then one `unmapped` row
+  (task_id "") per file of a systems folder that maps to no task.
+
+Guarantees `run_system` adds to every kind (docs/reliability-inputs.md):
+- isolation: if a kind raises anything but a config/fatal error on the whole batch, it is rerun task by task
+  and each task that still raises becomes that task's `parse_error` (with the reason); the rest are kept;
+- an ok report with an empty body is turned into `missing` (scored as a missing report);
+- `flags` on each outcome (e.g. `judge_directed_text`) from the injection scan (reportbench.injection);
+- redaction: no fragment of a secret-looking environment value (reportbench.redaction) survives in
+  reports.jsonl, outcomes.jsonl or any file the kind left in the run folder (raw outputs, traces).
 """
 
 from __future__ import annotations
@@ -14,15 +23,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from reportbench.types import Report, Task
 
-OutcomeStatus = Literal["ok", "missing", "parse_error", "failed"]
+OutcomeStatus = Literal["ok", "missing", "parse_error", "failed", "unmapped"]
 
 
 class TaskOutcome(BaseModel):
-    """What happened for one (system, task): a report, or an explicit reason why there is none."""
+    """What happened for one (system, task): a report, or an explicit reason why there is none.
+
+    `unmapped` rows (task_id "") name a file of a systems folder that maps to no task. `flags` mark what a
+    user must see about an ok report, e.g. `judge_directed_text` (it tried to steer the judge; the text was
+    removed before judging) or `hidden_text` (invisible characters carried text).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -31,6 +45,7 @@ class TaskOutcome(BaseModel):
     reason: str | None = None
     path: str | None = None
     report_id: str | None = None
+    flags: list[str] = Field(default_factory=list)
 
 
 class SystemError_(ValueError):
@@ -65,18 +80,123 @@ def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
             f"systems.{name}.kind: unknown kind {kind!r}; known: {sorted(SYSTEM_KINDS)}"
         )
     out_dir.mkdir(parents=True, exist_ok=True)
-    reports, outcomes = SYSTEM_KINDS[kind](name, spec, tasks, out_dir)
-    write_run(out_dir, reports, outcomes)
+    reports, outcomes = _run_isolated(SYSTEM_KINDS[kind], name, spec, tasks, out_dir)
+    reports, outcomes = _checked(reports, outcomes)
+    secrets = _spec_secrets(spec)
+    write_run(out_dir, reports, outcomes, secrets)
+    _scrub_run_dir(out_dir, secrets)
     return outcomes
 
 
-def write_run(out_dir: Path, reports: list[Report], outcomes: list[TaskOutcome]) -> None:
+def _is_fatal(exc: BaseException) -> bool:
+    """Errors no per-task retry fixes: a malformed config entry, a fatal provider error (bad key, quota)."""
+    from reportbench.judges.errors import FatalError
+
+    return isinstance(exc, SystemError_ | FatalError | KeyboardInterrupt | SystemExit)
+
+
+def _run_isolated(
+    runner: SystemRunner, name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
+) -> tuple[list[Report], list[TaskOutcome]]:
+    """Run the kind on all tasks; if it raises (a bug, a malformed report it did not isolate), rerun it one
+    task at a time so that only the tasks that really fail are lost, each with its reason."""
+    import logging
+
+    try:
+        return runner(name, spec, tasks, out_dir)
+    except Exception as exc:  # noqa: BLE001 - decided below: fatal errors propagate, the rest are isolated
+        if _is_fatal(exc) or not tasks:
+            raise
+        if len(tasks) == 1:
+            return [], [_crash_outcome(tasks[0].task_id, exc)]
+        logging.getLogger(__name__).warning(
+            "system %s: %s: %s on the whole batch; rerunning task by task", name, type(exc).__name__, exc
+        )
+    reports: list[Report] = []
+    outcomes: list[TaskOutcome] = []
+    unmapped: list[TaskOutcome] = []
+    for task in tasks:
+        try:
+            got_reports, got_outcomes = runner(name, spec, [task], out_dir)
+        except Exception as exc:  # noqa: BLE001 - this task's failure, recorded with its reason
+            if _is_fatal(exc):
+                raise
+            outcomes.append(_crash_outcome(task.task_id, exc))
+            continue
+        reports.extend(r for r in got_reports if r.task_id == task.task_id)
+        outcomes.extend(o for o in got_outcomes if o.task_id == task.task_id)
+        unmapped = [o for o in got_outcomes if o.status == "unmapped"]  # the same on every rerun: keep one copy
+    return reports, outcomes + unmapped
+
+
+def _crash_outcome(task_id: str, exc: Exception) -> TaskOutcome:
+    """The outcome of a task whose kind raised: an empty report is `missing`, anything else `parse_error`."""
+    from reportbench.reports.base import EmptyReportError, ReportParseError
+
+    if isinstance(exc, EmptyReportError):
+        return TaskOutcome(task_id=task_id, status="missing", reason=str(exc)[:1000], path=exc.path)
+    if isinstance(exc, ReportParseError):
+        return TaskOutcome(task_id=task_id, status="parse_error", reason=str(exc)[:1000], path=exc.path)
+    return TaskOutcome(task_id=task_id, status="parse_error", reason=f"internal: {type(exc).__name__}: {exc}"[:1000])
+
+
+def _checked(reports: list[Report], outcomes: list[TaskOutcome]) -> tuple[list[Report], list[TaskOutcome]]:
+    """Empty ok reports become `missing`; ok outcomes get their report's injection flags."""
+    from reportbench.injection import flags_from_warnings
+
+    by_task = {r.task_id: r for r in reports}
+    kept: list[Report] = []
+    fixed: list[TaskOutcome] = []
+    for o in outcomes:
+        report = by_task.get(o.task_id) if o.status == "ok" else None
+        if o.status == "ok" and report is None:
+            o = o.model_copy(update={"status": "failed", "reason": "internal: an ok outcome without a report"})
+        elif report is not None and not report.body.strip():
+            o = o.model_copy(update={"status": "missing", "reason": "empty report: no body text", "report_id": None})
+        elif report is not None:
+            o = o.model_copy(update={"flags": sorted({*o.flags, *flags_from_warnings(report.warnings)})})
+            kept.append(report)
+        fixed.append(o)
+    return kept, fixed
+
+
+def _spec_secrets(spec: dict[str, Any]) -> tuple[str, ...]:
+    """Secret-looking values a config entry passes to its system (a command's `env:`), besides os.environ."""
+    from reportbench.redaction import looks_secret
+
+    env = spec.get("env") if isinstance(spec.get("env"), dict) else {}
+    return tuple(str(v) for k, v in env.items() if looks_secret(str(k), str(v)))
+
+
+def _scrub_run_dir(out_dir: Path, secrets: tuple[str, ...]) -> None:
+    """Redact secret fragments from every file a kind left in the run folder (raw outputs, traces, usage)."""
+    from reportbench.redaction import scrub_file, secret_values
+
+    if not (secrets or secret_values()):
+        return
+    for path in sorted(Path(out_dir).rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            scrub_file(path, secrets)
+
+
+def write_run(
+    out_dir: Path, reports: list[Report], outcomes: list[TaskOutcome], secrets: tuple[str, ...] = ()
+) -> None:
+    """reports.jsonl + outcomes.jsonl; a line holding a secret fragment is redacted field by field."""
+    from reportbench.redaction import contains_secret, redact_tree
+
+    def line(model: BaseModel) -> str:
+        text = model.model_dump_json()
+        if contains_secret(text, secrets):
+            text = json.dumps(redact_tree(model.model_dump(mode="json"), secrets), ensure_ascii=False)
+        return text + "\n"
+
     with open(out_dir / "reports.jsonl", "w", encoding="utf-8") as f:
         for r in reports:
-            f.write(r.model_dump_json() + "\n")
+            f.write(line(r))
     with open(out_dir / "outcomes.jsonl", "w", encoding="utf-8") as f:
         for o in outcomes:
-            f.write(o.model_dump_json() + "\n")
+            f.write(line(o))
 
 
 def read_reports(run_dir: Path) -> list[Report]:

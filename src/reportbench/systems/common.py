@@ -247,29 +247,41 @@ def write_trace(out_dir: Path, task_id: str, trace: Mapping[str, Any]) -> Path:
     return write_text(path, json.dumps(trace, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n")
 
 
+def isolated_load(
+    path: Path, *, fmt: str = "auto", task_id: str, system: str
+) -> tuple[Report | None, TaskOutcome]:
+    """Load one report so that nothing about it can stop the run: an empty report is `missing`, anything
+    unreadable (a parse error, an adapter bug, recursion, odd types) is `parse_error` with file and reason."""
+    from reportbench.reports.base import EmptyReportError, ReportParseError, load_report
+
+    try:
+        report = load_report(path, fmt=fmt, task_id=task_id, system=system)
+    except EmptyReportError as exc:
+        return None, TaskOutcome(task_id=task_id, status="missing", reason=str(exc)[:1000], path=str(path))
+    except ReportParseError as exc:
+        return None, TaskOutcome(task_id=task_id, status="parse_error", reason=str(exc)[:1000], path=str(path))
+    except Exception as exc:  # noqa: BLE001 - per-report isolation: one bad report never loses the rest
+        reason = f"{path}: could not read it: {type(exc).__name__}: {exc}"
+        return None, TaskOutcome(task_id=task_id, status="parse_error", reason=reason[:1000], path=str(path))
+    return report, TaskOutcome(task_id=task_id, status="ok", path=str(path), report_id=report.report_id)
+
+
 def parse_output(
     path: Path, *, system: str, task_id: str, fmt: str = "markdown", warnings: list[str] | None = None
 ) -> tuple[Report | None, TaskOutcome]:
-    """Parse a produced output with the report adapters; missing/empty output is a failed outcome."""
-    from reportbench.reports.base import ReportParseError, load_report
-
+    """Parse a produced output with the report adapters; a missing or empty output is a failed outcome (the
+    system was asked for a report and produced none), any unreadable output a parse_error."""
     if not path.exists():
         return None, TaskOutcome(task_id=task_id, status="failed", reason="empty output: no file written")
-    if path.is_file() and not path.read_text(encoding="utf-8", errors="replace").strip():
-        return None, TaskOutcome(task_id=task_id, status="failed", reason="empty output", path=str(path))
-    if path.is_dir() and not any(path.iterdir()):
-        return None, TaskOutcome(task_id=task_id, status="failed", reason="empty output", path=str(path))
-    try:
-        report = load_report(path, fmt=fmt, task_id=task_id, system=system)
-    except ReportParseError as exc:
-        return None, TaskOutcome(task_id=task_id, status="parse_error", reason=str(exc), path=str(path))
-    if not report.body.strip():
-        return None, TaskOutcome(
-            task_id=task_id, status="failed", reason="empty output: no report body", path=str(path)
-        )
-    if warnings:
+    report, outcome = isolated_load(path, fmt=fmt, task_id=task_id, system=system)
+    if outcome.status == "missing":
+        problem = (outcome.reason or "").split(": empty report: ", 1)[-1]
+        bare = {"only whitespace", "the file holds no text", "the folder is empty"}
+        reason = "empty output" if problem in bare else f"empty output: {problem}"
+        return None, TaskOutcome(task_id=task_id, status="failed", reason=reason, path=str(path))
+    if report is not None and warnings:
         report.warnings.extend(warnings)
-    return report, TaskOutcome(task_id=task_id, status="ok", path=str(path), report_id=report.report_id)
+    return report, outcome
 
 
 @dataclass

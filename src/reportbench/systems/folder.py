@@ -1,4 +1,14 @@
-"""`kind: folder` — a folder of existing reports in any supported adapter format."""
+"""`kind: folder` — a folder of existing reports in any supported adapter format.
+
+The folder is untrusted input, so:
+- every file read is confined to the folder (`reports.base.confined_to`): a symlink to `/etc/passwd` or to
+  another user's run is refused, as are devices, FIFOs and sockets;
+- each task's report is loaded in isolation: whatever goes wrong (an adapter bug, a malformed JSON, binary
+  bytes) becomes that task's `parse_error` with the file and the reason, and the next task is read;
+- an empty report (empty file, whitespace, an empty folder, no body text) is `missing`, scored as the
+  benchmark scores a missing report, never as an ok report;
+- every child that maps to no task is written to outcomes.jsonl as an `unmapped` row naming the file.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.common import isolated_load
 from reportbench.types import Report, Task
 
 
@@ -13,7 +24,7 @@ from reportbench.types import Report, Task
 def run_folder_system(
     name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
 ) -> tuple[list[Report], list[TaskOutcome]]:
-    from reportbench.reports.base import ReportParseError, load_report
+    from reportbench.reports.base import confined_to
     from reportbench.reports.discover import discover_reports
 
     folder = spec.get("path")
@@ -21,19 +32,24 @@ def run_folder_system(
         raise SystemError_(f"systems.{name}.path: {folder!r} is not a folder")
     fmt = spec.get("format") or "auto"
     task_ids = [t.task_id for t in tasks]
-    found = dict(discover_reports(Path(folder), task_ids, fmt=fmt))
+    try:
+        discovered = discover_reports(Path(folder), task_ids, fmt=fmt)
+    except ValueError as exc:  # an unknown format name
+        raise SystemError_(f"systems.{name}.format: {exc}") from exc
+    found = dict(discovered)
     reports: list[Report] = []
     outcomes: list[TaskOutcome] = []
-    for task_id in task_ids:
-        path = found.get(task_id)
-        if path is None:
-            outcomes.append(TaskOutcome(task_id=task_id, status="missing", reason=f"no report in {folder}"))
-            continue
-        try:
-            report = load_report(path, fmt=fmt, task_id=task_id, system=name)
-        except ReportParseError as exc:
-            outcomes.append(TaskOutcome(task_id=task_id, status="parse_error", reason=str(exc), path=str(path)))
-            continue
-        reports.append(report)
-        outcomes.append(TaskOutcome(task_id=task_id, status="ok", path=str(path), report_id=report.report_id))
+    with confined_to(Path(folder)):
+        for task_id in task_ids:
+            path = found.get(task_id)
+            if path is None:
+                outcomes.append(TaskOutcome(task_id=task_id, status="missing", reason=f"no report in {folder}"))
+                continue
+            report, outcome = isolated_load(path, fmt=fmt, task_id=task_id, system=name)
+            if report is not None:
+                reports.append(report)
+            outcomes.append(outcome)
+    outcomes.extend(
+        TaskOutcome(task_id="", status="unmapped", path=path, reason=reason) for path, reason in discovered.unmapped
+    )
     return reports, outcomes

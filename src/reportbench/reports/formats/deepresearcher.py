@@ -88,9 +88,10 @@ class DeepResearcherAdapter(ReportAdapter):
         return False
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
-        output, where, data = read_pair_output(path, max_bytes)
+        output, where, data, read_warnings = read_pair_output(path, max_bytes)
         answer, before, warnings = extract_answer(output)
         parts = split_markdown_report(_tidy_tags(answer))
+        parts.warnings.extend(read_warnings)
         if not parts.sources and before:
             draft = _tidy_tags(extract_answer(before)[0])
             if split_reference_section(draft)[1]:

@@ -17,7 +17,7 @@ from reportbench.reports.base import (
     ReportParseError,
     first_file,
     read_csv_rows,
-    read_text,
+    read_report_text,
     register_adapter,
 )
 from reportbench.reports.formats.markdown import split_markdown_report
@@ -56,6 +56,19 @@ def enrich_from_papers(sources: dict[str, Source], rows: list[dict[str, str]]) -
     return matched
 
 
+def read_papers(papers: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> list[dict[str, str]]:
+    """paper.csv rows; a binary file or one without a title and an id/url column is an error, not ignored."""
+    rows = read_csv_rows(papers, max_bytes)  # binary / non-UTF-8: refused by the sniffer
+    header = list(rows[0]) if rows else []
+    if rows and ("title" not in header or not ({"id", "url"} & set(header))):
+        raise ReportParseError(
+            papers,
+            f"line 1: columns {header[:8]} lack 'title' and an 'id' or 'url' column "
+            "(DeepScholar-base writes id,title,url,snippet,...)",
+        )
+    return rows
+
+
 class DeepScholarBaseAdapter(ReportAdapter):
     """DeepScholar-base run folder (`intro.md` + `paper.csv`)."""
 
@@ -69,13 +82,15 @@ class DeepScholarBaseAdapter(ReportAdapter):
         report = _report_file(path)
         if report is None:
             raise ReportParseError(path, f"no {' or '.join(REPORT_NAMES)} found")
-        parts = split_markdown_report(read_text(report, max_bytes))
+        text, read_warnings = read_report_text(report, max_bytes)
+        parts = split_markdown_report(text)
+        parts.warnings.extend(read_warnings)
         parts.drop_missing_list_warning()
         # list entries are unnumbered links, so they are keyed by URL and body links resolve to them by URL
         report_obj = parts.to_report(self.name, task_id, system, report)
         papers = report.parent / PAPERS_NAME
         if papers.is_file():
-            enrich_from_papers(report_obj.sources, read_csv_rows(papers, max_bytes))
+            enrich_from_papers(report_obj.sources, read_papers(papers, max_bytes))
         else:
             report_obj.warnings.append(f"no {PAPERS_NAME}; titles come from the report only")
         return report_obj

@@ -15,7 +15,7 @@ from reportbench.reports.base import (
     ReportAdapter,
     ReportParseError,
     build_report,
-    read_text,
+    read_report_text,
     register_adapter,
     visible_files,
 )
@@ -61,7 +61,14 @@ class MarkdownParts:
 
 
 def split_markdown_report(text: str) -> MarkdownParts:
-    """Body = text before the reference list, minus scattered `[n]:`/`[^n]:` definitions (now sources)."""
+    """Body = text before the reference list, minus scattered `[n]:`/`[^n]:` definitions (now sources).
+
+    Judge-directed text (reportbench.injection) is cut from the whole text first, so reference entries are
+    parsed as if it had never been written; a warning carries the flags.
+    """
+    from reportbench.injection import describe, neutralize
+
+    text, findings = neutralize(text)
     body, section = split_reference_section(text)
     definitions = _DEFINITION_LINE_RE.findall(body)
     if definitions:
@@ -71,6 +78,8 @@ def split_markdown_report(text: str) -> MarkdownParts:
     if section is None:
         warnings.append(NO_REFERENCE_LIST)
     body = _TRAILING_RULES_RE.sub("", "\n" + body.strip("\n")).strip("\n")
+    if findings:
+        warnings.append(describe(findings, where="the report"))
     return MarkdownParts(body=body, sources=sources, warnings=warnings, reference_section=section)
 
 
@@ -109,8 +118,9 @@ class MarkdownAdapter(ReportAdapter):
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
         md = pick_markdown_file(path)
-        text = read_text(md, max_bytes)
+        text, read_warnings = read_report_text(md, max_bytes)
         parts = split_markdown_report(text)
+        parts.warnings.extend(read_warnings)
         if _FORMAT_MARKER_RE.search(text):  # ambiguous: say why it was still read as plain markdown
             parts.warnings.append(
                 "mentions transcript tags (<think>/<answer>/<tool_calls>) only inside prose, not as blocks: "

@@ -22,13 +22,16 @@ from reportbench.reports.base import (
     ReportAdapter,
     ReportParseError,
     build_report,
+    parse_json_text,
     read_json_object,
+    read_report_text,
     read_text,
     register_adapter,
 )
 from reportbench.reports.citations import Marker, clean_url, normalize_url, scan_citations
 from reportbench.reports.formats.markdown import pick_markdown_file, split_markdown_report
 from reportbench.reports.references import sources_from_section, split_reference_section
+from reportbench.reports.schemas import ContentPart, MessageItem, ResponsesResult, validate_json
 from reportbench.types import Report, Source
 
 MAX_ANNOTATIONS = 5000  # merging is quadratic in the worst case; real reports carry a few hundred
@@ -117,6 +120,30 @@ def markers_from_annotations(
     return markers, all_sources, warnings
 
 
+RESPONSES_EXPECTED = "an object with 'output' (a Responses API result)"
+
+
+def validate_response_json(target: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
+    """A Responses API result, validated where this adapter reads it (schemas.ResponsesResult and friends):
+    message items' `content` is a list of objects, an output_text part has a string `text` and a list of
+    annotation objects. Anything else is a ReportParseError naming the line and JSON path."""
+    raw = read_text(target, max_bytes)
+    data = parse_json_text(target, raw)
+    doc = validate_json(target, data, ResponsesResult, raw, RESPONSES_EXPECTED)
+    for i, item in enumerate(doc.output):
+        if item.get("type") != "message":
+            continue
+        msg = validate_json(target, item, MessageItem, raw, "a message item", prefix=("output", i))
+        for j, part in enumerate(msg.content or []):
+            if part.get("type") == "output_text":
+                validate_json(
+                    target, part, ContentPart, raw, "an output_text part", prefix=("output", i, "content", j)
+                )
+    if not _is_response_json(data):
+        raise ReportParseError(target, "not a Responses API result: no 'output' list with a 'message' item")
+    return data
+
+
 class OpenAIDeepResearchAdapter(ReportAdapter):
     """ChatGPT Deep Research markdown exports and Responses API JSON."""
 
@@ -150,14 +177,12 @@ class OpenAIDeepResearchAdapter(ReportAdapter):
         if target is None:
             raise ReportParseError(path, "expected a markdown file or a Responses API JSON file")
         if target.suffix.lower() != ".json":
-            parts = split_markdown_report(read_text(target, max_bytes))
+            md_text, read_warnings = read_report_text(target, max_bytes)
+            parts = split_markdown_report(md_text)
+            parts.warnings.extend(read_warnings)
             parts.drop_missing_list_warning()
             return parts.to_report(self.name, task_id, system, target)
-        data = read_json_object(target, max_bytes)
-        if not _is_response_json(data):
-            raise ReportParseError(
-                target, "not a Responses API result: no 'output' list with a 'message' item"
-            )
+        data = validate_response_json(target, max_bytes)
         text, annotations = response_text_and_annotations(data)
         body, section = split_reference_section(text)
         sources, warnings = sources_from_section(section)

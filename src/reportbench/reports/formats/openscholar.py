@@ -126,8 +126,9 @@ class OpenScholarAdapter(ReportAdapter):
         return {"ctxs", "output"} <= keys and bool(keys & OPENSCHOLAR_KEYS)
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
-        text, where, data = read_pair_output(path, max_bytes)
+        text, where, data, read_warnings = read_pair_output(path, max_bytes)
         parts = split_markdown_report(text)
+        parts.warnings.extend(read_warnings)
         # `original_ctxs` holds passages that reranking dropped but the model may still have seen
         ctxs = [
             c

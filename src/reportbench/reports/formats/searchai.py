@@ -81,8 +81,9 @@ class SearchAIAdapter(ReportAdapter):
         return SEARCHAI_KEYS <= keys and "messages" not in keys and "id_mapping" not in keys
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
-        text, where, data = read_pair_output(path, max_bytes)
+        text, where, data, read_warnings = read_pair_output(path, max_bytes)
         parts = split_markdown_report(text)
+        parts.warnings.extend(read_warnings)
         parts.warnings.extend(enrich_from_contexts(parts.sources, data.get("ctxs"), system_label="SearchAI"))
         return parts.to_report(self.name, task_id, system, where)
 

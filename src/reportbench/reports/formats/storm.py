@@ -18,12 +18,14 @@ from reportbench.reports.base import (
     ReportAdapter,
     ReportParseError,
     first_file,
-    read_json_object,
+    parse_json_text,
+    read_report_text,
     read_text,
     register_adapter,
 )
 from reportbench.reports.formats.markdown import split_markdown_report
 from reportbench.reports.references import parse_reference_entries
+from reportbench.reports.schemas import StormInfo, validate_json
 from reportbench.types import Report, Source
 
 ARTICLE_NAMES = ("storm_gen_article.md", "storm_gen_article_polished.md")
@@ -109,7 +111,9 @@ class StormAdapter(ReportAdapter):
             article = path
         if article is None:
             raise ReportParseError(run, "no storm_gen_article.md or storm_gen_article_polished.md")
-        parts = split_markdown_report(read_text(article, max_bytes))
+        text, read_warnings = read_report_text(article, max_bytes)
+        parts = split_markdown_report(text)
+        parts.warnings.extend(read_warnings)
         parts.drop_missing_list_warning()
         if article.name != ARTICLE_NAMES[0]:
             parts.warnings.append(f"using {article.name} (no {ARTICLE_NAMES[0]})")
@@ -118,9 +122,12 @@ class StormAdapter(ReportAdapter):
         info_path = run / INFO_NAME
         if info_path.is_file():
             try:
-                sources, info_warnings = sources_from_url_to_info(
-                    read_json_object(info_path, max_bytes), article_refs
+                info_text = read_text(info_path, max_bytes)
+                info = parse_json_text(info_path, info_text)
+                validate_json(
+                    info_path, info, StormInfo, info_text, "an object with a 'url_to_unified_index' object"
                 )
+                sources, info_warnings = sources_from_url_to_info(info, article_refs)
             except ValueError as exc:
                 if isinstance(exc, ReportParseError):
                     raise
