@@ -185,6 +185,7 @@ FailureKind = Literal[
     # batch mode (batch.py): a line the provider did not answer; rerunning the stage resubmits it
     "batch_expired",
     "batch_failed",
+    "batch_pending",  # batch.max_wait_s passed: the batch stays open, the next run collects it
     # judge.runtime.max_cost_usd reached: nothing more is sent in this process
     "budget",
 ]

@@ -71,6 +71,16 @@ def strict_response_format(output_model: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+def response_format_for(mode: str, output_model: type[BaseModel] | None) -> dict[str, Any] | None:
+    """The `response_format` for a structured-output mode without asking litellm what the model supports:
+    `auto` means a strict JSON schema for a typed answer (OpenAI-compatible servers and the batch APIs take it)."""
+    if mode in ("auto", "json_schema") and output_model is not None:
+        return strict_response_format(output_model)
+    if mode in ("auto", "json_object", "json_schema"):
+        return {"type": "json_object"}
+    return None
+
+
 class FastClient(LLMClient):
     """`LLMClient` with litellm replaced by one aiohttp session per event loop."""
 
@@ -111,16 +121,9 @@ class FastClient(LLMClient):
     ) -> dict[str, Any] | None:
         """json_schema for a typed answer (OpenAI-compatible servers support it), else a JSON-object hint."""
         memo_key = (output_model, structured)
-        if memo_key in self._formats:
-            return self._formats[memo_key]
-        mode = self._mode(structured)
-        fmt: dict[str, Any] | None = None
-        if mode in ("auto", "json_schema") and output_model is not None:
-            fmt = strict_response_format(output_model)
-        elif mode in ("auto", "json_object", "json_schema"):
-            fmt = {"type": "json_object"}
-        self._formats[memo_key] = fmt
-        return fmt
+        if memo_key not in self._formats:
+            self._formats[memo_key] = response_format_for(self._mode(structured), output_model)
+        return self._formats[memo_key]
 
     # -- the wire --------------------------------------------------------------------------------
 
