@@ -562,6 +562,9 @@ class LLMClient:
         comp = await self._flight.run(flight_key, lambda: self._complete(body, api_key))
         return comp
 
+    async def _ready(self) -> None:
+        """Transport set-up a rate-limited send should not wait on after its slot (fast path: the session)."""
+
     async def _send(self, body: dict[str, Any], api_key: str | None) -> SendResult:
         """One HTTP attempt through litellm: (text, prompt_tokens, completion_tokens, cost)."""
         litellm = _LITELLM
@@ -609,6 +612,7 @@ class LLMClient:
                     attempts = attempt.retry_state.attempt_number
                     async with sem:
                         if limiter is not None:
+                            await self._ready()  # set-up first, so the slot is used when it is due
                             await limiter.acquire(tokens)
                         t0 = time.perf_counter()
                         self.http_calls += 1

@@ -147,6 +147,9 @@ class FastClient(LLMClient):
             self._lifetimes.append(lifetime)
         return session
 
+    async def _ready(self) -> None:
+        await self._session()
+
     async def _send(self, body: dict[str, Any], api_key: str | None) -> SendResult:
         session = await self._session()
         headers = {"Content-Type": "application/json"}

@@ -5,11 +5,14 @@ Why a file-locked sqlite token bucket: DVC runs judge stages in parallel process
 not per process. One tiny sqlite file next to the response cache (WAL, `BEGIN IMMEDIATE`) serialises a few
 microseconds of bookkeeping per call across processes; no daemon, nothing to start or clean up.
 
-The bucket guarantees the limit over *any* window of `window_s` seconds, not just on average: capacity
-`b = limit * burst_s / window_s` (one second's worth by default) and refill rate `(limit - b) / window_s`, so
-any window of length W holds at most `b + rate * W <= limit` sends when W = window_s. A caller *reserves* its
-slot (the balance may go negative) and sleeps until the reservation is due, so waiters are served in order
-and never stampede. A `Retry-After` from the provider blocks the bucket for every process until it passes.
+The bucket holds the limit over *any* window of `window_s` seconds, not just on average: capacity
+`b = limit * burst_s / window_s` (one second's worth by default) and refill rate `(0.98 * limit - b) / window_s`,
+so any window of length W holds at most `b + rate * W` reservations, 98 % of the limit when W = window_s. The
+2 % headroom absorbs sends that leave later than their slot (connection set-up, a busy event loop: about one
+second's worth at the rate), since what the provider counts is arrivals. A caller *reserves* its slot (the
+balance may go negative) and sleeps until it is due, so waiters are served in order and never stampede; one
+that wakes more than 50 ms late gives its slot back and queues again. A `Retry-After` from the provider blocks
+the bucket for every process until it passes.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class SharedRateLimiter:
         tokens_per_minute: float | None = None,
         window_s: float = 60.0,
         burst_s: float = 1.0,
+        headroom: float = 0.02,
     ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,9 +68,9 @@ class SharedRateLimiter:
         self.limits: dict[str, tuple[float, float]] = {}  # bucket -> (capacity, rate per second)
         for kind, limit in (("rpm", requests_per_minute), ("tpm", tokens_per_minute)):
             if limit:
-                cap = max(1.0, float(limit) * burst_s / window_s)
-                cap = min(cap, float(limit))
-                rate = max(1e-9, (float(limit) - cap) / window_s) if limit > cap else float(limit) / window_s
+                usable = float(limit) * (1.0 - headroom)
+                cap = min(max(1.0, float(limit) * burst_s / window_s), usable)
+                rate = max(1e-9, (usable - cap) / window_s) if usable > cap else usable / window_s
                 self.limits[f"{provider}:{kind}"] = (cap, rate)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False, isolation_level=None)
@@ -96,13 +100,11 @@ class SharedRateLimiter:
                     ).fetchone()
                     have, updated, blocked = (cap, t, 0.0) if row is None else row
                     have = min(cap, have + max(0.0, t - updated) * rate)
-                    if cost > cap:  # a request bigger than the burst: wait until the bucket is full
+                    if cost > cap:  # bigger than the burst: sent once the bucket is full, leaving a debt
                         wait = max(wait, (cap - have) / rate)
-                        have = 0.0 - (cost - cap)
-                    else:
-                        have -= cost
-                    if have < 0:
-                        wait = max(wait, -have / rate)
+                    elif have < cost:
+                        wait = max(wait, (cost - have) / rate)
+                    have -= cost
                     wait = max(wait, blocked - t)
                     db.execute(
                         "INSERT OR REPLACE INTO buckets (name, tokens, updated, blocked_until) VALUES (?, ?, ?, ?)",
@@ -136,12 +138,30 @@ class SharedRateLimiter:
                     (name, time.time(), until),
                 )
 
-    async def acquire(self, tokens: int = 0) -> None:
-        """Wait for this request's turn (no-op without limits and without a pending Retry-After)."""
-        wait = self.reserve(tokens)
-        if wait > 0:
+    def refund(self, tokens: int = 0) -> None:
+        """Give a reservation back (its caller woke too late to use its slot)."""
+        with self._lock:
+            for name, (cap, _rate) in self.limits.items():
+                cost = 1.0 if name.endswith(":rpm") else float(max(0, tokens))
+                self._conn.execute(
+                    "UPDATE buckets SET tokens = MIN(?, tokens + ?) WHERE name = ?", (cap, cost, name)
+                )
+
+    async def acquire(self, tokens: int = 0, *, max_late_s: float = 0.05) -> None:
+        """Wait for this request's turn (no-op without limits and without a pending Retry-After).
+
+        A caller whose sleep overran its slot by more than `max_late_s` (a busy event loop) gives the slot back
+        and queues again: late wake-ups would otherwise all send at once and break the window guarantee."""
+        while True:
+            wait = self.reserve(tokens)
+            if wait <= 0:
+                return
             self.waited_s += wait
+            due = time.monotonic() + wait
             await asyncio.sleep(wait)
+            if time.monotonic() - due <= max_late_s or not self.limits:
+                return
+            self.refund(tokens)
 
     def close(self) -> None:
         with self._lock:
