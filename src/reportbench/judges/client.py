@@ -41,7 +41,7 @@ from urllib.parse import urlparse  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt  # noqa: E402
 
-from reportbench.judges.errors import FATAL_KINDS, fatal_kind  # noqa: E402
+from reportbench.judges.errors import FATAL_KINDS, FatalError, fatal_kind  # noqa: E402
 from reportbench.judges.ratelimit import SharedRateLimiter, SingleFlight  # noqa: E402
 
 if TYPE_CHECKING:
@@ -611,6 +611,7 @@ class LLMClient:
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
                     async with sem:
+                        BUDGET.check(rt.max_cost_usd)  # again: calls queued on the semaphore must not all go
                         if limiter is not None:
                             await self._ready()  # set-up first, so the slot is used when it is due
                             await limiter.acquire(tokens)
@@ -621,6 +622,9 @@ class LLMClient:
                                 text, pt, ct, cost = await self._send(body, api_key)
                         finally:
                             service_s += time.perf_counter() - t0
+        except CallFailed as exc:  # the budget, refused before sending
+            exc.attempts, exc.latency_s = attempts - 1, service_s
+            raise
         except Exception as exc:  # noqa: BLE001 - every provider error becomes a typed failure value
             kind, _ = classify(exc)
             msg = f"{type(exc).__name__}: {exc}".replace("\n", " ")
@@ -682,6 +686,24 @@ class SpendLedger:
 
 
 BUDGET = SpendLedger()
+
+
+class BudgetExceeded(FatalError):
+    """`judge.runtime.max_cost_usd` was reached: the stage stops (exit 2) before writing this step's records."""
+
+
+def raise_if_over_budget(judgments: list[Any], where: str, limit: float | None) -> None:
+    """Stop the stage once calls were refused for the budget: answers already paid for are in the response
+    cache, DVC records nothing for the stage, and a rerun with a higher limit pays only for the rest."""
+    refused = sum(1 for j in judgments if (getattr(j, "error", None) or "").startswith("call: budget:"))
+    if not refused:
+        return
+    answered = sum(1 for j in judgments if getattr(j, "ok", False))
+    raise BudgetExceeded(
+        f"{where}: judge.runtime.max_cost_usd={limit:g} reached (${BUDGET.spent_usd:.4f} spent by this stage); "
+        f"{answered} items answered and kept in the response cache, {refused} not asked. Raise or unset "
+        "judge.runtime.max_cost_usd and rerun `dvc repro`: answers already paid for are free"
+    )
 
 
 def make_client(cfg: ClientConfig | Mapping[str, Any]) -> LLMClient:
