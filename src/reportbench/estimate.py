@@ -290,6 +290,22 @@ def estimate(
     return ledger
 
 
+def only_systems(params: dict[str, Any], keep: list[str]) -> dict[str, Any]:
+    """The config restricted to these systems (the others are neither built nor judged nor compared)."""
+    from reportbench.plan import build_plan
+
+    out = dict(params)
+    benchmarks = {}
+    for b, cfg in (params.get("benchmarks") or {}).items():
+        cfg = dict(cfg)
+        cfg["systems"] = {k: v for k, v in (cfg.get("systems") or {}).items() if k in keep}
+        benchmarks[b] = cfg
+    out["benchmarks"] = benchmarks
+    out["agents"] = {k: v for k, v in (params.get("agents") or {}).items() if k in keep}
+    out["plan"] = build_plan(out["benchmarks"], out["agents"])
+    return out
+
+
 def _mark_chained(ledger: Ledger) -> None:
     """Within a stage, every judge task after the first reads earlier answers: its item count is estimated."""
     seen: set[str] = set()
@@ -365,7 +381,7 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
 
 def format_table(summary: Mapping[str, Any]) -> str:
     head = (
-        f"{'stage':<44} {'task':<24} {'model':<22} {'items':>7} {'hits':>6} {'calls':>7} {'prompt tok':>11} "
+        f"{'stage':<52} {'task':<24} {'model':<28} {'items':>7} {'hits':>6} {'calls':>7} {'prompt tok':>11} "
         f"{'compl tok':>10} {'$ online':>9} {'$ batch':>9}"
     )
     lines = [head, "-" * len(head)]
@@ -380,14 +396,14 @@ def format_table(summary: Mapping[str, Any]) -> str:
             continue
         items = f"{r['items']}" + ("" if r["items_exact"] else "~")
         lines.append(
-            f"{r['stage'][:44]:<44} {r['task'][:24]:<24} {r['model'][-22:]:<22} {items:>7} {r['cache_hits']:>6} "
+            f"{r['stage'][:52]:<52} {r['task'][:24]:<24} {r['model'][:28]:<28} {items:>7} {r['cache_hits']:>6} "
             f"{r['calls']:>7} {r['prompt_tokens']:>11,} {r['completion_tokens']:>10,} {usd(r['usd_online']):>9} "
             f"{usd(r['usd_batch']):>9}"
         )
     t = summary["totals"]
     lines.append("-" * len(head))
     lines.append(
-        f"{'total':<44} {'':<24} {'':<22} {t['items']:>7} {t['cache_hits']:>6} {t['calls']:>7} "
+        f"{'total':<52} {'':<24} {'':<28} {t['items']:>7} {t['cache_hits']:>6} {t['calls']:>7} "
         f"{t['prompt_tokens']:>11,} {t['completion_tokens']:>10,} {usd(t['usd_online']):>9} {usd(t['usd_batch']):>9}"
     )
     notes = ["~ = a later step of its stage: its items may depend on earlier answers (counted with the offline judge)"]
@@ -415,6 +431,8 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
             "estimate a real judge with e.g. -S judge=llm -S judge.model=openai/gpt-4.1",
             file=sys.stderr,
         )
+    if args.system:
+        params = only_systems(params, args.system)
     try:
         ledger = estimate(
             params,
