@@ -1,14 +1,19 @@
-"""Throughput of the litellm judge path: LLMJudge -> LLMClient -> litellm -> loopback stub (200 ms).
+"""Judge throughput per process, three ways in one run, against the loopback stub (200 ms latency):
+
+- litellm path: LLMJudge -> LLMClient -> litellm -> stub (`judge.runtime.transport: litellm`, the default)
+- fast path:    LLMJudge -> FastClient (aiohttp) -> stub (`judge.runtime.transport: fast`)
+- trivial:      a bare aiohttp loop posting the same request and reading the JSON (no judge layer): the limit
 
 The stub runs in a *separate process* (`python -m reportbench.stub_server`) so it does not compete
 with the judge for this process's event loop or GIL. Every call misses the cache (disabled, or a
 fresh temp cache with --cache), so this measures the full per-call overhead: prompt render, cache
 key, litellm request/response handling, cost, strict parse, record building.
 
-    python bench/judge_throughput.py                 # N=2000, C=128, no cache
+    python bench/judge_throughput.py                 # N=2000, C=256, no cache, all three paths
     python bench/judge_throughput.py --cache --n 4000 --json
+    python bench/judge_throughput.py --paths fast     # one path only
 
-Target: >= 150 calls/s per process on the 2-core dev machine (litellm's own ceiling is ~185-260).
+Targets on the 2-core dev machine: litellm >= 150 calls/s; fast path >= 3x litellm.
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def bench(args: argparse.Namespace, base_url: str, workdir: Path) -> dict[str, Any]:
+async def bench(args: argparse.Namespace, base_url: str, workdir: Path, transport: str) -> dict[str, Any]:
     task = stub_support_task(workdir / "prompts")
     cfg = {
         "backend": "litellm",
@@ -84,7 +89,8 @@ async def bench(args: argparse.Namespace, base_url: str, workdir: Path) -> dict[
             "backoff_max_s": 2,
             "parse_retries": 2,
             "progress": args.progress,
-            "cache_path": str(workdir / "cache.sqlite") if args.cache else None,
+            "cache_path": str(workdir / f"cache-{transport}.sqlite") if args.cache else None,
+            "transport": transport,
         },
     }
     judge = LLMJudge(task, cfg, prompts_dir=workdir / "prompts")
@@ -107,6 +113,7 @@ async def bench(args: argparse.Namespace, base_url: str, workdir: Path) -> dict[
     lat = [j.latency_s for j in run if j.ok]
     summary = usage_summary(run)
     return {
+        "path": transport,
         "n": args.n,
         "concurrency": args.concurrency,
         "latency_ms_stub": args.latency_ms,
@@ -121,36 +128,90 @@ async def bench(args: argparse.Namespace, base_url: str, workdir: Path) -> dict[
     }
 
 
+async def trivial(args: argparse.Namespace, base_url: str, workdir: Path) -> dict[str, Any]:
+    """The limit: the same requests through one aiohttp session with nothing above the wire."""
+    import aiohttp
+
+    from reportbench.judges.fastpath import strict_response_format
+    from reportbench.stub_server import StubSupportOutput
+
+    task = stub_support_task(workdir / "prompts")
+    from reportbench.prompts import load_prompt
+
+    prompt = load_prompt(task.prompt_id, workdir / "prompts")
+    fmt = strict_response_format(StubSupportOutput)
+    bodies = [
+        {
+            "model": "stub-judge",
+            "messages": prompt.render(claim=f"claim number {i} about topic {i % 97}", evidence=f"evidence {i}"),
+            "temperature": 0.0,
+            "seed": 0,
+            "max_tokens": 1024,
+            "response_format": fmt,
+        }
+        for i in range(args.n)
+    ]
+    url = base_url + "/chat/completions"
+    sem = asyncio.Semaphore(args.concurrency)
+    ok = 0
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=args.concurrency)) as session:
+
+        async def one(body: dict[str, Any]) -> None:
+            nonlocal ok
+            async with sem, session.post(url, json=body) as resp:
+                data = await resp.json()
+                ok += bool(data["choices"][0]["message"]["content"])
+
+        await one(bodies[0])  # warm-up
+        ok = 0
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(b) for b in bodies))
+        wall = time.perf_counter() - t0
+    return {"path": "trivial", "n": args.n, "concurrency": args.concurrency, "wall_s": round(wall, 3),
+            "calls_per_s": round(args.n / wall, 1), "ok": ok, "failed": args.n - ok}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--n", type=int, default=2000)
-    p.add_argument("--concurrency", type=int, default=128)
+    p.add_argument("--concurrency", type=int, default=256)
     p.add_argument("--latency-ms", type=float, default=200.0)
     p.add_argument("--fault-rate", type=float, default=0.0)
     p.add_argument("--cache", action="store_true", help="use a fresh temp cache instead of none")
     p.add_argument("--progress", action="store_true")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--paths", default="litellm,fast,trivial", help="comma list of litellm, fast, trivial")
     args = p.parse_args(argv)
+    paths = [x.strip() for x in args.paths.split(",") if x.strip()]
     proc, base_url = start_stub(args.latency_ms, args.fault_rate)
+    results: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="rb-bench-") as tmp:
-            result = asyncio.run(bench(args, base_url, Path(tmp)))
+            for path in paths:
+                if path == "trivial":
+                    results.append(asyncio.run(trivial(args, base_url, Path(tmp))))
+                else:
+                    results.append(asyncio.run(bench(args, base_url, Path(tmp), path)))
         with urllib.request.urlopen(base_url.removesuffix("/v1") + "/stats", timeout=5) as resp:
-            result["stub_counts"] = json.loads(resp.read())
+            stub_counts = json.loads(resp.read())
     finally:
         proc.terminate()
         proc.wait(10)
+    rate = {r["path"]: r["calls_per_s"] for r in results}
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps({"results": results, "stub_counts": stub_counts}, indent=2))
     else:
-        print(
-            f"{result['calls_per_s']} calls/s  (n={result['n']}, C={result['concurrency']}, "
-            f"stub {result['latency_ms_stub']:.0f} ms, cache={'fresh' if result['cache'] else 'off'})  "
-            f"p50 {result['p50_ms']} ms  p95 {result['p95_ms']} ms  "
-            f"ok={result['ok']} failed={result['failed']}"
-        )
-        print(result["summary"])
-    return 0 if result["failed"] == 0 or args.fault_rate > 0 else 1
+        for r in results:
+            extra = f"  p50 {r['p50_ms']} ms  p95 {r['p95_ms']} ms" if "p50_ms" in r else ""
+            print(
+                f"{r['path']:>8}: {r['calls_per_s']:7.1f} calls/s  (n={r['n']}, C={r['concurrency']}, "
+                f"stub {args.latency_ms:.0f} ms, cache={'fresh' if args.cache else 'off'}){extra}  "
+                f"ok={r['ok']} failed={r['failed']}"
+            )
+        if "litellm" in rate and "fast" in rate:
+            print(f"fast path / litellm path = {rate['fast'] / rate['litellm']:.2f}x (target >= 3x)")
+    failed = sum(r["failed"] for r in results)
+    return 0 if failed == 0 or args.fault_rate > 0 else 1
 
 
 if __name__ == "__main__":

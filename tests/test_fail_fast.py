@@ -314,7 +314,8 @@ def test_context_length_is_per_item_unless_the_first_calls_all_fail(tmp_path: Pa
     long = "word " * 400
     with stub_server_thread(context_window_chars=1000) as s:
         judge = LLMJudge(task, cfg_for(s.base_url), prompts_dir=tmp_path)
-        mixed = items(1) + [(f"long{i}", StubSupportInput(claim="c", evidence=long), {}) for i in range(6)]
+        # distinct requests: identical ones in flight together are sent once (single-flight, ratelimit.py)
+        mixed = items(1) + [(f"long{i}", StubSupportInput(claim=f"c{i}", evidence=long), {}) for i in range(6)]
         run = run_judgments_sync(judge, mixed)
         assert run[0].ok and all(j.error.startswith("call: context_length:") for j in run[1:])
         assert all(j.attempts == 1 for j in run[1:])

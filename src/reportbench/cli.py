@@ -15,6 +15,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.live_builder.cli",  # latex
     "reportbench.ls",  # ls benchmarks|metrics|tasks
     "reportbench.retry",  # retry (failed judge items)
+    "reportbench.scale_cli",  # estimate, batch status|retry, cache export|import (docs/scale.md)
 ]
 
 

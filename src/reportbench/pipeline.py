@@ -321,6 +321,10 @@ def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: 
     t0 = time.perf_counter()
     items_in = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
     run = run_judgments_sync(judge, items_in, desc=desc, judge_name=f"{cfg.get('name')}/{member}")
+    if (cfg.get("runtime") or {}).get("max_cost_usd") is not None:  # judge.runtime.max_cost_usd (docs/scale.md)
+        from reportbench.judges.client import raise_if_over_budget
+
+        raise_if_over_budget(run, desc, cfg["runtime"]["max_cost_usd"])
     wall = time.perf_counter() - t0
     out = JudgmentRun(j.model_copy(update={"member": member}) for j in run)
     out.wall_s = wall

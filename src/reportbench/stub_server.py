@@ -226,6 +226,9 @@ class StubServer:
     def __init__(
         self,
         *,
+        batch_delay_s: float = 0.3,
+        batch_expire: int = 0,
+        batch_line_fault_rate: float = 0.0,
         host: str = "127.0.0.1",
         port: int = 0,
         latency_ms: float = 0.0,
@@ -242,6 +245,14 @@ class StubServer:
     ) -> None:
         self.host = host
         self.port = port
+        # batch APIs (OpenAI files + batches, Anthropic message batches): see _BatchEndpoints
+        self.batch_delay_s = batch_delay_s  # a batch completes this long after it was created
+        self.batch_expire = batch_expire  # the first N batches expire with half their lines done
+        self.batch_line_fault_rate = batch_line_fault_rate  # per line, seeded: a 500 in the output file
+        self.request_log: list[tuple[float, str, str]] = []
+        """(time, method, path) of every HTTP request in arrival order (rate-limit tests read it)."""
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
         self.latency_s = latency_ms / 1000.0
         self.responder: Responder = responder or default_responder
         self.rules = [(re.compile(pattern, re.S), answer) for pattern, answer in rules]
@@ -274,7 +285,9 @@ class StubServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def make_app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[self._log_request], client_max_size=1024**3)
+        _BatchEndpoints(self).add_routes(app)
+        app.router.add_get("/log", self._log)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
@@ -337,6 +350,44 @@ class StubServer:
             if u < acc:
                 return kind
         return None
+
+    @web.middleware
+    async def _log_request(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        self.request_log.append((time.time(), request.method, request.path))
+        return await handler(request)
+
+    async def _log(self, request: web.Request) -> web.Response:
+        return web.json_response([list(e) for e in self.request_log if e[2] != "/log"])
+
+    def completion_for(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], int, int]:
+        """(chat.completion payload, prompt tokens, completion tokens) for a request body, as /chat answers."""
+        messages = list(body.get("messages") or [])
+        response_format = body.get("response_format")
+        digest = request_digest(messages, response_format)
+        content = self.answer_for(messages, response_format)
+        prompt_tokens = sum(_rough_tokens(str(m.get("content", ""))) for m in messages)
+        completion_tokens = _rough_tokens(content)
+        payload = {
+            "id": f"chatcmpl-stub-{digest[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "stub-judge"),
+            "system_fingerprint": "reportbench-stub",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        return payload, prompt_tokens, completion_tokens
 
     async def _models(self, request: web.Request) -> web.Response:
         data = [
@@ -463,6 +514,234 @@ class StubServer:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         transport.abort()
+
+
+# ------------------------------------------------------------------------------------------------
+# Batch APIs: OpenAI files + batches, Anthropic message batches
+# ------------------------------------------------------------------------------------------------
+
+_EXPIRED_MESSAGE = "This request could not be executed before the completion window expired."
+
+
+class _BatchEndpoints:
+    """The documented shapes of the batch endpoints, answered from the same responder as /chat/completions.
+
+    A batch completes `batch_delay_s` after creation (`in_progress` before); its lines are answered when it is
+    first retrieved after that. The first `batch_expire` batches end `expired` with only half their lines
+    answered (OpenAI: the rest in the error file with code `batch_expired`; Anthropic: result type `expired`).
+    `batch_line_fault_rate` turns a seeded share of lines into per-line 500 errors (a fresh draw per
+    occurrence, so a resubmitted line can succeed). Counters: `batches_created`, `batch_lines`,
+    `batch_lines_failed`, `batch_lines_expired`, `batch_polls`, `files_uploaded`.
+    """
+
+    def __init__(self, server: StubServer) -> None:
+        self.s = server
+        self._line_seen: Counter[str] = Counter()
+
+    def add_routes(self, app: web.Application) -> None:
+        r = app.router
+        r.add_post("/v1/files", self.upload)
+        r.add_get("/v1/files/{file_id}/content", self.file_content)
+        r.add_post("/v1/batches", self.create_openai)
+        r.add_get("/v1/batches/{batch_id}", self.retrieve_openai)
+        r.add_post("/v1/messages/batches", self.create_anthropic)
+        r.add_get("/v1/messages/batches/{batch_id}", self.retrieve_anthropic)
+        r.add_get("/v1/messages/batches/{batch_id}/results", self.results_anthropic)
+
+    # -- shared -----------------------------------------------------------------------------------
+
+    def _new_id(self, prefix: str) -> str:
+        n = len(self.s.batches) + len(self.s.files)
+        return f"{prefix}_stub{n:06d}{random.Random(time.time()).randrange(16**6):06x}"
+
+    def _line_fails(self, custom_id: str, body: Mapping[str, Any]) -> bool:
+        rate = self.s.batch_line_fault_rate
+        if rate <= 0:
+            return False
+        key = f"{custom_id}:{request_digest(list(body.get('messages') or []), body.get('response_format'))}"
+        n = self._line_seen[key]
+        self._line_seen[key] += 1
+        return random.Random(f"{self.s.seed}:batch:{key}:{n}").random() < rate
+
+    def _due(self, batch: Mapping[str, Any]) -> bool:
+        return time.time() - float(batch["_created"]) >= self.s.batch_delay_s
+
+    def _register(self, batch: dict[str, Any], n_lines: int) -> None:
+        counts = self.s.counts
+        batch["_created"] = time.time()
+        batch["_expire"] = counts["batches_created"] < self.s.batch_expire
+        counts["batches_created"] += 1
+        counts["batch_lines"] += n_lines
+        self.s.batches[batch["id"]] = batch
+
+    # -- OpenAI -----------------------------------------------------------------------------------
+
+    async def upload(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        field = form.get("file")
+        data = field.file.read() if hasattr(field, "file") else str(field or "").encode("utf-8")
+        file_id = self._new_id("file")
+        self.s.files[file_id] = data
+        self.s.counts["files_uploaded"] += 1
+        return web.json_response(
+            {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+             "filename": getattr(field, "filename", "batch.jsonl"), "purpose": str(form.get("purpose", "batch"))}
+        )
+
+    async def file_content(self, request: web.Request) -> web.Response:
+        data = self.s.files.get(request.match_info["file_id"])
+        if data is None:
+            return web.json_response({"error": {"message": "No such File object", "type": "invalid_request_error"}},
+                                     status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
+
+    async def create_openai(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        data = self.s.files.get(str(body.get("input_file_id")))
+        if data is None:
+            return web.json_response({"error": {"message": "input file not found", "type": "invalid_request_error"}},
+                                     status=400)
+        lines = [json.loads(x) for x in data.decode("utf-8").splitlines() if x.strip()]
+        batch = {
+            "id": self._new_id("batch"),
+            "object": "batch",
+            "endpoint": body.get("endpoint", "/v1/chat/completions"),
+            "input_file_id": body["input_file_id"],
+            "completion_window": body.get("completion_window", "24h"),
+            "status": "validating",
+            "created_at": int(time.time()),
+            "output_file_id": None,
+            "error_file_id": None,
+            "metadata": body.get("metadata"),
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+            "_lines": lines,
+        }
+        self._register(batch, len(lines))
+        return web.json_response(self._public(batch))
+
+    @staticmethod
+    def _public(batch: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+    async def retrieve_openai(self, request: web.Request) -> web.Response:
+        batch = self.s.batches.get(request.match_info["batch_id"])
+        if batch is None or batch.get("object") != "batch":
+            return web.json_response({"error": {"message": "No such batch", "type": "invalid_request_error"}},
+                                     status=404)
+        self.s.counts["batch_polls"] += 1
+        if batch["status"] in ("validating", "in_progress"):
+            if not self._due(batch):
+                batch["status"] = "in_progress"
+            else:
+                self._finish_openai(batch)
+        return web.json_response(self._public(batch))
+
+    def _finish_openai(self, batch: dict[str, Any]) -> None:
+        lines = batch["_lines"]
+        n_done = len(lines) // 2 if batch["_expire"] else len(lines)
+        out, err = [], []
+        for i, line in enumerate(lines):
+            cid = line.get("custom_id")
+            req = line.get("body") or {}
+            if i >= n_done:
+                self.s.counts["batch_lines_expired"] += 1
+                err.append({"id": f"batch_req_{i}", "custom_id": cid, "response": None,
+                            "error": {"code": "batch_expired", "message": _EXPIRED_MESSAGE}})
+            elif self._line_fails(str(cid), req):
+                self.s.counts["batch_lines_failed"] += 1
+                out.append({"id": f"batch_req_{i}", "custom_id": cid, "error": None, "response": {
+                    "status_code": 500, "request_id": f"req_{i}",
+                    "body": {"error": {"message": "stub: internal error", "type": "server_error"}}}})
+            else:
+                payload, _, _ = self.s.completion_for(req)
+                out.append({"id": f"batch_req_{i}", "custom_id": cid, "error": None,
+                            "response": {"status_code": 200, "request_id": f"req_{i}", "body": payload}})
+        for rows, key in ((out, "output_file_id"), (err, "error_file_id")):
+            if rows:
+                file_id = self._new_id("file")
+                self.s.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+                batch[key] = file_id
+        ok = sum(1 for r in out if r["response"]["status_code"] == 200)
+        batch["request_counts"] = {"total": len(lines), "completed": ok, "failed": len(lines) - ok}
+        batch["status"] = "expired" if batch["_expire"] else "completed"
+
+    # -- Anthropic --------------------------------------------------------------------------------
+
+    async def create_anthropic(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        requests = list(body.get("requests") or [])
+        batch = {
+            "id": self._new_id("msgbatch"),
+            "type": "message_batch",
+            "processing_status": "in_progress",
+            "request_counts": {"processing": len(requests), "succeeded": 0, "errored": 0, "canceled": 0,
+                               "expired": 0},
+            "ended_at": None,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "results_url": None,
+            "_requests": requests,
+        }
+        self._register(batch, len(requests))
+        return web.json_response(self._public(batch))
+
+    async def retrieve_anthropic(self, request: web.Request) -> web.Response:
+        batch = self.s.batches.get(request.match_info["batch_id"])
+        if batch is None or batch.get("type") != "message_batch":
+            return web.json_response({"type": "error", "error": {"type": "not_found_error", "message": "no batch"}},
+                                     status=404)
+        self.s.counts["batch_polls"] += 1
+        if batch["processing_status"] == "in_progress" and self._due(batch):
+            self._finish_anthropic(batch, f"http://{request.host}")
+        return web.json_response(self._public(batch))
+
+    def _finish_anthropic(self, batch: dict[str, Any], origin: str) -> None:
+        reqs = batch["_requests"]
+        n_done = len(reqs) // 2 if batch["_expire"] else len(reqs)
+        rows = []
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        for i, r in enumerate(reqs):
+            cid, params = r.get("custom_id"), r.get("params") or {}
+            messages = ([{"role": "system", "content": params["system"]}] if params.get("system") else []) + list(
+                params.get("messages") or [])
+            tools = params.get("tools") or []
+            fmt = ({"type": "json_schema", "json_schema": {"schema": tools[0].get("input_schema") or {}}}
+                   if tools else None)
+            if i >= n_done:
+                counts["expired"] += 1
+                self.s.counts["batch_lines_expired"] += 1
+                rows.append({"custom_id": cid, "result": {"type": "expired"}})
+                continue
+            if self._line_fails(str(cid), {"messages": messages, "response_format": fmt}):
+                counts["errored"] += 1
+                self.s.counts["batch_lines_failed"] += 1
+                rows.append({"custom_id": cid, "result": {"type": "errored", "error": {
+                    "type": "error", "error": {"type": "api_error", "message": "stub: internal error"}}}})
+                continue
+            answer = self.s.answer_for(messages, fmt)
+            content: list[dict[str, Any]]
+            if tools:
+                content = [{"type": "tool_use", "id": f"toolu_{i}", "name": tools[0]["name"],
+                            "input": json.loads(answer)}]
+            else:
+                content = [{"type": "text", "text": answer}]
+            counts["succeeded"] += 1
+            rows.append({"custom_id": cid, "result": {"type": "succeeded", "message": {
+                "id": f"msg_{i}", "type": "message", "role": "assistant", "model": params.get("model"),
+                "content": content, "stop_reason": "tool_use" if tools else "end_turn",
+                "usage": {"input_tokens": sum(_rough_tokens(str(m.get("content", ""))) for m in messages),
+                          "output_tokens": _rough_tokens(answer)}}}})
+        batch["_results"] = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+        batch["request_counts"] = counts
+        batch["processing_status"] = "ended"
+        batch["ended_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        batch["results_url"] = f"{origin}/v1/messages/batches/{batch['id']}/results"
+
+    async def results_anthropic(self, request: web.Request) -> web.Response:
+        batch = self.s.batches.get(request.match_info["batch_id"])
+        if batch is None or "_results" not in batch:
+            return web.json_response({"type": "error", "error": {"type": "not_found_error", "message": "no results"}},
+                                     status=404)
+        return web.Response(body=batch["_results"], content_type="application/binary")
 
 
 # ------------------------------------------------------------------------------------------------

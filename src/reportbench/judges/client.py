@@ -24,6 +24,8 @@ os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 
 import asyncio  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
 import logging  # noqa: E402
 import random  # noqa: E402
 import time  # noqa: E402
@@ -31,13 +33,15 @@ import warnings  # noqa: E402
 import weakref  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any, Literal  # noqa: E402
 from urllib.parse import urlparse  # noqa: E402
 
 from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt  # noqa: E402
 
-from reportbench.judges.errors import FATAL_KINDS, fatal_kind  # noqa: E402
+from reportbench.judges.errors import FATAL_KINDS, FatalError, fatal_kind  # noqa: E402
+from reportbench.judges.ratelimit import SharedRateLimiter, SingleFlight  # noqa: E402
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -55,6 +59,21 @@ _STUB_PLACEHOLDER_KEY = "reportbench-loopback-placeholder"  # only ever sent to 
 # ------------------------------------------------------------------------------------------------
 # Config
 # ------------------------------------------------------------------------------------------------
+
+
+class BatchRuntime(BaseModel):
+    """How batch mode submits and waits (operational: never part of a cache key)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    poll_interval_s: float = Field(30.0, gt=0)
+    max_wait_s: float | None = Field(
+        None, gt=0, description="stop waiting (exit 2, batch kept) after this long; None = wait until done"
+    )
+    completion_window: str = "24h"
+    quiet_s: float = Field(0.5, gt=0, description="submit once no new request arrived for this long")
+    max_lines: int = Field(50_000, ge=1, description="requests per batch (OpenAI: 50,000; Anthropic: 100,000)")
+    state_path: str | None = Field(None, description="batch ids and results (default: next to the cache)")
 
 
 class RuntimeConfig(BaseModel):
@@ -83,6 +102,20 @@ class RuntimeConfig(BaseModel):
     reask_parse_failures: bool = Field(
         False, description="re-ask requests whose stored answers did not parse (a deterministic judge is not)"
     )
+    # -- scale (docs/scale.md) -------------------------------------------------------------------
+    mode: Literal["online", "batch"] = Field(
+        "online", description="batch: every uncached call of a stage goes to the provider's batch API (batch.py)"
+    )
+    transport: Literal["litellm", "fast"] = Field(
+        "litellm", description="fast: a lean aiohttp client for OpenAI-compatible `api_base` endpoints (fastpath.py)"
+    )
+    requests_per_minute: float | None = Field(None, gt=0, description="per provider, shared by every process")
+    tokens_per_minute: float | None = Field(None, gt=0, description="per provider, shared by every process")
+    rate_limit_path: str | None = Field(None, description="shared limiter state (default: next to the cache)")
+    max_cost_usd: float | None = Field(
+        None, ge=0, description="stop the stage once this much was spent in this process (cached answers kept)"
+    )
+    batch: BatchRuntime = Field(default_factory=lambda: BatchRuntime())
 
 
 class ClientConfig(BaseModel):
@@ -158,6 +191,12 @@ FailureKind = Literal[
     "model_not_found",
     "quota",
     "context_length",
+    # batch mode (batch.py): a line the provider did not answer; rerunning the stage resubmits it
+    "batch_expired",
+    "batch_failed",
+    "batch_pending",  # batch.max_wait_s passed: the batch stays open, the next run collects it
+    # judge.runtime.max_cost_usd reached: nothing more is sent in this process
+    "budget",
 ]
 
 
@@ -357,6 +396,8 @@ class LLMClient:
         self._prepared = False
         self._preflight: tuple[bool, CallFailed | None] = (False, None)
         self.http_calls = 0  # attempts actually sent (for tests and usage reports)
+        self._limiter: SharedRateLimiter | None = None
+        self._flight = SingleFlight()
 
     # -- request shape ---------------------------------------------------------------------------
 
@@ -467,43 +508,100 @@ class LLMClient:
         ra = _retry_after_s(exc)
         if ra is not None:
             delay = max(delay, min(ra, rt.backoff_max_s))
+            limiter = self.limiter()
+            if limiter is not None:  # every process sharing this provider waits too
+                limiter.block(min(ra, rt.backoff_max_s))
         return delay
+
+    def _state_path(self, explicit: str | None, name: str) -> Path:
+        """A state file next to the response cache (or under .reportbench/cache without one)."""
+        if explicit:
+            return Path(explicit)
+        cache = self.cfg.runtime.cache_path
+        return (Path(cache).parent if cache else Path(".reportbench/cache")) / name
+
+    def limiter(self) -> SharedRateLimiter | None:
+        """The machine-wide limiter for this provider (None without limits configured)."""
+        if self._limiter is None:
+            rt = self.cfg.runtime
+            if rt.requests_per_minute or rt.tokens_per_minute:
+                from reportbench.judges.ratelimit import provider_key, shared_limiter
+
+                self._limiter = shared_limiter(
+                    self._state_path(rt.rate_limit_path, "ratelimit.sqlite"),
+                    provider_key(self.cfg.model, self.cfg.api_base),
+                    rt.requests_per_minute,
+                    rt.tokens_per_minute,
+                )
+        return self._limiter
+
+    def request_kwargs(
+        self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """The answer-determining request body (no key, no transport options)."""
+        c = self.cfg
+        kwargs: dict[str, Any] = {"model": c.model, "messages": messages}
+        for k in ("temperature", "seed", "max_tokens"):
+            value = getattr(c, k)
+            if value is not None:
+                kwargs[k] = value
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        return kwargs
 
     async def complete(
         self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None
     ) -> Completion:
-        """One chat completion with retries; raises CallFailed (never a provider exception)."""
-        rt = self.cfg.runtime
-        c = self.cfg
+        """One chat completion with retries; raises CallFailed (never a provider exception).
+
+        Identical requests in flight at the same moment are sent once (SingleFlight); a configured
+        `max_cost_usd` stops sending once this process spent it."""
         api_key = self._api_key()
-        secrets = (api_key,) if api_key else ()
         failure = self.preflight()
         if failure is not None:
             raise failure
+        BUDGET.check(self.cfg.runtime.max_cost_usd)
         self._prepare()
+        body = self.request_kwargs(messages, response_format)
+        flight_key = canonical_digest(body)
+        comp = await self._flight.run(flight_key, lambda: self._complete(body, api_key))
+        return comp
+
+    async def _ready(self) -> None:
+        """Transport set-up a rate-limited send should not wait on after its slot (fast path: the session)."""
+
+    async def _send(self, body: dict[str, Any], api_key: str | None) -> SendResult:
+        """One HTTP attempt through litellm: (text, prompt_tokens, completion_tokens, cost)."""
         litellm = _LITELLM
         assert litellm is not None
-        kwargs: dict[str, Any] = {
-            "model": c.model,
-            "messages": messages,
-            "temperature": c.temperature,
-            "seed": c.seed,
-            "max_tokens": c.max_tokens,
-            "timeout": rt.timeout_s,
-            "max_retries": 0,
-            "drop_params": c.drop_params,
-        }
-        if c.api_base:
-            kwargs["api_base"] = c.api_base
+        rt = self.cfg.runtime
+        kwargs = {**body, "timeout": rt.timeout_s, "max_retries": 0, "drop_params": self.cfg.drop_params}
+        if self.cfg.api_base:
+            kwargs["api_base"] = self.cfg.api_base
         if api_key:
             kwargs["api_key"] = api_key
-        if response_format is not None:
-            kwargs["response_format"] = response_format
-        for k in ("temperature", "seed", "max_tokens"):
-            if kwargs[k] is None:
-                del kwargs[k]
+        resp = await litellm.acompletion(**kwargs)
+        choice = resp.choices[0] if resp.choices else None
+        text = (choice.message.content if choice is not None else None) or ""
+        usage = getattr(resp, "usage", None)
+        cost = (getattr(resp, "_hidden_params", None) or {}).get("response_cost")
+        return (
+            text,
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+            float(cost) if isinstance(cost, int | float) else None,
+        )
 
+    async def _complete(self, body: dict[str, Any], api_key: str | None) -> Completion:
+        rt = self.cfg.runtime
+        secrets = (api_key,) if api_key else ()
         sem = self._semaphore()
+        limiter = self.limiter()
+        tokens = 0
+        if limiter is not None:
+            from reportbench.judges.ratelimit import rough_tokens
+
+            tokens = rough_tokens(body["messages"], self.cfg.max_tokens)
         service_s = 0.0
         attempts = 0
         hard_timeout = rt.timeout_s + 5.0  # backstop if a transport ignores `timeout`
@@ -518,30 +616,110 @@ class LLMClient:
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
                     async with sem:
+                        BUDGET.check(rt.max_cost_usd)  # again: calls queued on the semaphore must not all go
+                        if limiter is not None:
+                            await self._ready()  # set-up first, so the slot is used when it is due
+                            await limiter.acquire(tokens)
                         t0 = time.perf_counter()
                         self.http_calls += 1
                         try:
                             async with asyncio.timeout(hard_timeout):
-                                resp = await litellm.acompletion(**kwargs)
+                                text, pt, ct, cost = await self._send(body, api_key)
                         finally:
                             service_s += time.perf_counter() - t0
+        except CallFailed as exc:  # the budget, refused before sending
+            exc.attempts, exc.latency_s = attempts - 1, service_s
+            raise
         except Exception as exc:  # noqa: BLE001 - every provider error becomes a typed failure value
             kind, _ = classify(exc)
             msg = f"{type(exc).__name__}: {exc}".replace("\n", " ")
             raise CallFailed(
                 kind, redact(msg, secrets)[:500], attempts=attempts, latency_s=service_s
             ) from None
-
-        choice = resp.choices[0] if resp.choices else None
-        text = (choice.message.content if choice is not None else None) or ""
-        usage = getattr(resp, "usage", None)
-        cost = (getattr(resp, "_hidden_params", None) or {}).get("response_cost")
+        BUDGET.spend(cost, rt.max_cost_usd)
         return Completion(
             text=text,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            cost_usd=cost,
             latency_s=service_s,
             cache_hit=False,
             attempts=attempts,
         )
+
+
+SendResult = tuple[str, int | None, int | None, float | None]
+"""(text, prompt_tokens, completion_tokens, cost_usd) of one successful attempt."""
+
+
+def canonical_digest(obj: Any) -> str:
+    """sha256 of canonical JSON: equal request bodies, equal digests."""
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class SpendLedger:
+    """Dollars spent by this process's judge calls, for `judge.runtime.max_cost_usd`.
+
+    Per process (one DVC judge stage): a stage stops cleanly once its calls cost the limit; answers already
+    fetched stay in the response cache, so raising the limit and rerunning pays only for the rest. Calls
+    already in flight when the limit is reached still land (at most `max_concurrency` calls over)."""
+
+    def __init__(self) -> None:
+        self.spent_usd = 0.0
+        self.unpriced = 0
+        self.refused = 0
+
+    def check(self, limit: float | None) -> None:
+        if limit is not None and self.spent_usd >= limit:
+            self.refused += 1
+            raise CallFailed(
+                "budget",
+                f"judge.runtime.max_cost_usd={limit:g} reached (${self.spent_usd:.4f} spent by this stage)",
+            )
+
+    def spend(self, cost: float | None, limit: float | None) -> None:
+        if cost is None:
+            self.unpriced += 1
+            if limit is not None and self.unpriced == 1:
+                log.warning("max_cost_usd cannot count a call without a price (set judge.input_cost_per_token)")
+            return
+        self.spent_usd += cost
+
+    def reset(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+BUDGET = SpendLedger()
+
+
+class BudgetExceeded(FatalError):
+    """`judge.runtime.max_cost_usd` was reached: the stage stops (exit 2) before writing this step's records."""
+
+
+def raise_if_over_budget(judgments: list[Any], where: str, limit: float | None) -> None:
+    """Stop the stage once calls were refused for the budget: answers already paid for are in the response
+    cache, DVC records nothing for the stage, and a rerun with a higher limit pays only for the rest."""
+    refused = sum(1 for j in judgments if (getattr(j, "error", None) or "").startswith("call: budget:"))
+    if not refused:
+        return
+    answered = sum(1 for j in judgments if getattr(j, "ok", False))
+    raise BudgetExceeded(
+        f"{where}: judge.runtime.max_cost_usd={limit:g} reached (${BUDGET.spent_usd:.4f} spent by this stage); "
+        f"{answered} items answered and kept in the response cache, {refused} not asked. Raise or unset "
+        "judge.runtime.max_cost_usd and rerun `dvc repro`: answers already paid for are free"
+    )
+
+
+def make_client(cfg: ClientConfig | Mapping[str, Any]) -> LLMClient:
+    """The client the config asks for: batch mode (batch.py), the fast path (fastpath.py) or litellm."""
+    c = ClientConfig.from_mapping(cfg)
+    if c.runtime.mode == "batch":
+        from reportbench.judges.batch import BatchClient
+
+        return BatchClient(c)
+    if c.runtime.transport == "fast":
+        from reportbench.judges.fastpath import FastClient
+
+        return FastClient(c)
+    return LLMClient(c)

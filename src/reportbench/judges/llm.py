@@ -19,7 +19,7 @@ from typing import Any
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
 from reportbench.judges.cache import ResponseCache, StoredParseFailure, cache_key
-from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, to_plain
+from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, make_client, to_plain
 from reportbench.prompt_packs.judging import AuthorsPrompt, authors_prompt, prompts_mode
 from reportbench.prompts import DEFAULT_PROMPTS_DIR, PromptTemplate, load_prompt
 
@@ -49,9 +49,10 @@ class LLMJudge:
         self.task = task
         # `prompts` (ours | authors) is judge-level, not a client setting.
         self.cfg = ClientConfig.from_mapping({k: v for k, v in raw.items() if k != "prompts"} if raw else cfg)
-        self.client = client or LLMClient(self.cfg)
+        self.client = client or make_client(self.cfg)
         self.judge_id = f"litellm:{self.cfg.model}"
-        self.max_concurrency = self.cfg.runtime.max_concurrency
+        # the client decides how many items may wait on it at once (batch mode: all of them)
+        self.max_concurrency = self.client.max_concurrency
         self.progress = self.cfg.runtime.progress
         self.parse_retries = self.cfg.runtime.parse_retries
         # Same request, same answer: only a temperature-0 judge's stored parse failures are final.
