@@ -92,8 +92,11 @@ def run_system(
     spec = {**spec, "release_dir": str(release_dir)}
     if spec.get("kind") == "command":  # a command gets its benchmark's task JSON (BenchmarkSpec.task_payload)
         spec["benchmark"] = benchmark
+    from reportbench.progress import stage_label
+
     try:
-        outcomes = _run(system, spec, release.tasks, out_dir)
+        with stage_label(f"system@{benchmark}.{system}"):  # names the progress bar (with ETA) of the run
+            outcomes = _run(system, spec, release.tasks, out_dir)
     except BaseException:  # a failed stage leaves no half-written run folder for a later stage to read
         import shutil
 
