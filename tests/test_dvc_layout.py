@@ -120,3 +120,28 @@ def test_prune_removes_only_unconfigured_systems_and_members(tmp_path: Path) -> 
     assert (runs / "keep" / "f.json").exists() and (runs / ".gitignore").exists()
     assert (usage / "estimate.json").exists()  # not a <system>.<member> file: not ours to remove
     assert prune_stale_outputs({"plan": {}}, "b", runs) == []  # no plan: never wipe a folder
+
+
+def test_compose_drops_lock_entries_of_systems_no_longer_configured(tmp_path: Path, repo_root: Path) -> None:
+    from reportbench.config import prune_lock, stale_lock_entries
+
+    pipeline = yaml.safe_load((repo_root / "dvc.yaml").read_text())
+    plan = {"runs": {"b.keep": {}}, "judges": {"b.keep": {}}, "benchmarks": {"b": {}}, "fetch": {}, "cross": {}}
+    lock = {
+        "schema": "2.0",
+        "stages": {
+            "system@b.keep": {"cmd": "x"},
+            "system@b.old": {"cmd": "x"},
+            "judge@b.old": {"cmd": "x"},
+            "score@b": {"cmd": "x"},
+            "fetch@b": {"cmd": "x"},
+            "plots_template": {"cmd": "x"},
+        },
+    }
+    assert sorted(stale_lock_entries(plan, pipeline, lock)) == ["fetch@b", "judge@b.old", "system@b.old"]
+    lock_path = tmp_path / "dvc.lock"
+    lock_path.write_text(yaml.safe_dump(lock, sort_keys=False))
+    (tmp_path / "dvc.yaml").write_text((repo_root / "dvc.yaml").read_text())
+    assert len(prune_lock(plan, lock_path, tmp_path / "dvc.yaml")) == 3
+    kept = yaml.safe_load(lock_path.read_text())["stages"]
+    assert list(kept) == ["system@b.keep", "score@b", "plots_template"]
