@@ -1,5 +1,7 @@
 """`dvc exp run live/dvc.yaml` in a temp copy of the working tree, network replaced by a pre-filled cache.
 
+The live pipeline is created by `reportbench live init` (from `live/dvc.template.yaml`), as a user does.
+
 DVC runs each stage in its own process, where `responses` cannot reach, so the HTTP cache is filled
 in-process first (fake services, real clients) and DVC then runs with `-S live.http.mode=offline`: any request
 would be a cache miss, recorded as a failure, and the byte-for-byte comparison with the in-process release
@@ -62,7 +64,8 @@ def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("livedvc") / "repo"
     for rel in filter(None, listed.split("\0")):
         src = repo_root / rel
-        if src.is_file() and not rel.startswith(("live/work/", "live/releases/", "live/exports/", "metrics/live/")):
+        skip = ("live/work/", "live/releases/", "live/exports/", "metrics/live/", "live/dvc.yaml", "live/dvc.lock")
+        if src.is_file() and not rel.startswith(skip):
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
     _run(["git", "init", "-q"], dest)
@@ -87,6 +90,12 @@ def test_dvc_builds_two_releases_offline_and_diffs_them(repo: Path, tmp_path: Pa
     dvc = [sys.executable, "-m", "dvc"]
     expected = _prefill(repo, tmp_path / "scratch")
 
+    # before `reportbench live init` DVC sees no live stage at all (nothing to report as changed)
+    root_stages = _run([*dvc, "stage", "list", "--all"], repo)
+    assert "live/" not in root_stages and "release" in root_stages
+    _run([sys.executable, "-m", "reportbench.cli", "live", "init"], repo)
+    _run(["git", "add", "live/dvc.yaml"], repo)
+    _run(["git", "commit", "-qm", "live pipeline"], repo)
     # `dvc repro` / `dvc exp run` without a target reproduce ./dvc.yaml only (dvc.repo.reproduce: PROJECT_FILE)
     root_stages = _run([*dvc, "stage", "list"], repo)
     assert "live/" not in root_stages and "release" in root_stages

@@ -1,6 +1,9 @@
 """Loaded by Hydra's plugin scan when `dvc exp run` composes params.yaml (DVC adds the repository root to the
-plugin path): registers reportbench's OmegaConf resolvers (`rb_plan`, see src/reportbench/plan.py)."""
+plugin path): registers reportbench's OmegaConf resolvers (`rb_plan`, `rb_judge_identity`, see
+src/reportbench/plan.py) and the dry-run shim of src/reportbench/dvc_compat.py (`dvc exp run --dry`)."""
 
+from reportbench.dvc_compat import patch_run_cache_missing_deps
 from reportbench.plan import register_resolvers
 
 register_resolvers()
+patch_run_cache_missing_deps()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from typing import NoReturn
 
 # module path -> provides register(subparsers) adding one or more subcommands
 SUBCOMMAND_MODULES = [
@@ -16,11 +18,19 @@ SUBCOMMAND_MODULES = [
     "reportbench.ls",  # ls benchmarks|metrics|tasks
     "reportbench.retry",  # retry (failed judge items)
     "reportbench.scale_cli",  # estimate, batch status|retry, cache export|import (docs/scale.md)
+    "reportbench.live_pipeline",  # live init
 ]
 
 
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """argparse's usage errors as one `error:` line that names the bad value and where to see the choices."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="reportbench",
         description="Benchmark harness for deep-research systems. The pipeline itself runs through DVC "
         "(`dvc repro`, `dvc exp run -S judge=...`); these commands inspect inputs and manage config.",
@@ -32,9 +42,43 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand. Every error is one `error:` line on stderr (exit 2), never a traceback
+    (`REPORTBENCH_DEBUG=1` shows it); a closed pipe (`reportbench parse ... | head`) ends quietly."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if os.environ.get("REPORTBENCH_DEBUG"):
+            raise
+        from reportbench.stage_errors import one_line_error
+
+        msg = one_line_error(exc)
+        if msg is None:  # not one of ours: still one line, with the way to the traceback
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            msg = f"{type(exc).__name__}: {first} (unexpected; REPORTBENCH_DEBUG=1 shows the traceback)"
+        print(f"error: {msg}", file=sys.stderr)
+        return 2
+
+
+def _closed_pipe() -> int:
+    """The reader went away (`| head`): stop writing, say nothing, exit like a process killed by SIGPIPE.
+
+    Python would otherwise report the failed flush of stdout at exit; pointing stdout at /dev/null avoids it.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+    return 141
 
 
 if __name__ == "__main__":

@@ -94,7 +94,53 @@ def _cmd_compose(args: argparse.Namespace) -> int:
         return 0
     compose_params(args.overrides, Path(args.out))
     print(f"wrote {args.out}")
+    if Path(args.out) == PARAMS_FILE and LOCK_FILE.is_file():
+        dropped = prune_lock(load_params(args.out).get("plan") or {})
+        if dropped:
+            print(f"{LOCK_FILE}: dropped {len(dropped)} entries of stages no longer configured: {', '.join(dropped)}")
     return 0
+
+
+LOCK_FILE = Path("dvc.lock")
+PIPELINE_FILE = Path("dvc.yaml")
+
+
+def stale_lock_entries(plan: dict[str, Any], pipeline: dict[str, Any], lock: dict[str, Any]) -> list[str]:
+    """Lock entries `<stage>@<key>` of a `foreach: ${plan.X}` stage whose key is no longer in `plan.X`.
+
+    DVC never removes the lock entry of a foreach item that left the config (a system switched off), so the
+    committed dvc.lock kept stages that no longer exist. Entries of other stages are never touched.
+    """
+    groups: dict[str, set[str]] = {}
+    for name, stage in (pipeline.get("stages") or {}).items():
+        foreach = stage.get("foreach") if isinstance(stage, dict) else None
+        if isinstance(foreach, str) and foreach.startswith("${plan.") and foreach.endswith("}"):
+            node: Any = plan
+            for part in foreach[len("${plan.") : -1].split("."):
+                node = node.get(part, {}) if isinstance(node, dict) else {}
+            groups[name] = set(node) if isinstance(node, dict) else set()
+    stale = []
+    for entry in (lock.get("stages") or {}):
+        name, sep, key = str(entry).partition("@")
+        if sep and name in groups and key not in groups[name]:
+            stale.append(str(entry))
+    return stale
+
+
+def prune_lock(plan: dict[str, Any], lock_path: Path = LOCK_FILE, pipeline_path: Path = PIPELINE_FILE) -> list[str]:
+    """Drop `stale_lock_entries` from dvc.lock in place (DVC's own YAML round-trip keeps the rest byte-equal)."""
+    if not lock_path.is_file() or not pipeline_path.is_file():
+        return []
+    pipeline = yaml.safe_load(pipeline_path.read_text()) or {}
+    lock = yaml.safe_load(lock_path.read_text()) or {}
+    stale = stale_lock_entries(plan, pipeline, lock)
+    if stale:
+        from dvc.utils.serialize import modify_yaml
+
+        with modify_yaml(str(lock_path)) as data:
+            for entry in stale:
+                data["stages"].pop(entry, None)
+    return stale
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,12 +1,40 @@
-"""`reportbench ls benchmarks|metrics|tasks`: what is installed, where each piece lives (lm-eval style discovery)."""
+"""`reportbench ls [WHAT]`: what is installed and configurable, and where each piece lives (lm-eval style discovery).
+
+WHAT: benchmarks, releases, systems, judges, prompt-packs, formats, metrics (with their definitions), tasks;
+without WHAT, a short summary of every category. Config choices are read from `conf/` (the Hydra groups an
+override picks from: `-S judge=<name>`, `-S <b>/release=<name>`, `-S <b>/systems=<name>`, `-S agents=<name>`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CATEGORIES = ("benchmarks", "releases", "systems", "judges", "prompt-packs", "formats", "metrics", "tasks")
 
 
-def _benchmarks() -> list[str]:
+def _conf_options(folder: Path) -> list[tuple[str, dict[str, Any], str]]:
+    """(option name, its YAML, its first comment line) for every `*.yaml` of a config group folder."""
+    out = []
+    for path in sorted(folder.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        comment = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.startswith("#")), "")
+        if comment.startswith("@package"):
+            rest = [ln.lstrip("# ").strip() for ln in text.splitlines() if ln.startswith("#")][1:2]
+            comment = rest[0] if rest else ""
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError:
+            data = {}
+        out.append((path.stem, data if isinstance(data, dict) else {}, comment))
+    return out
+
+
+def _benchmarks(conf: Path) -> list[str]:
     from reportbench.benchmarks import get_benchmark, installed_benchmarks
 
     lines = []
@@ -18,22 +46,94 @@ def _benchmarks() -> list[str]:
     return lines
 
 
-def _metrics(benchmark: str | None) -> list[str]:
+def _releases(conf: Path) -> list[str]:
+    from reportbench.benchmarks import installed_benchmarks
+
+    lines = []
+    for b in installed_benchmarks():
+        for option, data, comment in _conf_options(conf / b / "release"):
+            what = f"name={data.get('name')} kind={data.get('kind')} source={data.get('source')}"
+            lines.append(f"{'-S ' + b + '/release=' + option:48s} {what}" + (f"  # {comment}" if comment else ""))
+    return lines
+
+
+def _systems(conf: Path) -> list[str]:
+    from reportbench.benchmarks import installed_benchmarks
+
+    lines = []
+    groups = [(f"{b}/systems", conf / b / "systems") for b in installed_benchmarks()] + [("agents", conf / "agents")]
+    for group, folder in groups:
+        for option, data, comment in _conf_options(folder):
+            systems = ", ".join(
+                f"{n} ({(s or {}).get('kind')})" for n, s in data.items() if n != "defaults" and isinstance(s, dict)
+            )
+            inherits = [d for d in data.get("defaults") or [] if d != "_self_"]
+            extra = f" + {', '.join(map(str, inherits))}" if inherits else ""
+            head = f"-S {group}={option}"
+            lines.append(f"{head:48s} {systems or '(none)'}{extra}" + (f"  # {comment}" if comment else ""))
+    return lines
+
+
+def _judges(conf: Path) -> list[str]:
+    lines = []
+    for option, data, comment in _conf_options(conf / "judge"):
+        lines.append(
+            f"-S judge={option:16s} backend={data.get('backend')} model={data.get('model')}"
+            + (f"  # {comment}" if comment else "")
+        )
+    return lines
+
+
+def _prompt_packs(conf: Path) -> list[str]:
+    from reportbench.benchmarks import installed_benchmarks
+    from reportbench.prompt_packs import load_all, pack_id, steps_for
+
+    load_all()
+    lines = ["-S judge.prompts=ours      our wording: prompts/<benchmark>/*.yaml (default)"]
+    for b in installed_benchmarks():
+        steps = steps_for(b)
+        if steps:
+            tasks = ", ".join(sorted({s.judge_task for s in steps if s.judge_task}))
+            lines.append(f"-S judge.prompts=authors   {b}: {pack_id(b)}, {len(steps)} prompts (judge tasks: {tasks})")
+        else:
+            lines.append(f"-S judge.prompts=authors   {b}: no authors' pack (our wording is used)")
+    return lines
+
+
+def _formats(conf: Path) -> list[str]:
+    from reportbench.reports.base import get_adapter, list_formats
+
+    lines = ["auto                    the first adapter (in this order) that recognises the path"]
+    for name in list_formats():
+        adapter = get_adapter(name)
+        doc = (getattr(adapter, "__doc__", None) or type(adapter).__doc__ or "").strip().splitlines()
+        lines.append(f"{name:23s} {doc[0] if doc else ''}")
+    return lines
+
+
+def _metrics(conf: Path, benchmark: str | None = None) -> list[str]:
     from reportbench.benchmarks import get_benchmark, installed_benchmarks
     from reportbench.metrics.registry import metrics_for
 
+    installed = installed_benchmarks()
+    if benchmark is not None and benchmark not in installed:
+        from reportbench.config import ConfigError
+
+        raise ConfigError(f"--benchmark {benchmark!r}: not installed; choose one of {', '.join(installed)}")
     lines = []
-    for name in [benchmark] if benchmark else installed_benchmarks():
+    for name in [benchmark] if benchmark else installed:
         get_benchmark(name)  # importing the protocol registers its metrics
         for m in metrics_for(name):
             arrow = "↑" if m.higher_is_better else "↓"
+            rng = f"[{m.value_range[0]:g}, {m.value_range[1]:g}]" if m.value_range else "unbounded"
             lines.append(
-                f"{m.key:45s} {arrow} {m.aggregation:10s} missing report: {m.missing_report:9s} {m.description}"
+                f"{m.key:45s} {arrow} {m.aggregation:10s} {m.unit} {rng}; missing report: {m.missing_report}. "
+                f"{m.description}"
             )
     return lines
 
 
-def _tasks() -> list[str]:
+def _tasks(conf: Path) -> list[str]:
     from reportbench.benchmarks import installed_benchmarks
     from reportbench.judges.tasks import TASKS
 
@@ -41,19 +141,41 @@ def _tasks() -> list[str]:
     return [f"{t.name:28s} prompts/{t.prompt_id:40s} {t.description}" for t in TASKS.values()]
 
 
+LISTERS = {
+    "benchmarks": _benchmarks,
+    "releases": _releases,
+    "systems": _systems,
+    "judges": _judges,
+    "prompt-packs": _prompt_packs,
+    "formats": _formats,
+    "metrics": _metrics,
+    "tasks": _tasks,
+}
+
+
 def _cmd(args: argparse.Namespace) -> int:
-    if args.what == "benchmarks":
-        lines = _benchmarks()
+    conf = Path(args.conf)
+    if args.what is None:
+        lines = []
+        for what in CATEGORIES:
+            items = LISTERS[what](conf)
+            lines.append(f"{what} ({len(items)}): `reportbench ls {what}`")
+        lines.append(f"(config choices read from {conf}/)")
     elif args.what == "metrics":
-        lines = _metrics(args.benchmark)
+        lines = _metrics(conf, args.benchmark)
     else:
-        lines = _tasks()
+        lines = LISTERS[args.what](conf)
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ls", help="list installed benchmarks, metrics (direction, aggregation) or judge tasks")
-    p.add_argument("what", choices=["benchmarks", "metrics", "tasks"])
+    p = sub.add_parser(
+        "ls",
+        help="list benchmarks, releases, systems, judges, prompt packs, report formats, metrics (with definitions), "
+        "judge tasks",
+    )
+    p.add_argument("what", nargs="?", choices=CATEGORIES, default=None, help="what to list (default: a summary)")
     p.add_argument("--benchmark", default=None, help="only this benchmark's metrics")
+    p.add_argument("--conf", default="conf", help="the Hydra config folder (default: conf)")
     p.set_defaults(func=_cmd)

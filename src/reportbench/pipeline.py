@@ -96,7 +96,16 @@ def run_system(
     spec = {**spec, "release_dir": str(release_dir)}
     if spec.get("kind") == "command":  # a command gets its benchmark's task JSON (BenchmarkSpec.task_payload)
         spec["benchmark"] = benchmark
-    outcomes = _run(system, spec, release.tasks, out_dir)
+    from reportbench.progress import stage_label
+
+    try:
+        with stage_label(f"system@{benchmark}.{system}"):  # names the progress bar (with ETA) of the run
+            outcomes = _run(system, spec, release.tasks, out_dir)
+    except BaseException:  # a failed stage leaves no half-written run folder for a later stage to read
+        import shutil
+
+        shutil.rmtree(out_dir, ignore_errors=True)
+        raise
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
@@ -114,12 +123,20 @@ def _systems(params: Mapping[str, Any], benchmark: str) -> list[str]:
     return list(require(params, f"plan.benchmarks.{benchmark}.systems"))
 
 
+def _prune_stale(params: Mapping[str, Any], benchmark: str, **folders: Any) -> None:
+    """Outputs of systems no longer configured leave the folders this stage declares (reportbench.stale)."""
+    from reportbench.stale import prune_stale_outputs
+
+    prune_stale_outputs(params, benchmark, **folders)
+
+
 # ------------------------------------------------------------------------------------------------- fetch
 def fetch_stage(params: Mapping[str, Any], benchmark: str, runs_dir: Path, release_dir: Path, out: Path) -> Any:
     """Fetch (or, offline, look up) every page the benchmark's systems cite: one snapshot table."""
     from reportbench.fetch.stage import run_fetch_stage
     from reportbench.systems import read_reports
 
+    _prune_stale(params, benchmark, runs_dir=runs_dir)
     reports = {s: read_reports(d) for s, d in _run_dirs(runs_dir, _systems(params, benchmark)).items()}
     cfg = dict(params.get("fetch") or {})
     # Recorded pages shipped with a release (the demo's pages.jsonl): read offline like any snapshot.
@@ -364,6 +381,7 @@ def cross_stage(
     if spec.cross is None:
         raise ConfigError(f"benchmarks.{benchmark}.stages.cross is true but {benchmark} defines no cross stage")
     systems = _systems(params, benchmark)
+    _prune_stale(params, benchmark, runs_dir=runs_dir)
     dirs = _run_dirs(Path(runs_dir), systems)
     ctx = CrossContext(
         benchmark=benchmark,
@@ -430,6 +448,8 @@ def score_stage(
     bench = benchmark_params(params, benchmark)
     systems = _systems(params, benchmark)
     members = list(require(params, f"plan.benchmarks.{benchmark}.members"))
+    usage_dir = Path(metrics_dir) / "usage"
+    _prune_stale(params, benchmark, runs_dir=runs_dir, judgments_dir=judgments_dir, usage_dir=usage_dir)
     dirs = _run_dirs(Path(runs_dir), systems)
     judgments: dict[str, dict[str, dict[str, list[Any]]]] = {}
     derived: dict[str, dict[str, dict[str, pl.DataFrame]]] = {}
@@ -485,12 +505,22 @@ def score_stage(
         overall=result.overall,
         overall_metrics=result.overall_metrics,
     )
+    _write_dvc_metrics(metrics_dir, summaries, spec.metric_names, benchmark, lb)
     return write_leaderboard(lb, metrics_dir)
 
 
 def _count_flagged(outcomes: list[Any]) -> int:
     """Reports that tried to steer the judge (reportbench.injection flags on their run outcome)."""
     return sum(1 for o in outcomes if getattr(o, "flags", None))
+def _write_dvc_metrics(metrics_dir: Path, summaries: dict[str, Any], names: Any, benchmark: str, lb: Any) -> None:
+    """The flat per-system summaries `dvc metrics show` reads and the `dvc plots` data (reportbench.dvc_metrics)."""
+    from reportbench.dvc_metrics import write_dvc_metrics
+    from reportbench.metrics.registry import metrics_for
+
+    rows = getattr(lb, "rows", None) or []
+    overall = {r.get("system"): r.get("geomean") for r in rows if isinstance(r, dict) and r.get("overall")}
+    higher = {m.name: m.higher_is_better for m in metrics_for(benchmark)}
+    write_dvc_metrics(metrics_dir, summaries, names, overall, higher)
 
 
 def _count_statuses(outcomes: list[Any]) -> dict[str, int]:

@@ -26,18 +26,35 @@ class PlanError(ValueError):
     """The benchmark/system configuration cannot be turned into stages; the message names the key."""
 
 
-def build_plan(benchmarks: Mapping[str, Any] | None, agents: Mapping[str, Any] | None) -> dict[str, Any]:
+def build_plan(
+    benchmarks: Mapping[str, Any] | None, agents: Mapping[str, Any] | None, judge: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Stage fan-out for the enabled benchmarks (every key of `benchmarks`) and shared agents.
 
     Entries hold only what dvc.yaml cannot spell itself (paths are built there from benchmark, release and
-    system names): DVC re-parses params.yaml for every stage, so its size is paid once per stage.
+    system names): DVC re-parses params.yaml for every stage, so its size is paid once per stage. Every
+    release, system and (with `judge`) ensemble member is validated first (reportbench.validate): one line
+    naming the key, the bad value and the valid choices.
     """
+    from reportbench.validate import merge_member, validate_judge, validate_release, validate_system
+
     benchmarks = dict(benchmarks or {})
     agents = dict(agents or {})
     for name, spec in agents.items():
         kind = (spec or {}).get("kind")
         if kind not in AGENT_KINDS:
             raise PlanError(f"agents.{name}.kind: {kind!r}; an agent must be one of {AGENT_KINDS}")
+        validate_system(f"agents.{name}", spec)
+    for b in sorted(benchmarks):
+        cfg = benchmarks[b] or {}
+        validate_release(b, cfg.get("release"))
+        for s, spec in (cfg.get("systems") or {}).items():
+            validate_system(f"benchmarks.{b}.systems.{s}", spec)
+        if judge is not None:
+            for m, overrides in (cfg.get("judges") or {}).items():
+                if overrides is not None and not isinstance(overrides, Mapping):
+                    raise PlanError(f"benchmarks.{b}.judges.{m}: expected a mapping of judge overrides")
+                validate_judge(merge_member(judge, overrides), f"benchmarks.{b}.judges.{m}", warn_ignored=False)
     plan: dict[str, Any] = {"benchmarks": {}, "fetch": {}, "cross": {}}
     runs: dict[str, Any] = {}
     judges: dict[str, Any] = {}
@@ -98,12 +115,25 @@ def _resolve_plan(*, _root_: Any) -> Any:
         return OmegaConf.to_container(node, resolve=True) if OmegaConf.is_dict(node) else {}  # type: ignore[return-value]
 
     # a Container (not a dict), so OmegaConf.resolve() — what DVC calls — can store it in place
-    return OmegaConf.create(build_plan(plain("benchmarks"), plain("agents")))
+    return OmegaConf.create(build_plan(plain("benchmarks"), plain("agents"), plain("judge")))
+
+
+def _resolve_judge_identity(*, _root_: Any) -> Any:
+    """`judge_identity`: the judge settings that can change an answer for the configured backend (validated)."""
+    from omegaconf import OmegaConf
+
+    from reportbench.validate import judge_identity
+
+    node = _root_.get("judge")
+    judge = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_dict(node) else {}
+    return OmegaConf.create(judge_identity(judge))  # type: ignore[arg-type]
 
 
 def register_resolvers() -> None:
-    """Register `rb_plan` with OmegaConf (idempotent)."""
+    """Register `rb_plan` and `rb_judge_identity` with OmegaConf (idempotent)."""
     from omegaconf import OmegaConf
 
     if not OmegaConf.has_resolver("rb_plan"):
         OmegaConf.register_new_resolver("rb_plan", _resolve_plan, use_cache=False)
+    if not OmegaConf.has_resolver("rb_judge_identity"):
+        OmegaConf.register_new_resolver("rb_judge_identity", _resolve_judge_identity, use_cache=False)

@@ -291,16 +291,30 @@ class RunCollector:
     task_ids: list[str]
     reports: dict[str, Report] = field(default_factory=dict)
     outcomes: dict[str, TaskOutcome] = field(default_factory=dict)
+    progress: Any = field(default=None, repr=False)  # a bar with ETA over the tasks (reportbench.progress)
+
+    def __post_init__(self) -> None:
+        if self.progress is None:
+            from reportbench.progress import progress_bar
+
+            self.progress = progress_bar(len(self.task_ids))
+
+    def _tick(self, task_id: str) -> None:
+        if task_id not in self.outcomes:
+            self.progress.update(1)
 
     def add(self, report: Report | None, outcome: TaskOutcome) -> None:
         if report is not None:
             self.reports[outcome.task_id] = report
+        self._tick(outcome.task_id)
         self.outcomes[outcome.task_id] = outcome
 
     def fail(self, task_id: str, reason: str) -> None:
+        self._tick(task_id)
         self.outcomes[task_id] = TaskOutcome(task_id=task_id, status="failed", reason=reason[:1000])
 
     def result(self) -> tuple[list[Report], list[TaskOutcome]]:
+        self.progress.close()
         outcomes = [
             self.outcomes.get(t) or TaskOutcome(task_id=t, status="failed", reason="internal: no outcome")
             for t in self.task_ids

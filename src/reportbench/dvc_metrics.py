@@ -1,0 +1,117 @@
+"""What DVC shows: one flat, numbers-only summary per system for `dvc metrics show`, the long table behind
+`dvc plots`, and the offline HTML page template for `dvc plots show` (docs/dvc.md).
+
+Why: `dvc metrics show` flattens every declared metric file into one table (a row per file, a column per
+flattened key). Declaring the rich `systems.json` (nested per-metric counts, per-category breakdowns, judge
+usage) gave 25 rows of 107 columns. So the score stage declares one directory per benchmark x release,
+`metrics/<b>/<R>/summary/`, holding one file per system with only `{metric: mean, overall: score}`: DVC renders
+a row per system and a column per metric, and `dvc metrics diff` compares the same numbers. Undefined means
+are `null` (DVC prints `-`), never 0. The detail files (`systems.json`, `extra.json`, judge usage) are still
+written, as plain outputs that `dvc metrics` does not read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from reportbench.jsonio import write_json
+
+SUMMARY_DIR = "summary"
+PLOTS_FILE = Path("plots") / "metrics.json"
+PLOTS_TEMPLATE = ".reportbench/dvc_plots_template.html"
+
+
+def _number(value: Any) -> float | None:
+    """A finite float, or None (undefined) for NaN, inf, missing or non-numeric values."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def metric_mean(summary: Mapping[str, Any], metric: str) -> float | None:
+    """A system summary's headline value of one metric (`metrics.<m>.mean`), None when undefined."""
+    entry = (summary.get("metrics") or {}).get(metric)
+    if isinstance(entry, Mapping):
+        return _number(entry.get("mean"))
+    return _number(entry)
+
+
+def flat_summary(
+    summary: Mapping[str, Any], metric_names: Iterable[str], overall: Mapping[str, Any] | None = None
+) -> dict[str, float | None]:
+    """{metric: mean, ..., overall: score}: the numbers `dvc metrics show` prints for one system.
+
+    `overall` is `{"overall": score}` for a benchmark with a combined score, None for one without (no column).
+    """
+    flat: dict[str, float | None] = {m: metric_mean(summary, m) for m in metric_names}
+    if overall is not None:
+        flat["overall"] = _number(overall.get("overall"))
+    return flat
+
+
+def write_dvc_metrics(
+    metrics_dir: Path,
+    summaries: Mapping[str, Mapping[str, Any]],
+    metric_names: Iterable[str],
+    overall: Mapping[str, float | None] | None = None,
+    higher_is_better: Mapping[str, bool] | None = None,
+) -> dict[str, Path]:
+    """Write `summary/<system>.json` for every system and `plots/metrics.json` (long: system x metric).
+
+    The summary directory is rewritten from scratch: a system that is no longer configured has no file.
+    """
+    metrics_dir = Path(metrics_dir)
+    names = list(metric_names)
+    overall = overall or {}
+    higher = higher_is_better or {}
+    out_dir = metrics_dir / SUMMARY_DIR
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob("*.json"):
+        if stale.stem not in summaries:
+            stale.unlink()
+    written: dict[str, Path] = {}
+    rows: list[dict[str, Any]] = []
+    for system in sorted(summaries):
+        flat = flat_summary(summaries[system], names, {"overall": overall[system]} if system in overall else None)
+        written[system] = write_json(out_dir / f"{system}.json", flat)
+        for metric, value in flat.items():
+            if value is None:  # undefined: no bar (a 0 bar would read as a measured zero)
+                continue
+            direction = "" if metric == "overall" else (" (higher is better)" if higher.get(metric, True) else
+                                                        " (lower is better)")
+            rows.append({"system": system, "metric": f"{metric}{direction}", "value": value})
+    write_json(metrics_dir / PLOTS_FILE, rows)
+    return written
+
+
+def plots_html_template() -> str:
+    """DVC's `plots.html_template`: its page with vega, vega-lite and vega-embed inlined (no CDN).
+
+    The libraries come from `vl-convert-python`, which bundles them (with all their dependencies) as one
+    script that defines `window.vegaEmbed`, the global DVC's plot divs call. The page has no `{scripts}`
+    placeholder, so DVC's CDN script tags are never inserted.
+    """
+    import vl_convert
+
+    bundle = vl_convert.javascript_bundle()
+    if "</script" in bundle.lower():  # would end our inline <script> early
+        raise ValueError("vl-convert's bundle contains '</script'; cannot inline it")
+    return (
+        "<!DOCTYPE html>\n<html>\n<head>\n    {refresh_tag}\n    <meta charset=\"utf-8\">\n"
+        "    <title>reportbench: DVC plots (offline)</title>\n"
+        f"    <!-- vega {vl_convert.get_vega_version()}, vega-embed {vl_convert.get_vega_embed_version()}, "
+        "vega-lite (latest bundled by vl-convert-python); no network needed -->\n"
+        f"    <script type=\"text/javascript\">\n{bundle}\n    </script>\n"
+        "    <style>body { font-family: sans-serif; } table { border-spacing: 15px; }</style>\n"
+        "</head>\n<body>\n    {plot_divs}\n</body>\n</html>\n"
+    )
+
+
+def write_plots_template(out: Path) -> Path:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(plots_html_template(), encoding="utf-8")
+    return out

@@ -1,0 +1,172 @@
+"""DVC stays tidy on a fresh copy of the repository (issue 13 "DVC that stays tidy", issue 15 defects 4 and 5).
+
+One `dvc repro` of the default pipeline in a temp git repository (about 70 s), then the documented commands:
+`dvc status` clean, `dvc checkout` exit 0, `dvc metrics show` one row per system and no warning, `dvc plots show`
+HTML that loads nothing from the network, `dvc exp run --dry --allow-missing` listing only what an override
+touches, and systems added/removed or failing leave neither folders nor lock changes behind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dvc_helpers import run_ok, subprocess_env
+
+pytestmark = pytest.mark.integration
+
+DVC = [sys.executable, "-m", "dvc"]
+RB = [sys.executable, "-m", "reportbench.cli"]
+UP_TO_DATE = "Data and pipelines are up to date."
+RUNNING = re.compile(r"Running stage '([^']+)'")
+
+
+def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=900)
+
+
+def _out(cmd: list[str], cwd: Path) -> str:
+    proc = run_ok(cmd, cwd, timeout=900)
+    return proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The working tree (tracked + untracked, minus ignored and generated) as a fresh git repo, reproduced once."""
+    if not (repo_root / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo_root, capture_output=True, check=True
+    ).stdout.decode()
+    dest = tmp_path_factory.mktemp("tidy") / "repo"
+    for rel in filter(None, listed.split("\0")):
+        src = repo_root / rel
+        if src.is_file() and not rel.startswith(("metrics/", "live/dvc.yaml", "live/dvc.lock")):
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    (dest / "dvc.lock").unlink(missing_ok=True)  # the branch's lock may predate its code: build from scratch
+    _out(["git", "init", "-q"], dest)
+    _out(["git", "add", "-A"], dest)
+    _out(["git", "commit", "-qm", "fresh clone"], dest)
+    _out([*DVC, "repro"], dest)
+    _out(["git", "add", "-A"], dest)
+    _out(["git", "commit", "-qm", "repro"], dest)
+    return dest
+
+
+def _plan(repo: Path) -> dict:
+    return yaml.safe_load((repo / "params.yaml").read_text())["plan"]
+
+
+def test_status_clean_and_checkout_ok_after_repro(repo: Path) -> None:
+    status = _run([*DVC, "status"], repo)
+    assert status.returncode == 0 and status.stdout.strip() == UP_TO_DATE, status.stdout + status.stderr
+    checkout = _run([*DVC, "checkout"], repo)
+    assert checkout.returncode == 0, checkout.stdout + checkout.stderr
+    assert "WARNING" not in checkout.stderr and "ERROR" not in checkout.stderr, checkout.stderr
+    # no live stage exists until a user runs `reportbench live init`
+    assert "live/" not in _out([*DVC, "stage", "list", "--all"], repo)
+    assert not (repo / "dvc_plots").exists() or "dvc_plots" not in _out(["git", "status", "--porcelain"], repo)
+
+
+def test_metrics_show_is_one_flat_row_per_system(repo: Path) -> None:
+    shown = _run([*DVC, "metrics", "show"], repo)
+    assert shown.returncode == 0
+    assert "failed to load" not in (shown.stdout + shown.stderr).lower(), shown.stderr
+    data = json.loads(run_ok([*DVC, "metrics", "show", "--json"], repo).stdout)
+    files = data[""]["data"]
+    plan = _plan(repo)
+    expected = {
+        f"metrics/{b}/{e['release']}/summary/{s}.json" for b, e in plan["benchmarks"].items() for s in e["systems"]
+    }
+    assert set(files) == expected  # no usage, systems.json or extra.json among DVC metrics
+    for path, entry in files.items():
+        values = entry["data"]
+        assert values and all(v is None or isinstance(v, int | float) for v in values.values()), path
+    # one benchmark's table: a row per system, a column per metric (+ overall)
+    table = _out([*DVC, "metrics", "show", "metrics/deepscholar/demo/summary"], repo).splitlines()
+    header = table[0].split()
+    assert header[0] == "Path" and "overall" in header and "nugget_coverage" in header
+    assert len(table) == 1 + len(plan["benchmarks"]["deepscholar"]["systems"])
+    assert max(len(line) for line in table) < 260
+    full = shown.stdout.splitlines()
+    assert len(full[0].split()) < 45  # was 107 columns and 3,500-character lines
+
+
+def test_plots_show_renders_offline(repo: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / "plots"
+    _out([*DVC, "plots", "show", "-o", str(out_dir)], repo)
+    html = (out_dir / "index.html").read_text()
+    assert not re.search(r"<script[^>]+src=", html), "a script is loaded from somewhere"
+    assert not re.search(r"<link[^>]+href=\"https?:", html)
+    assert "cdn.jsdelivr" not in html and "vegaEmbed(" in html
+    n_plots = html.count("vegaEmbed('#")
+    assert n_plots == len(_plan(repo)["benchmarks"]), n_plots
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        return
+    dom = subprocess.run(
+        [
+            chromium,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--host-resolver-rules=MAP * ~NOTFOUND",  # the network is off for the page
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            (out_dir / "index.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    ).stdout
+    assert dom.count('class="marks"') == n_plots, "vega did not render every plot offline"
+
+
+def test_exp_run_dry_lists_only_what_an_override_touches(repo: Path) -> None:
+    out = _out([*DVC, "exp", "run", "--dry", "--allow-missing", "-S", "judge=offline_strict"], repo)
+    ran = set(RUNNING.findall(out))
+    assert ran and all(s.startswith(("judge@", "cross@", "score@")) for s in ran), ran
+    _out(["git", "checkout", "--", "params.yaml"], repo)
+    assert _out(["git", "status", "--porcelain"], repo).strip() == ""
+
+
+def test_removed_or_failed_systems_leave_no_folder_and_no_lock_change(repo: Path) -> None:
+    runs = repo / "data" / "runs" / "deepscholar" / "demo"
+    lock_before = (repo / "dvc.lock").read_text()
+    extra = (
+        "+benchmarks.deepscholar.systems.extra_writer={kind:folder,path:data/demo/deepscholar/systems/careful_writer}"
+    )
+    _out([*RB, "compose", extra], repo)
+    _out([*DVC, "repro"], repo)
+    assert (runs / "extra_writer").is_dir()
+    assert (repo / "metrics/deepscholar/demo/summary/extra_writer.json").is_file()
+    _out([*RB, "compose"], repo)  # the system is switched off again
+    _out([*DVC, "repro"], repo)
+    assert not (runs / "extra_writer").exists()
+    assert not (repo / "metrics/deepscholar/demo/summary/extra_writer.json").exists()
+    assert not (repo / "metrics/deepscholar/demo/usage/extra_writer.main.json").exists()
+    assert (repo / "dvc.lock").read_text() == lock_before
+    assert _out(["git", "status", "--porcelain"], repo).strip() == ""
+    forced = _out([*DVC, "repro", "-f", "score@deepscholar"], repo)
+    assert "score@deepscholar" in forced and (repo / "dvc.lock").read_text() == lock_before
+
+    # a failed experiment (a system stage that stops: no credentials) leaves no run folder behind, and the
+    # workspace is clean once params are restored
+    bad = (
+        "+benchmarks.deepscholar.systems.broken={kind:endpoint,path:src/reportbench/systems/endpoint.py,"
+        "model:openai/gpt-4o,api_key_env:RB_TEST_SURELY_UNSET_KEY}"
+    )
+    failed = _run([*DVC, "exp", "run", "-S", bad], repo)
+    assert failed.returncode != 0 and "RB_TEST_SURELY_UNSET_KEY" in failed.stderr, failed.stderr[-2000:]
+    assert not (runs / "broken").exists()
+    _out(["git", "checkout", "--", "params.yaml", "dvc.lock"], repo)
+    status = _run([*DVC, "status"], repo)
+    assert status.stdout.strip() == UP_TO_DATE, status.stdout
