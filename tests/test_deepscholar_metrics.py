@@ -280,13 +280,18 @@ def test_cite_p_no_citations_zero_and_failure_not_zero() -> None:
     assert r.value == 1.0 and r.n_failed == 2  # only the one ok pair counts; failures counted, not zeros
 
 
-def test_support_items_shared_between_cite_p_and_claim_coverage() -> None:
+def test_support_items_shared_across_reruns_and_cite_p_all_aspects() -> None:
     rep = _claim_report()
-    items = support_items(TASK, rep, CTX, P(claim_coverage={"window": 0, "query_context": False}))
-    # Cite-P needs (s0, src1); Claim Coverage with w=0 needs exactly the same pair -> one item
+    p = P(claim_coverage={"window": 0, "query_context": False, "sources": "each"},
+          citation_precision={"reading": "all_aspects"})  # fmt: skip
+    items = support_items(TASK, rep, CTX, p)
+    # Cite-P (all-aspects reading) needs (s0, src1); Claim Coverage per source with w=0 needs the same pair
     assert len(items) == 1 and items[0].item_id.startswith("sup:")
-    again = support_items(TASK, rep, CTX, P(claim_coverage={"window": 0, "query_context": False}))
-    assert again[0].item_id == items[0].item_id
+    assert support_items(TASK, rep, CTX, p)[0].item_id == items[0].item_id  # content-derived, stable
+    # default: Cite-P asks citation_support, Claim Coverage asks support about the window's set -> 2 tasks
+    default = sup_items(TASK, rep, CTX, P(claim_coverage={"window": 0, "query_context": False}))
+    assert sorted(it.task for it in default) == ["citation_support", "support"]
+    assert sorted(it.item_id.split(":")[0] for it in default) == ["csup", "sup"]
 
 
 def test_source_text_precedence_and_evidence_flag() -> None:

@@ -106,8 +106,8 @@ CITATION_PRECISION = register_metric(
     MetricSpec(
         "citation_precision",
         PROTOCOL,
-        "Share of (sentence, citation) pairs whose cited source supports the sentence.",
-        judge_tasks=("support",),
+        "Share of (sentence, citation) pairs whose cited source supports at least one claim of the sentence.",
+        judge_tasks=("citation_support", "support"),
         short="CiteP",
     )
 )
@@ -115,7 +115,7 @@ CLAIM_COVERAGE = register_metric(
     MetricSpec(
         "claim_coverage",
         PROTOCOL,
-        "Share of sentences supported by a source cited within +-w sentences or by the query context.",
+        "Share of sentences whose window's cited sources and the query context, together, support them (+-w).",
         judge_tasks=("support",),
         short="ClaimCov",
     )
