@@ -266,3 +266,17 @@ def test_table6_statistics_definitions() -> None:
     agg = system_report_stats([rep, rep])
     assert agg["n_reports"] == 2 and agg["words"]["mean"] == float(len(rep.body.split()))
     assert pl.DataFrame([s]).height == 1
+
+
+def test_only_sources_without_their_own_text_are_resolved() -> None:
+    from reportbench.protocols.deepscholar.sources import ids_to_resolve
+
+    rep = report(
+        [(CLAIM, ["1", "2", "3"])],
+        {
+            "1": Source(key="1", title="A Real Title", arxiv_id="2313.00001", abstract="Given by the system."),
+            "2": Source(key="2", title="arxiv.org", arxiv_id="2313.00002v3", abstract="snippet"),  # weak title
+            "3": Source(key="3", title="Title Only", arxiv_id="2313.00003"),  # no abstract
+        },
+    )
+    assert ids_to_resolve([rep]) == ["2313.00002", "2313.00003"]

@@ -56,11 +56,19 @@ class SourceTextResult:
 
 
 def ids_to_resolve(reports: Iterable[Report]) -> list[str]:
-    """Every distinct version-stripped arXiv id cited or linked by the reports, sorted."""
-    out: set[str] = set()
+    """Distinct version-stripped arXiv ids cited or linked by the reports through at least one source that does
+    not give both a real title and an abstract (a source that does is judged on the system's own text), sorted."""
+    from reportbench.protocols.deepscholar.items import weak_title
+
+    need: set[str] = set()
     for rep in reports:
-        out.update(rep.retrieved_arxiv_ids)
-    return sorted(out)
+        for src in rep.sources.values():
+            if not src.arxiv_id:
+                continue
+            aid = strip_arxiv_version(src.arxiv_id)
+            if weak_title(src.title) or not (src.abstract or "").strip():
+                need.add(aid)
+    return sorted(need)
 
 
 def texts_from_frame(df: pl.DataFrame | None) -> dict[str, tuple[str | None, str | None]]:
