@@ -280,3 +280,15 @@ def test_only_sources_without_their_own_text_are_resolved() -> None:
         },
     )
     assert ids_to_resolve([rep]) == ["2313.00002", "2313.00003"]
+
+
+def test_a_title_that_names_no_paper_gives_way_to_the_resolved_one() -> None:
+    from reportbench.protocols.deepscholar.items import source_text, weak_title
+
+    assert all(weak_title(t) for t in (None, "", "arxiv.org", "https://arxiv.org/abs/2313.1", "2313.00002v3", "[4]"))
+    assert not any(weak_title(t) for t in ("BERT", "Attention Is All You Need", "A Survey of arXiv Usage"))
+    ctx = CTX.with_resolved({"2313.00002": ("Resolved Title", "Resolved abstract.")})
+    st = source_text(Source(key="2", title="arxiv.org", arxiv_id="2313.00002v3"), ctx)
+    assert (st.title, st.abstract, st.evidence) == ("Resolved Title", "Resolved abstract.", "arxiv")
+    own = source_text(Source(key="1", title="Own Title", arxiv_id="2313.00002"), ctx)
+    assert (own.title, own.evidence) == ("Own Title", "arxiv")  # the report's real title is kept
