@@ -292,3 +292,23 @@ def test_a_title_that_names_no_paper_gives_way_to_the_resolved_one() -> None:
     assert (st.title, st.abstract, st.evidence) == ("Resolved Title", "Resolved abstract.", "arxiv")
     own = source_text(Source(key="1", title="Own Title", arxiv_id="2313.00002"), ctx)
     assert (own.title, own.evidence) == ("Own Title", "arxiv")  # the report's real title is kept
+
+
+def test_release_divisor_is_the_mean_of_the_exemplars_medians() -> None:
+    from reportbench.types import ExemplarRef
+
+    t2 = TASK.model_copy(update={"task_id": "2506.00010v1"})
+    refs = [ExemplarRef(task_id=TASK.task_id, ref_key=k, position=i, arxiv_id=a)
+            for i, (k, a) in enumerate([("a", "2301.1"), ("b", "2301.2"), ("c", "2301.3")])]  # fmt: skip
+    refs += [ExemplarRef(task_id=t2.task_id, ref_key=k, position=i, arxiv_id=a)
+             for i, (k, a) in enumerate([("d", "2301.4"), ("e", "2301.5")])]  # fmt: skip
+    ctx = ReleaseContext.from_records(refs)
+    # exemplar medians: median(10, 50, 90) = 50 and median(100, 300) = 200 -> divisor (50 + 200) / 2 = 125
+    counts = {"2301.1": 10, "2301.2": 50, "2301.3": 90, "2301.4": 100, "2301.5": 300, "2401.00001": 25}
+    rep = _di_report("s:1", ["2401.00001"])
+    s = score_system("s", [TASK, t2], [rep], {}, ctx, counts, P(document_importance={"divisor": "release"}))
+    di = s.summary["metrics"]["document_importance"]
+    assert di["release_divisor"] == 125.0 and di["release_divisor_tasks"] == 2
+    assert di["mean"] == pytest.approx(25 / 125)  # 0.2
+    with pytest.raises(ValueError, match="divisor"):
+        P(document_importance={"divisor": 0})

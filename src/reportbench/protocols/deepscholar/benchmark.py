@@ -185,7 +185,6 @@ def score(ctx: ScoreContext) -> ScoreResult:
     tasks = {t.task_id: t for t in ctx.release.tasks}
     dates = {strip_arxiv_version(d.arxiv_id): d.published_date for d in ctx.release.corpus if d.arxiv_id}
     out = []
-    any_count = False
     has_labels = bool(ctx.release.has_important_refs)
     for system in ctx.systems:
         members = ctx.judgments.get(system) or {}
@@ -195,7 +194,6 @@ def score(ctx: ScoreContext) -> ScoreResult:
         judgments = {t: {j.item_id: j for j in members[member].get(t, [])} for t in JUDGE_TASKS}
         derived = ctx.derived[system][member]
         counts = _counts_of(derived.get("citation_counts"))
-        any_count = any_count or any(v is not None for v in counts.values())
         rctx = release_context(ctx.release, derived.get("source_texts"))
         scores = score_system(system, tasks, ctx.reports[system], judgments, rctx, counts, params)
         summary = dict(scores.summary)
@@ -206,6 +204,13 @@ def score(ctx: ScoreContext) -> ScoreResult:
         if st is not None:
             summary["source_texts"] = {k: int(v) for k, v in st["status"].value_counts().iter_rows()}
         out.append(SystemScore(system, scores.per_task, summary))
+    # Document Importance is defined by the run when some report's arXiv ids have counts (a 0 for a report
+    # without arXiv links does not count: it needs no count)
+    any_count = any(
+        sc.summary["metrics"]["document_importance"]["n_defined"]
+        > sc.summary["metrics"]["document_importance"]["n_zero_nothing_to_score"]
+        for sc in out
+    )
     covered, not_covered = coverage(has_labels, any_count)
     systems_cfg = ctx.params.get("systems") or {}
     for sc in out:

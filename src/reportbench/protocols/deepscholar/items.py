@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.types import ExemplarRef, Nugget, Report, Sentence, Source, Task, strip_arxiv_version
@@ -76,7 +76,18 @@ class DocumentImportanceParams(_P):
         description="global: median(S) / divisor, the system mean clipped at 1 (reproduces Table 2); "
         "per_exemplar: min(median(S) / median(S*), 1) per report (the formula's text); code: raw median",
     )
-    divisor: float = Field(647.5, gt=0, description="global mode: one divisor for every report (Table 7)")
+    divisor: float | Literal["release"] = Field(
+        647.5,
+        description="global mode: one divisor for every report: 647.5 (the public release's exemplars, Table 7) "
+        "or 'release' (this release's own: mean over tasks of the median count of the exemplar's arXiv refs)",
+    )
+
+    @field_validator("divisor")
+    @classmethod
+    def _positive(cls, v: float | str) -> float | str:
+        if not isinstance(v, str) and not v > 0:
+            raise ValueError(f"divisor must be > 0 or 'release', got {v}")
+        return v
     clip: Literal["aggregate", "report"] = Field(
         "aggregate", description="global mode: clip the system mean at 1 (Table 2) or each report's ratio"
     )

@@ -411,6 +411,8 @@ def document_importance(
     if p.mode == "code":
         return MetricResult(med_s, n_items, 0, details)
     if p.mode == "global":
+        if isinstance(p.divisor, str):  # 'release' is replaced by a number in score_system
+            return MetricResult.undefined("release_divisor_undefined", n_items=n_items, **details)
         ratio = med_s / p.divisor
         details.update({"ratio_unclipped": ratio, "divisor": p.divisor, "clip": p.clip})
         return MetricResult(min(ratio, 1.0) if p.clip == "report" else ratio, n_items, 0, details)
@@ -586,6 +588,20 @@ class SystemScores:
         return cls(summary["system"], per_task, summary)
 
 
+def release_divisor(
+    tasks: Iterable[Task], ctx: ReleaseContext, citation_counts: Mapping[str, int | None]
+) -> tuple[float | None, int]:
+    """A release's own Document Importance divisor: the mean over tasks of the median citation count of the
+    exemplar's arXiv references (how Table 7's 647.5 describes the public release), and how many tasks it
+    rests on. None when no exemplar reference has a count."""
+    medians = []
+    for t in tasks:
+        found, _ = _counts([r.arxiv_id for r in ctx.refs_for(t.task_id) if r.arxiv_id], citation_counts)
+        if found:
+            medians.append(float(statistics.median(found)))
+    return (statistics.fmean(medians) if medians else None), len(medians)
+
+
 def score_system(
     system: str,
     tasks: Mapping[str, Task] | Iterable[Task],
@@ -603,6 +619,13 @@ def score_system(
     """
     p = as_params(params)
     task_map = dict(tasks) if isinstance(tasks, Mapping) else {t.task_id: t for t in tasks}
+    divisor_note: dict[str, Any] = {}
+    if p.document_importance.mode == "global" and p.document_importance.divisor == "release":
+        value, n = release_divisor(task_map.values(), release_ctx, citation_counts or {})
+        divisor_note = {"release_divisor": value, "release_divisor_tasks": n}
+        if value is not None and value > 0:
+            di = p.document_importance.model_copy(update={"divisor": value})
+            p = p.model_copy(update={"document_importance": di})
     rows: list[dict[str, Any]] = []
     seen_tasks: set[str] = set()
     for rep in reports:
@@ -645,6 +668,8 @@ def score_system(
     )
     summary = summarise(system, per_task, p)
     summary["n_missing_reports"] = len(missing)
+    if divisor_note:
+        summary["metrics"]["document_importance"].update(divisor_note)
     return SystemScores(system, per_task, summary)
 
 
