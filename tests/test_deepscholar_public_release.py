@@ -61,5 +61,10 @@ def test_public_release_leaderboard_offline(
         assert row["n_missing_reports"] == 61 and row["n_tasks"] == 63
     md = (root / "metrics" / "leaderboard.md").read_text()
     assert "GeoMean (5 of 7: Org, NuggetCov, RelRate, CiteP, ClaimCov)" in md and "63 (61 no_report)" in md
+    systems = json.loads((root / "metrics" / "systems.json").read_text())
+    allowed = {"report", "corpus", "arxiv", "title_only", "id_only", "query_context", "window_set"}
+    for s in systems.values():  # every judged source says where its text came from
+        assert s["judged_on"] and all(set(ev) <= allowed for ev in s["judged_on"].values())
+        assert set(s["source_texts"]) <= {"release", "cache", "missing"}  # offline: never the API
     extra = json.loads((root / "metrics" / "extra.json").read_text())
     assert set(extra["overall"]["not_covered"]) == {"reference_coverage", "document_importance"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,12 @@ def score(ctx: ScoreContext) -> ScoreResult:
         summary["failed_judgments"] = {t: sum(1 for j in js.values() if not j.ok) for t, js in judgments.items()}
         summary["leakage"] = leakage_summary(tasks, ctx.reports[system], dates)
         summary["report_stats"] = system_report_stats(ctx.reports[system])
+        # what each judged source's text came from (report, corpus, arxiv, title_only, id_only, ...), per task
+        summary["judged_on"] = {
+            t: dict(sorted(Counter(j.input_ids.get("evidence", "?") for j in js.values()).items()))
+            for t, js in judgments.items()
+            if t in ("relevance", "support", "citation_support") and js
+        }
         st = derived.get("source_texts")
         if st is not None:
             summary["source_texts"] = {k: int(v) for k, v in st["status"].value_counts().iter_rows()}
