@@ -15,6 +15,7 @@ from reportbench.protocols.deepscholar.items import (
     DeepScholarParams,
     ReleaseContext,
     build_items,
+    citation_support_items,
     claim_plan,
     organization_items,
     query_context_text,
@@ -103,6 +104,11 @@ def P(**kw: object) -> DeepScholarParams:
     return DeepScholarParams.model_validate(kw)
 
 
+def sup_items(task: Task, rep: Report, ctx: ReleaseContext, p: DeepScholarParams) -> list[JudgeItem]:
+    """Every support-style item: Claim Coverage's `support` and Cite-P's `citation_support` ones."""
+    return support_items(task, rep, ctx, p) + citation_support_items(task, rep, ctx, p)
+
+
 CTX = ReleaseContext()
 
 
@@ -153,7 +159,7 @@ def _support_rule(supported: set[tuple[str, str]]) -> Callable[[JudgeItem], floa
 
     def rule(it: JudgeItem) -> float:
         c, r = it.inputs["claim"], it.inputs["reference"]
-        return float(any(c.startswith(a) and r.startswith(b) for a, b in supported))
+        return float(any(c.startswith(a) and b in r for a, b in supported))
 
     return rule
 
@@ -198,8 +204,8 @@ def test_claim_coverage_code_mode_window_is_noop_and_premise_concatenated() -> N
 
 def test_claim_coverage_min_chars_and_failures() -> None:
     rep = mk_report([("Too short", ["1"]), (S_CITED, ["1"])], {"1": src("1", "T", abstract="x")})
-    p = P()
-    items = support_items(TASK, rep, CTX, p)
+    p = P(claim_coverage={"sources": "each"})  # one judgment per source: a failure of one is visible
+    items = sup_items(TASK, rep, CTX, p)
     assert [u.sentence for u in claim_plan(TASK, rep, CTX, p.claim_coverage)] == [1]  # short one skipped
     assert {it.input_ids["sentence"] for it in items} == {"0", "1"}  # but Cite-P (paper) still judges it
     # the source supports s1 although the query-context call failed -> determined, covered
@@ -215,7 +221,8 @@ def test_claim_coverage_min_chars_and_failures() -> None:
     fail = judge(items, lambda it: None if it.input_ids["evidence"] == "query_context" else 0.0)
     r = claim_coverage(TASK, rep, fail, CTX, p)
     assert math.isnan(r.value) and r.details["n_undetermined"] == 1
-    assert math.isnan(claim_coverage(TASK, rep, fail, CTX, P(on_failure="exclude")).value)
+    excl = P(on_failure="exclude", claim_coverage={"sources": "each"})
+    assert math.isnan(claim_coverage(TASK, rep, fail, CTX, excl).value)
 
 
 # -------------------------------------------------------------------------------------------- Cite-P
@@ -241,7 +248,8 @@ def test_cite_p_paper_counts_every_key_and_ignores_uncited() -> None:
     rep = _citep_report()
     assert rep.sentences[0].text.endswith("[1, 2].")
     p = P(claim_coverage={"min_chars": 10_000})  # only Cite-P items here
-    items = support_items(TASK, rep, CTX, p)
+    items = sup_items(TASK, rep, CTX, p)
+    assert {it.task for it in items} == {"citation_support"}  # at-least-one-claim reading (default)
     r = citation_precision(TASK, rep, judge(items, _citep_rule), CTX, p)
     assert r.value == pytest.approx(2 / 3) and r.n_items == 3 and r.details["n_pairs"] == 3
 
@@ -249,20 +257,22 @@ def test_cite_p_paper_counts_every_key_and_ignores_uncited() -> None:
 def test_cite_p_code_mode_first_number_only_and_zero_for_uncited() -> None:
     rep = _citep_report()
     p = P(citation_precision={"mode": "code"}, claim_coverage={"min_chars": 10_000})
-    items = support_items(TASK, rep, CTX, p)
+    items = sup_items(TASK, rep, CTX, p)
     assert [(it.input_ids["sentence"], it.input_ids["source_key"]) for it in items] == [("0", "1")]
     r = citation_precision(TASK, rep, judge(items, _citep_rule), CTX, p)
     # s0 -> [1] only -> 1.0; s1 uncited -> 0; s2 < 50 chars skipped -> mean(1, 0)
     assert r.value == 0.5 and r.details["n_sentences"] == 2
 
 
-def test_cite_p_no_citations_nan_and_failure_not_zero() -> None:
+def test_cite_p_no_citations_zero_and_failure_not_zero() -> None:
     rep = mk_report([(S_PLAIN, [])])
-    r = citation_precision(TASK, rep, {}, CTX, P())
+    r = citation_precision(TASK, rep, {}, CTX, P())  # the system cited nothing: its omission scores 0
+    assert r.value == 0.0 and r.details["reason"] == "zero:no_citations"
+    r = citation_precision(TASK, rep, {}, CTX, P(nothing_to_score="undefined"))
     assert math.isnan(r.value) and r.details["reason"] == "no_citations"
     rep = _citep_report()
     p = P(claim_coverage={"min_chars": 10_000})
-    items = support_items(TASK, rep, CTX, p)
+    items = sup_items(TASK, rep, CTX, p)
     js = judge(items, lambda it: None if it.input_ids["source_key"] == "2" else 1.0)
     r = citation_precision(TASK, rep, js, CTX, p)
     assert math.isnan(r.value) and r.n_failed == 2
@@ -270,13 +280,18 @@ def test_cite_p_no_citations_nan_and_failure_not_zero() -> None:
     assert r.value == 1.0 and r.n_failed == 2  # only the one ok pair counts; failures counted, not zeros
 
 
-def test_support_items_shared_between_cite_p_and_claim_coverage() -> None:
+def test_support_items_shared_across_reruns_and_cite_p_all_aspects() -> None:
     rep = _claim_report()
-    items = support_items(TASK, rep, CTX, P(claim_coverage={"window": 0, "query_context": False}))
-    # Cite-P needs (s0, src1); Claim Coverage with w=0 needs exactly the same pair -> one item
+    p = P(claim_coverage={"window": 0, "query_context": False, "sources": "each"},
+          citation_precision={"reading": "all_aspects"})  # fmt: skip
+    items = support_items(TASK, rep, CTX, p)
+    # Cite-P (all-aspects reading) needs (s0, src1); Claim Coverage per source with w=0 needs the same pair
     assert len(items) == 1 and items[0].item_id.startswith("sup:")
-    again = support_items(TASK, rep, CTX, P(claim_coverage={"window": 0, "query_context": False}))
-    assert again[0].item_id == items[0].item_id
+    assert support_items(TASK, rep, CTX, p)[0].item_id == items[0].item_id  # content-derived, stable
+    # default: Cite-P asks citation_support, Claim Coverage asks support about the window's set -> 2 tasks
+    default = sup_items(TASK, rep, CTX, P(claim_coverage={"window": 0, "query_context": False}))
+    assert sorted(it.task for it in default) == ["citation_support", "support"]
+    assert sorted(it.item_id.split(":")[0] for it in default) == ["csup", "sup"]
 
 
 def test_source_text_precedence_and_evidence_flag() -> None:
@@ -290,7 +305,7 @@ def test_source_text_precedence_and_evidence_flag() -> None:
             "4": Source(key="4", url="https://example.org/x"),
         },
     )
-    items = support_items(TASK, rep, ctx, P(claim_coverage={"min_chars": 10_000}))
+    items = sup_items(TASK, rep, ctx, P(claim_coverage={"min_chars": 10_000}))
     got = {it.input_ids["source_key"]: (it.inputs["reference"], it.input_ids["evidence"]) for it in items}
     assert got["1"] == ("Title: Own\nOwn abstract.", "report")
     assert got["2"] == ("Title: Corpus Title\nCorpus abstract.", "corpus")
@@ -338,8 +353,10 @@ def test_relevance_ids_shared_across_systems_and_undefined() -> None:
         i.item_id for i in relevance_items(TASK, b, CTX)
     ]
     empty = mk_report([(S_PLAIN, [])])
-    r = relevance_rate(TASK, empty, {}, CTX, P())
-    assert math.isnan(r.value) and r.details["reason"] == "no_candidates"
+    r = relevance_rate(TASK, empty, {}, CTX, P())  # no arXiv link at all: 0 (paper, authors), not NaN
+    assert r.value == 0.0 and r.details["reason"] == "zero:no_arxiv_links"
+    r = relevance_rate(TASK, empty, {}, CTX, P(nothing_to_score="undefined"))
+    assert math.isnan(r.value) and r.details["reason"] == "no_arxiv_links"
     items = relevance_items(TASK, a, CTX)
     r = relevance_rate(TASK, a, judge(items, lambda it: None), CTX, P())
     assert math.isnan(r.value) and r.n_failed == 1
@@ -420,47 +437,51 @@ def _di_report(ids: list[str]) -> Report:
     return mk_report([(S_CITED, [])], {str(i): src(str(i), f"T{i}", a) for i, a in enumerate(ids)})
 
 
-def test_document_importance_ratio_cap_and_missing() -> None:
+PER_EXEMPLAR = {"document_importance": {"mode": "per_exemplar"}}
+
+
+def test_document_importance_per_exemplar_ratio_cap_and_missing() -> None:
     rep = _di_report(["2401.0000av1", "2401.0000b", "2401.0000c"])
     counts = {**STAR_COUNTS, "2401.0000a": 100, "2401.0000b": 300, "2401.0000c": None}
-    r = document_importance(TASK, rep, _di_ctx(), counts, P())
+    r = document_importance(TASK, rep, _di_ctx(), counts, P(**PER_EXEMPLAR))
     # median(100, 300) = 200; 200 / 50 = 4 -> capped at 1; the None count is excluded and counted
     assert r.value == 1.0 and r.details["ratio_unclipped"] == 4.0 and r.details["n_s_missing"] == 1
     counts_low = {**STAR_COUNTS, "2401.0000a": 10, "2401.0000b": 30}
-    r = document_importance(TASK, rep, _di_ctx(), counts_low, P())
+    r = document_importance(TASK, rep, _di_ctx(), counts_low, P(**PER_EXEMPLAR))
     assert r.value == pytest.approx(20 / 50) and r.details["n_s_missing"] == 1
 
 
-def test_document_importance_nan_cases() -> None:
+def test_document_importance_nan_and_zero_cases() -> None:
     rep = _di_report(["2401.0000a"])
-    assert document_importance(TASK, rep, _di_ctx(), STAR_COUNTS, P()).details["reason"] == (
-        "no_counts_for_report_sources"
-    )
-    r = document_importance(TASK, rep, _di_ctx(), {"2401.0000a": 5}, P())
+    for p in (P(), P(**PER_EXEMPLAR)):  # the run has no count for the report's only id: undefined
+        assert document_importance(TASK, rep, _di_ctx(), STAR_COUNTS, p).details["reason"] == (
+            "no_counts_for_report_sources"
+        )
+    r = document_importance(TASK, rep, _di_ctx(), {"2401.0000a": 5}, P(**PER_EXEMPLAR))
     assert math.isnan(r.value) and r.details["reason"] == "no_counts_for_exemplar_refs"
     zero = {"2401.0000a": 5, "2301.00001": 0, "2301.00002": 0, "2301.00003": 7}
-    r = document_importance(TASK, rep, _di_ctx(), zero, P())
+    r = document_importance(TASK, rep, _di_ctx(), zero, P(**PER_EXEMPLAR))
     assert math.isnan(r.value) and r.details["reason"] == "exemplar_median_zero"
-    assert math.isnan(
-        document_importance(TASK, mk_report([(S_CITED, [])]), _di_ctx(), STAR_COUNTS, P()).value
-    )
+    # no arXiv link at all: the system's omission -> 0 in every mode (NaN only with nothing_to_score=undefined)
+    no_links = mk_report([(S_CITED, [])])
+    for p in (P(), P(**PER_EXEMPLAR), P(document_importance={"mode": "code"})):
+        r = document_importance(TASK, no_links, _di_ctx(), STAR_COUNTS, p)
+        assert r.value == 0.0 and r.details["reason"] == "zero:no_arxiv_links"
+    assert math.isnan(document_importance(TASK, no_links, _di_ctx(), {}, P(nothing_to_score="undefined")).value)
 
 
-def test_document_importance_code_and_leaderboard_modes() -> None:
+def test_document_importance_global_divisor_and_code_mode() -> None:
     rep = _di_report(["2401.0000a", "2401.0000b"])
     counts = {"2401.0000a": 100, "2401.0000b": 300}
     code = document_importance(TASK, rep, _di_ctx(), counts, P(document_importance={"mode": "code"}))
     assert code.value == 200.0  # raw median, no ratio, no cap, no exemplar counts needed
-    lb = document_importance(TASK, rep, _di_ctx(), counts, P(document_importance={"mode": "leaderboard"}))
-    assert lb.value == pytest.approx(200 / 647.5)
-    big = document_importance(
-        TASK,
-        rep,
-        _di_ctx(),
-        {"2401.0000a": 5000, "2401.0000b": 5000},
-        P(document_importance={"mode": "leaderboard"}),
-    )
-    assert big.value == 1.0 and big.details["ratio_unclipped"] == pytest.approx(5000 / 647.5)
+    glob = document_importance(TASK, rep, _di_ctx(), counts, P())  # default: global divisor 647.5
+    assert glob.value == pytest.approx(200 / 647.5) and glob.details["divisor"] == 647.5
+    many = {"2401.0000a": 5000, "2401.0000b": 5000}
+    big = document_importance(TASK, rep, _di_ctx(), many, P())  # aggregate clip: the report is NOT clipped
+    assert big.value == pytest.approx(5000 / 647.5)
+    clip_report = P(document_importance={"clip": "report"})
+    assert document_importance(TASK, rep, _di_ctx(), many, clip_report).value == 1.0
 
 
 # ------------------------------------------------------------------------------------------ nugget coverage

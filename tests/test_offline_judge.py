@@ -27,6 +27,7 @@ from reportbench.judges.tasks.nugget_score import NuggetScoreInput
 from reportbench.judges.tasks.organization import OrganizationInput, _tie_prefers_first
 from reportbench.judges.tasks.relevance import RelevanceInput
 from reportbench.judges.tasks.support import SupportInput
+from reportbench.protocols.deepscholar import tasks as _deepscholar_tasks  # noqa: F401  (registers citation_support)
 from reportbench.protocols.deer import tasks as deer_tasks
 from reportbench.protocols.liveresearchbench import tasks as lrb
 from reportbench.protocols.researcherbench.tasks import ExtractInput as RBExtractInput
@@ -73,6 +74,7 @@ def run(judge: OfflineJudge, inputs: JudgeInput, item_id: str = "item-1") -> Any
 def sample_inputs() -> dict[str, JudgeInput]:
     return {
         "support": SupportInput(claim=SUPPORTED, reference=DPR),
+        "citation_support": SupportInput(claim=SUPPORTED, reference=DPR),
         "relevance": RelevanceInput(
             paper_title="Dense retrieval for question answering",
             paper_abstract="We study dense passage retrieval with dual encoders for open-domain QA.",

@@ -17,6 +17,7 @@ from reportbench.judges.tasks.organization import OrganizationInput
 from reportbench.judges.tasks.relevance import RelevanceInput
 from reportbench.judges.tasks.support import SupportInput
 from reportbench.prompts import PromptError, iter_prompt_files, load_prompt
+from reportbench.protocols.deepscholar import tasks as _deepscholar_tasks  # noqa: F401  (registers citation_support)
 from reportbench.protocols.deer import tasks as deer_tasks
 from reportbench.protocols.liveresearchbench import tasks as lrb
 from reportbench.protocols.researcherbench.tasks import ExtractInput as RBExtractInput
@@ -30,6 +31,7 @@ LATEX = r"Prior work~\cite{a,b} uses {braces} and 50% of $x_{i}$ [1]."
 
 SAMPLE_INPUTS: dict[str, JudgeInput] = {
     "support": SupportInput(claim="DPR beats BM25 [1].", reference="Title: DPR\nDense retrieval beats BM25."),
+    "citation_support": SupportInput(claim="DPR beats BM25 [1].", reference="Title: DPR\nDense retrieval."),
     "relevance": RelevanceInput(
         paper_title="T", paper_abstract="A", exemplar=LATEX, ref_title="R", ref_abstract="RA"
     ),
@@ -72,6 +74,7 @@ SAMPLE_INPUTS: dict[str, JudgeInput] = {
 # The key(s) of each task's JSON answer, which the prompt must spell out (no structured output needed).
 ANSWER_KEYS = {
     "support": ['"supported"'],
+    "citation_support": ['"supported"'],
     "relevance": ['"score"', '"explanation"'],
     "organization": ['"explanation"', '"decision"'],
     "nugget_assign": ['"labels"', "partial_support", "not_support"],

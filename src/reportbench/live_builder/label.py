@@ -107,6 +107,48 @@ def label_papers(
     return result
 
 
+@dataclass(frozen=True)
+class ImportanceQuestion:
+    """One exemplar reference to label, with what the Fig. 4 prompt shows about it (any release kind)."""
+
+    task_id: str
+    ref_key: str
+    paper_title: str
+    paper_abstract: str
+    related_work: str
+    cited_title: str
+    cited_authors: str
+    cited_content: str
+
+
+def judge_importance(questions: Sequence[ImportanceQuestion], judge: Any, *, progress: bool = False) -> list[Judgment]:
+    """One `important_reference` judgment per question (item id `<task_id>::<ref_key>`), in input order.
+
+    Shared by the live builder and `protocols.deepscholar.labelling` (imported releases)."""
+    items = [
+        (
+            f"{q.task_id}::{q.ref_key}",
+            ImportantReferenceInput(
+                paper_title=q.paper_title,
+                paper_abstract=q.paper_abstract,
+                related_work=q.related_work,
+                cited_title=q.cited_title,
+                cited_authors=q.cited_authors,
+                cited_content=q.cited_content,
+                citation_key=q.ref_key,
+            ),
+            {"task_id": q.task_id, "ref_key": q.ref_key},
+        )
+        for q in questions
+    ]
+    return list(run_judgments_sync(judge, items, desc="important_reference", progress=progress))
+
+
+def is_important(j: Judgment) -> bool:
+    """The parsed boolean of an ok `important_reference` judgment."""
+    return bool(_parsed(j).get("important"))
+
+
 def _label_important(
     result: LabelResult,
     dropped: dict[str, str],
@@ -115,21 +157,21 @@ def _label_important(
     judge_for: Any,
     progress: bool,
 ) -> None:
-    items = []
-    for tid, kp in papers.items():
-        for r in sorted(refs_by_task.get(tid, []), key=lambda r: r.position):
-            inputs = ImportantReferenceInput(
-                paper_title=kp.listing.title,
-                paper_abstract=kp.listing.abstract,
-                related_work=kp.extracted.clean_section or "",
-                cited_title=r.title or r.ref_key,
-                cited_authors=", ".join(r.arxiv_authors or r.bib_authors),
-                cited_content=r.abstract or "",
-                citation_key=r.ref_key,
-            )
-            items.append((f"{tid}::{r.ref_key}", inputs, {"task_id": tid, "ref_key": r.ref_key}))
-    judge = judge_for("important_reference")
-    js = run_judgments_sync(judge, items, desc="important_reference", progress=progress)
+    questions = [
+        ImportanceQuestion(
+            task_id=tid,
+            ref_key=r.ref_key,
+            paper_title=kp.listing.title,
+            paper_abstract=kp.listing.abstract,
+            related_work=kp.extracted.clean_section or "",
+            cited_title=r.title or r.ref_key,
+            cited_authors=", ".join(r.arxiv_authors or r.bib_authors),
+            cited_content=r.abstract or "",
+        )
+        for tid, kp in papers.items()
+        for r in sorted(refs_by_task.get(tid, []), key=lambda r: r.position)
+    ]
+    js = judge_importance(questions, judge_for("important_reference"), progress=progress)
     result.judgments["important_reference"] = list(js)
     for j in js:
         tid, key = j.input_ids["task_id"], j.input_ids["ref_key"]
@@ -140,7 +182,7 @@ def _label_important(
             {
                 "task_id": tid,
                 "ref_key": key,
-                "is_important": bool(_parsed(j).get("important")),
+                "is_important": is_important(j),
                 "judge_id": j.judge_id,
                 "explanation": j.explanation,
             }

@@ -103,11 +103,14 @@ def build_leaderboard(
             score = math.nan
         else:
             score = means.get(overall, math.nan)
+        subset = overall_metrics is not None and list(parts) != names
         rows.append(
             {
                 "system": s["system"],
                 "geomean": score,
                 "overall": overall,
+                # a geomean over a subset is labelled with its metrics; the all-metric one is kept next to it
+                **({"overall_metrics": parts, "geomean_all": geometric_mean(means.values())} if subset else {}),
                 "metrics": means,
                 "n_defined": {m: ms.get(m, {}).get("n_defined", 0) for m in names},
                 # judge failures (NaN, excluded) and protocol-undefined values, kept apart per metric
@@ -172,6 +175,9 @@ def _overall(lb: Leaderboard) -> str | None:
 def overall_label(lb: Leaderboard) -> str:
     """Header of the overall column: GeoMean, Mean, or the ranking metric's label."""
     overall = _overall(lb)
+    parts = lb.rows[0].get("overall_metrics") if lb.rows else None
+    if parts is not None and overall == "geomean":
+        return f"GeoMean ({len(parts)} of {len(lb.metrics)}: {', '.join(_label(m, lb.protocol) for m in parts)})"
     if overall in (None, "geomean"):
         return "GeoMean"
     if overall == "mean":
@@ -184,6 +190,8 @@ def to_markdown(lb: Leaderboard) -> str:
     show_overall = _overall(lb) is not None  # a benchmark without a combined score (ResearcherBench) shows none
     heads = ["#", "system", *[_label(m, lb.protocol) for m in lb.metrics]]
     heads += [overall_label(lb)] if show_overall else []
+    show_all = show_overall and any("geomean_all" in r for r in lb.rows)
+    heads += [f"GeoMean (all {len(lb.metrics)})"] if show_all else []
     heads += ["tasks", "failed items"]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in lb.rows:
@@ -196,7 +204,9 @@ def to_markdown(lb: Leaderboard) -> str:
                 cell += f" [{r['n_failed'][m]} failed]"
             cells.append(cell)
         cells += [_fmt(r["geomean"])] if show_overall else []
-        cells += [str(r["n_tasks"]), str(r["n_failed_items"])]
+        cells += [_fmt(r.get("geomean_all"))] if show_all else []
+        missing = r.get("n_missing_reports", 0)
+        cells += [f"{r['n_tasks']} ({missing} no_report)" if missing else str(r["n_tasks"]), str(r["n_failed_items"])]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(

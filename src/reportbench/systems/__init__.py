@@ -68,6 +68,7 @@ def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
     """Run (or read) one system over the release's tasks and write reports.jsonl + outcomes.jsonl."""
     from reportbench.systems import (  # noqa: F401  (registers the built-in kinds)
         command,
+        deepscholar_exemplar,
         deepscholar_ref,
         endpoint,
         folder,

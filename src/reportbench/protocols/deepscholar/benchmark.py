@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,8 @@ from reportbench.config import ConfigError
 from reportbench.protocols.deepscholar.metrics import METRIC_NAMES
 
 NAME = "deepscholar"
-JUDGE_TASKS = ("organization", "nugget_assign", "relevance", "support")
+JUDGE_TASKS = ("organization", "nugget_assign", "relevance", "support", "citation_support")
+RUN_KEYS = ("citations", "source_texts")  # judging subtrees that configure lookups, not the protocol
 COUNTS_SCHEMA = {
     "arxiv_id": pl.String,
     "cited_by_count": pl.Int64,
@@ -37,7 +39,7 @@ def protocol_params(bench: Mapping[str, Any]) -> Any:
     merged: dict[str, Any] = {}
     for part in ("judging", "scoring"):
         for key, value in (bench.get(part) or {}).items():
-            if key == "citations":
+            if key in RUN_KEYS:
                 continue
             if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
                 merged[key] = {**merged[key], **value}
@@ -70,11 +72,39 @@ def build_release(cfg: Mapping[str, Any]) -> Any:
     raise ConfigError(f"benchmarks.deepscholar.release.kind {kind!r} is not one of demo, deepscholar, path")
 
 
+def release_context(release: Any, source_texts: pl.DataFrame | None) -> Any:
+    """The protocol's view of the release, plus the arXiv texts the `source_texts` step resolved. The judge
+    and score stages both build it this way, so item ids (content hashes) agree."""
+    from reportbench.protocols.deepscholar.items import ReleaseContext
+    from reportbench.protocols.deepscholar.sources import texts_from_frame
+
+    return ReleaseContext.from_release(release).with_resolved(texts_from_frame(source_texts))
+
+
+def source_texts(ctx: JudgeContext) -> pl.DataFrame:
+    """Title + abstract of every arXiv id the system's reports cite or link: release corpus, then the local
+    cache, then (only with `judging.source_texts.offline: false`) the arXiv API in batches."""
+    from reportbench.protocols.deepscholar.items import ReleaseContext
+    from reportbench.protocols.deepscholar.sources import ids_to_resolve, resolve_source_texts
+
+    cfg = ctx.judging.get("source_texts") or {}
+    rctx = ReleaseContext.from_release(ctx.release)
+    result = resolve_source_texts(
+        ids_to_resolve(ctx.reports),
+        rctx.corpus,
+        cache_dir=cfg.get("cache_dir", ".reportbench/cache/arxiv_texts"),
+        offline=bool(cfg.get("offline", True)),
+        batch_size=int(cfg.get("batch_size", 50)),
+        timeout=float(cfg.get("timeout", 20.0)),
+    )
+    return result.frame()
+
+
 def _items(task: str):
     def build(ctx: JudgeContext) -> list[Any]:
-        from reportbench.protocols.deepscholar.items import ReleaseContext, build_items
+        from reportbench.protocols.deepscholar.items import build_items
 
-        rctx = ReleaseContext.from_release(ctx.release)
+        rctx = release_context(ctx.release, ctx.derived.get("source_texts"))
         params = protocol_params(ctx.params)
         items: dict[str, Any] = {}
         for report in ctx.reports:
@@ -92,10 +122,11 @@ def citation_counts(ctx: JudgeContext) -> pl.DataFrame:
     recorded as missing (never 0). Online fetches OpenAlex and caches each answer with its fetch date.
     """
     from reportbench.citations import CitationCountStore, lookup_counts, seed_from_release
-    from reportbench.protocols.deepscholar.items import ReleaseContext, count_lookup_ids
+    from reportbench.protocols.deepscholar.items import count_lookup_ids
 
     cfg = ctx.judging.get("citations") or {}
-    wanted = count_lookup_ids(ctx.release.tasks, ctx.reports, ReleaseContext.from_release(ctx.release))
+    rctx = release_context(ctx.release, ctx.derived.get("source_texts"))
+    wanted = count_lookup_ids(ctx.release.tasks, ctx.reports, rctx)
     result = lookup_counts(
         sorted(wanted),
         wanted,
@@ -120,36 +151,93 @@ def citation_counts(ctx: JudgeContext) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=COUNTS_SCHEMA, orient="row")
 
 
+def _counts_of(df: pl.DataFrame | None) -> dict[str, int | None]:
+    if df is None:
+        return {}
+    return dict(zip(df["arxiv_id"].to_list(), df["cited_by_count"].to_list(), strict=True))
+
+
+def coverage(release_has_labels: bool, any_count_known: bool) -> tuple[tuple[str, ...], dict[str, str]]:
+    """Which metrics this release and run can define for every system, and why the others cannot.
+
+    Reference Coverage needs importance labels in the release (the public snapshot has none: run
+    `stages/label_importance.py` with a judge key); Document Importance needs citation counts (OpenAlex,
+    online or from the cache). The overall geometric mean covers only these metrics and says so; the
+    seven-metric one stays next to it (NaN while a metric is missing), never silently mixed.
+    """
+    missing: dict[str, str] = {}
+    if not release_has_labels:
+        missing["reference_coverage"] = "no importance labels in the release"
+    if not any_count_known:
+        missing["document_importance"] = "no citation counts (offline, empty cache)"
+    return tuple(m for m in METRIC_NAMES if m not in missing), missing
+
+
 def score(ctx: ScoreContext) -> ScoreResult:
-    """The seven metrics per system (single judge member), with report outcomes, failures and leakage."""
+    """The seven metrics per system (single judge member), with report outcomes, failures, leakage, the
+    report statistics of Table 6, and the overall geometric mean over the metrics this run can define."""
+    from reportbench.metrics.stats import geometric_mean
     from reportbench.protocols.deepscholar.checks import leakage_summary
-    from reportbench.protocols.deepscholar.items import ReleaseContext
     from reportbench.protocols.deepscholar.metrics import score_system
+    from reportbench.protocols.deepscholar.report_stats import system_report_stats
     from reportbench.types import strip_arxiv_version
 
     params = protocol_params(ctx.params)
-    rctx = ReleaseContext.from_release(ctx.release)
     tasks = {t.task_id: t for t in ctx.release.tasks}
     dates = {strip_arxiv_version(d.arxiv_id): d.published_date for d in ctx.release.corpus if d.arxiv_id}
     out = []
+    has_labels = bool(ctx.release.has_important_refs)
     for system in ctx.systems:
         members = ctx.judgments.get(system) or {}
         if len(members) != 1:
             raise ConfigError(f"benchmarks.deepscholar.judges: DeepScholar-bench grades with one judge, got {members}")
         member = next(iter(members))
         judgments = {t: {j.item_id: j for j in members[member].get(t, [])} for t in JUDGE_TASKS}
-        counts_df = ctx.derived[system][member].get("citation_counts")
-        counts = (
-            dict(zip(counts_df["arxiv_id"].to_list(), counts_df["cited_by_count"].to_list(), strict=True))
-            if counts_df is not None
-            else {}
-        )
+        derived = ctx.derived[system][member]
+        counts = _counts_of(derived.get("citation_counts"))
+        rctx = release_context(ctx.release, derived.get("source_texts"))
         scores = score_system(system, tasks, ctx.reports[system], judgments, rctx, counts, params)
         summary = dict(scores.summary)
         summary["failed_judgments"] = {t: sum(1 for j in js.values() if not j.ok) for t, js in judgments.items()}
         summary["leakage"] = leakage_summary(tasks, ctx.reports[system], dates)
+        summary["report_stats"] = system_report_stats(ctx.reports[system])
+        # what each judged source's text came from (report, corpus, arxiv, title_only, id_only, ...), per task
+        summary["judged_on"] = {
+            t: dict(sorted(Counter(j.input_ids.get("evidence", "?") for j in js.values()).items()))
+            for t, js in judgments.items()
+            if t in ("relevance", "support", "citation_support") and js
+        }
+        st = derived.get("source_texts")
+        if st is not None:
+            summary["source_texts"] = {k: int(v) for k, v in st["status"].value_counts().iter_rows()}
         out.append(SystemScore(system, scores.per_task, summary))
-    return ScoreResult(out)
+    # Document Importance is defined by the run when some report's arXiv ids have counts (a 0 for a report
+    # without arXiv links does not count: it needs no count)
+    any_count = any(
+        sc.summary["metrics"]["document_importance"]["n_defined"]
+        > sc.summary["metrics"]["document_importance"]["n_zero_nothing_to_score"]
+        for sc in out
+    )
+    covered, not_covered = coverage(has_labels, any_count)
+    systems_cfg = ctx.params.get("systems") or {}
+    for sc in out:
+        means = {m: sc.summary["metrics"][m]["mean"] for m in METRIC_NAMES}
+        sc.summary["overall"] = {
+            "geomean_all": geometric_mean(means.values()),
+            "geomean_covered": geometric_mean(means[m] for m in covered),
+            "metrics_covered": list(covered),
+            "not_covered": not_covered,
+        }
+        if (systems_cfg.get(sc.system) or {}).get("kind") == "human_exemplar":
+            # paper footnote 1: the exemplar's geometric mean leaves out Cite-P and Claim Coverage
+            table2 = [m for m in covered if m not in ("citation_precision", "claim_coverage")]
+            sc.summary["overall"]["geomean_table2_exemplar"] = geometric_mean(means[m] for m in table2)
+            sc.summary["overall"]["table2_exemplar_metrics"] = table2
+    extra = {
+        "overall": {"metrics_covered": list(covered), "not_covered": not_covered},
+        "report_stats": {sc.system: sc.summary["report_stats"] for sc in out},
+    }
+    return ScoreResult(out, extra_metrics=extra, overall="geomean", overall_metrics=covered)
 
 
 BENCHMARK = BenchmarkSpec(
@@ -157,6 +245,7 @@ BENCHMARK = BenchmarkSpec(
     title="DeepScholar-bench",
     build_release=build_release,
     judge_steps=(
+        JudgeStep("source_texts", kind="compute", compute=source_texts, derived_table="source_texts"),
         JudgeStep("citation_counts", kind="compute", compute=citation_counts, derived_table="citation_counts"),
         *(JudgeStep(t, items=_items(t)) for t in JUDGE_TASKS),
     ),

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.types import ExemplarRef, Nugget, Report, Sentence, Source, Task, strip_arxiv_version
@@ -32,7 +32,9 @@ NUGGET_QUERY_TEMPLATE = (
 )
 """The query the authors' nuggetizer used (data_pipeline/generate_nuggets_from_reports.py)."""
 
-Evidence = Literal["report", "corpus", "title_only", "id_only", "query_context", "code_premise"]
+Evidence = Literal[
+    "report", "corpus", "arxiv", "title_only", "id_only", "query_context", "code_premise", "window_set"
+]
 
 
 # --------------------------------------------------------------------------------------------- params
@@ -69,12 +71,36 @@ class ReferenceCoverageParams(_P):
 
 
 class DocumentImportanceParams(_P):
-    mode: Literal["paper", "code", "leaderboard"] = "paper"
-    leaderboard_normaliser: float = Field(647.5, gt=0, description="leaderboard mode divisor (Table 7)")
+    mode: Literal["global", "per_exemplar", "code"] = Field(
+        "global",
+        description="global: median(S) / divisor, the system mean clipped at 1 (reproduces Table 2); "
+        "per_exemplar: min(median(S) / median(S*), 1) per report (the formula's text); code: raw median",
+    )
+    divisor: float | Literal["release"] = Field(
+        647.5,
+        description="global mode: one divisor for every report: 647.5 (the public release's exemplars, Table 7) "
+        "or 'release' (this release's own: mean over tasks of the median count of the exemplar's arXiv refs)",
+    )
+
+    @field_validator("divisor")
+    @classmethod
+    def _positive(cls, v: float | str) -> float | str:
+        if not isinstance(v, str) and not v > 0:
+            raise ValueError(f"divisor must be > 0 or 'release', got {v}")
+        return v
+    clip: Literal["aggregate", "report"] = Field(
+        "aggregate", description="global mode: clip the system mean at 1 (Table 2) or each report's ratio"
+    )
 
 
 class CitationPrecisionParams(_P):
     mode: Literal["paper", "code"] = "paper"
+    reading: Literal["at_least_one", "all_aspects"] = Field(
+        "at_least_one",
+        description="at_least_one: a citation is precise if its source supports at least one claim of the "
+        "sentence (paper §8.3.3; judge task citation_support); all_aspects: the support task's stricter "
+        "question (the whole sentence)",
+    )
     code_min_chars: int = Field(
         50, description="code mode: skip sentences shorter than this (markers included)"
     )
@@ -90,6 +116,11 @@ class ClaimCoverageParams(_P):
         50, ge=0, description="sentences shorter than this after stripping markers skipped"
     )
     query_context: bool = Field(True, description="paper mode: title+abstract is an implicit reference")
+    sources: Literal["set", "each"] = Field(
+        "set",
+        description="paper mode: set = one judgment of the sentence against all window sources (and the "
+        "query context) together (Box 3, authors' code); each = one judgment per source, any supports",
+    )
 
 
 class DeepScholarParams(_P):
@@ -98,6 +129,11 @@ class DeepScholarParams(_P):
     on_failure: Literal["nan", "exclude"] = Field(
         "nan",
         description="relevance/cite-p/claim-cov: a failed judgment makes the report NaN, or is excluded",
+    )
+    nothing_to_score: Literal["zero", "undefined"] = Field(
+        "zero",
+        description="a report that gives a metric nothing to score (no arXiv link, no citation, no eligible "
+        "sentence: the system's own omission) scores 0 (paper, authors) or is undefined (NaN)",
     )
     organization: OrganizationParams = OrganizationParams()
     nugget_coverage: NuggetParams = NuggetParams()
@@ -127,6 +163,8 @@ class ReleaseContext:
     nuggets: Mapping[str, Sequence[Nugget]] = field(default_factory=dict)
     corpus: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
     important_labels: bool | None = None
+    # version-stripped arXiv id -> (title, abstract) from the arXiv API or its cache (the `source_texts` step)
+    resolved: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
     @classmethod
     def from_records(
@@ -181,6 +219,14 @@ class ReleaseContext:
     def corpus_entry(self, arxiv_id: str | None) -> tuple[str | None, str | None] | None:
         return self.corpus.get(strip_arxiv_version(arxiv_id)) if arxiv_id else None
 
+    def resolved_entry(self, arxiv_id: str | None) -> tuple[str | None, str | None] | None:
+        return self.resolved.get(strip_arxiv_version(arxiv_id)) if arxiv_id else None
+
+    def with_resolved(self, resolved: Mapping[str, tuple[str | None, str | None]]) -> ReleaseContext:
+        """A copy that also knows texts fetched from arXiv (used after the release corpus, never before)."""
+        norm = {strip_arxiv_version(k): v for k, v in resolved.items()}
+        return ReleaseContext(self.exemplar_refs, self.nuggets, self.corpus, self.important_labels, norm)
+
 
 # ------------------------------------------------------------------------------------------- helpers
 def reference_text(title: str, abstract: str | None) -> str:
@@ -210,15 +256,35 @@ class SourceText:
         return reference_text(self.title, self.abstract)
 
 
+_WEAK_TITLE_RE = re.compile(
+    r"^(?:https?://\S+|(?:www\.)?[\w.-]+\.(?:org|com|net|edu|io|ai)(?:/\S*)?|arxiv(?::\s*\S+)?|"
+    r"(?:arxiv:?\s*)?\d{4}\.\d{4,5}(?:v\d+)?|\[?\d+\]?)$",
+    re.IGNORECASE,
+)
+
+
+def weak_title(title: str | None) -> bool:
+    """A 'title' that names no paper: empty, a URL or domain ('arxiv.org'), a bare arXiv id or a number.
+
+    Link-only citations such as `([arxiv.org](https://arxiv.org/abs/2108.02755))` carry such text; the judge
+    must see the paper's real title instead (the authors judged title and abstract)."""
+    text = (title or "").strip()
+    return not text or bool(_WEAK_TITLE_RE.match(text))
+
+
 def source_text(src: Source, ctx: ReleaseContext) -> SourceText:
-    """Report abstract > corpus abstract (by arXiv id) > title only > id only."""
-    entry = ctx.corpus_entry(src.arxiv_id)
-    c_title, c_abs = entry if entry else (None, None)
-    title = (src.title or c_title or "").strip()
+    """Title: the report's own unless it names no paper, else the release corpus, else arXiv (API/cache).
+    Abstract: the report's > the release corpus's (by arXiv id) > arXiv's > none (`title_only`/`id_only`)."""
+    c_title, c_abs = ctx.corpus_entry(src.arxiv_id) or (None, None)
+    r_title, r_abs = ctx.resolved_entry(src.arxiv_id) or (None, None)
+    own = None if weak_title(src.title) else (src.title or "").strip()
+    title = (own or (c_title or "").strip() or (r_title or "").strip()) or ""
     if src.abstract and src.abstract.strip():
         return SourceText(title or _fallback_title(src), src.abstract.strip(), "report")
     if c_abs and c_abs.strip():
         return SourceText(title or _fallback_title(src), c_abs.strip(), "corpus")
+    if r_abs and r_abs.strip():
+        return SourceText(title or _fallback_title(src), r_abs.strip(), "arxiv")
     if title:
         return SourceText(title, "", "title_only")
     return SourceText(_fallback_title(src), "", "id_only")
@@ -250,17 +316,26 @@ def code_refs(sentence: Sentence, report: Report) -> list[str]:
     return keys
 
 
-def _support_item(task: Task, report: Report, claim: str, reference: str, **ids: str) -> JudgeItem:
+def _support_item(
+    task: Task, report: Report, claim: str, reference: str, judge_task: str = "support", **ids: str
+) -> JudgeItem:
+    prefix = "sup:" if judge_task == "support" else "csup:"
     return JudgeItem(
-        task="support",
-        item_id="sup:" + content_hash(claim, reference, n=24),
+        task=judge_task,
+        item_id=prefix + content_hash(claim, reference, n=24),
         inputs={"claim": claim, "reference": reference},
         input_ids={"task_id": task.task_id, "report_id": report.report_id, **ids},
     )
 
 
 def _source_support_item(
-    task: Task, report: Report, ctx: ReleaseContext, pos: int, sentence: Sentence, key: str
+    task: Task,
+    report: Report,
+    ctx: ReleaseContext,
+    pos: int,
+    sentence: Sentence,
+    key: str,
+    judge_task: str = "support",
 ) -> JudgeItem:
     st = source_text(report.sources[key], ctx)
     return _support_item(
@@ -268,6 +343,7 @@ def _source_support_item(
         report,
         sentence.claim.strip(),
         st.reference,
+        judge_task,
         sentence=str(pos),
         source_key=key,
         evidence=st.evidence,
@@ -455,7 +531,11 @@ def cite_p_plan(
 ) -> list[CitePUnit]:
     """Paper: every cited sentence, each distinct (sentence, key) pair. Code: sentences >= code_min_chars
     (markers included), keys by the authors' regex (first number of each bracket, repeats kept); uncited
-    sentences are units with no items (they score 0 in code mode)."""
+    sentences are units with no items (they score 0 in code mode).
+
+    `reading: at_least_one` (default) asks judge task `citation_support` whether the source supports at least
+    one claim of the sentence (the paper's definition of a precise citation); `all_aspects` asks `support`."""
+    judge_task = "citation_support" if params.reading == "at_least_one" else "support"
     units: list[CitePUnit] = []
     for pos, s in enumerate(report.sentences):
         if params.mode == "paper":
@@ -466,7 +546,7 @@ def cite_p_plan(
             if len(s.text) < params.code_min_chars:
                 continue
             keys, unresolved = code_refs(s, report), []
-        items = tuple((k, _source_support_item(task, report, ctx, pos, s, k)) for k in keys)
+        items = tuple((k, _source_support_item(task, report, ctx, pos, s, k, judge_task)) for k in keys)
         units.append(CitePUnit(pos, items, tuple(unresolved)))
     return units
 
@@ -486,8 +566,11 @@ def claim_plan(
 ) -> list[ClaimUnit]:
     """Sentences whose marker-free text has >= min_chars characters.
 
-    Paper: candidate refs = resolved keys cited by any sentence within +-window (by position), each its own
-    call, plus the query context (task title + abstract) as an implicit reference for every sentence.
+    Paper: candidate refs = resolved keys cited by any sentence within +-window (by position), plus the query
+    context (task title + abstract) as an implicit reference for every sentence. `sources: set` (default):
+    ONE call judging the sentence against all of them together (a claim supported only by [1] and [2]
+    jointly is covered; paper Box 3: "a claim and its associated set of references"); `sources: each`: one
+    call per reference, covered if any one supports it.
     Code (authors' bugs): the sentence's own refs only (window is a no-op), no refs -> no items (scores 0),
     else ONE call whose premise is all its refs' texts joined by " " then title then abstract, no separator.
     """
@@ -502,6 +585,24 @@ def claim_plan(
             for j in range(max(0, pos - params.window), min(len(sents), pos + params.window + 1)):
                 for k in paper_refs(sents[j], report)[0]:
                     keys.setdefault(k, None)
+            if params.sources == "set":
+                if not keys and not params.query_context:
+                    units.append(ClaimUnit(pos, ()))
+                    continue
+                texts = [source_text(report.sources[k], ctx) for k in keys]
+                premise = set_premise([t.reference for t in texts], task if params.query_context else None)
+                item = _support_item(
+                    task,
+                    report,
+                    claim,
+                    premise,
+                    sentence=str(pos),
+                    source_key=",".join(keys),
+                    evidence="window_set",
+                    source_evidence=",".join(t.evidence for t in texts),
+                )
+                units.append(ClaimUnit(pos, (item,), tuple(keys)))
+                continue
             items = [_source_support_item(task, report, ctx, pos, s, k) for k in keys]
             if params.query_context:
                 items.append(_query_context_item(task, report, pos, s))
@@ -526,21 +627,48 @@ def claim_plan(
     return units
 
 
+def set_premise(references: Sequence[str], task: Task | None) -> str:
+    """Several references as one premise, each labelled, then the query context (the paper described by
+    the task) when given: what the judge reads when a claim is checked against a set of sources."""
+    parts = [f"Reference {i}:\n{ref}" for i, ref in enumerate(references, 1)]
+    if task is not None:
+        parts.append(f"Query context (the paper whose related work this is):\n{query_context_text(task)}")
+    return "\n\n".join(parts)
+
+
 def support_items(
     task: Task,
     report: Report,
     ctx: ReleaseContext,
     params: DeepScholarParams | Mapping[str, object] | None = None,
 ) -> list[JudgeItem]:
-    """Union of the (claim, reference) pairs Cite-P and Claim Coverage need under the configured modes."""
+    """Union of the `support` (claim, reference) pairs Cite-P and Claim Coverage need under the configured
+    modes (Cite-P's at-least-one-claim items belong to `citation_support_items`)."""
     p = as_params(params)
     out: dict[str, JudgeItem] = {}
     for u in cite_p_plan(task, report, ctx, p.citation_precision):
         for _, it in u.items:
-            out.setdefault(it.item_id, it)
+            if it.task == "support":
+                out.setdefault(it.item_id, it)
     for cu in claim_plan(task, report, ctx, p.claim_coverage):
         for it in cu.items:
             out.setdefault(it.item_id, it)
+    return list(out.values())
+
+
+def citation_support_items(
+    task: Task,
+    report: Report,
+    ctx: ReleaseContext,
+    params: DeepScholarParams | Mapping[str, object] | None = None,
+) -> list[JudgeItem]:
+    """Cite-P's (sentence, source) pairs under `reading: at_least_one` (empty under `all_aspects`)."""
+    p = as_params(params)
+    out: dict[str, JudgeItem] = {}
+    for u in cite_p_plan(task, report, ctx, p.citation_precision):
+        for _, it in u.items:
+            if it.task == "citation_support":
+                out.setdefault(it.item_id, it)
     return list(out.values())
 
 
@@ -558,6 +686,7 @@ def build_items(
         "nugget_assign": nugget_items(task, report, ctx, p),
         "relevance": relevance_items(task, report, ctx, p),
         "support": support_items(task, report, ctx, p),
+        "citation_support": citation_support_items(task, report, ctx, p),
     }
 
 

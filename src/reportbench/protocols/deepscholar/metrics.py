@@ -9,6 +9,11 @@ Conventions:
   into 0 at aggregation, which `authors_aggregate` reproduces.
 - `on_failure: exclude` (Relevance, Cite-P, Claim Coverage) drops failed judgments instead of making the
   report NaN; failures are counted either way.
+- Nothing to score is not undefined: a report that gives a metric nothing to score (no arXiv link for
+  Relevance Rate / Document Importance, no citation for Cite-P, no eligible sentence for Claim Coverage) is
+  the system's own omission and scores 0, as the paper's tables and the authors' code count it
+  (`nothing_to_score: zero`, reason `zero:<why>` in the per-task table; `undefined` makes it NaN instead).
+  What the release or the run cannot provide (no importance labels, no citation counts) stays NaN.
 
 Organization, about the authors' code: with the lotus version they must have run (main after 1.1.3),
 `permute_cols=True` only reorders the data block while the instruction still says "A = Related_work_a", so
@@ -92,8 +97,8 @@ DOCUMENT_IMPORTANCE = register_metric(
     MetricSpec(
         "document_importance",
         PROTOCOL,
-        "min(median citations of S / median citations of the exemplar's arXiv refs, 1) (paper mode; "
-        "code mode = raw median count, unbounded).",
+        "median citations of S / 647.5 (one global divisor, Table 7), the system mean clipped at 1 "
+        "(reproduces Table 2; modes per_exemplar and code in docs/deepscholar.md).",
         short="DocImp",
     )
 )
@@ -101,8 +106,8 @@ CITATION_PRECISION = register_metric(
     MetricSpec(
         "citation_precision",
         PROTOCOL,
-        "Share of (sentence, citation) pairs whose cited source supports the sentence.",
-        judge_tasks=("support",),
+        "Share of (sentence, citation) pairs whose cited source supports at least one claim of the sentence.",
+        judge_tasks=("citation_support", "support"),
         short="CiteP",
     )
 )
@@ -110,7 +115,7 @@ CLAIM_COVERAGE = register_metric(
     MetricSpec(
         "claim_coverage",
         PROTOCOL,
-        "Share of sentences supported by a source cited within +-w sentences or by the query context.",
+        "Share of sentences whose window's cited sources and the query context, together, support them (+-w).",
         judge_tasks=("support",),
         short="ClaimCov",
     )
@@ -158,6 +163,13 @@ def _problems(outcomes: Iterable[_Outcome]) -> dict[str, int]:
         if o.problem:
             out[o.problem] = out.get(o.problem, 0) + 1
     return out
+
+
+def nothing_to_score(params: DeepScholarParams, why: str, **details: Any) -> MetricResult:
+    """The system gave this metric nothing to score: 0 (paper and authors; default) or NaN (undefined)."""
+    if params.nothing_to_score == "zero":
+        return MetricResult(0.0, 0, 0, {"reason": f"zero:{why}", **details})
+    return MetricResult.undefined(why, **details)
 
 
 # ------------------------------------------------------------------------------------- organization
@@ -280,7 +292,8 @@ def relevance_rate(
     if plan.n_skipped_no_title:
         details["n_skipped_no_title"] = plan.n_skipped_no_title
     if not plan.candidates:
-        return MetricResult.undefined("no_candidates", **details)
+        why = "no_arxiv_links" if p.scope == "linked_arxiv" else "no_sources"
+        return nothing_to_score(params, why, **details)
     outs = [_outcome(judgments, it, (0.0, 1.0, 2.0)) for _, it in plan.candidates]
     problems = _problems(outs)
     n_failed = sum(problems.values())
@@ -373,14 +386,21 @@ def document_importance(
     citation_counts: Mapping[str, int | None],
     params: DeepScholarParams,
 ) -> MetricResult:
-    """Paper: DI = min(median cites(S) / median cites(S*), 1), S* = the exemplar's arXiv refs.
+    """Document Importance of one report; S = the report's distinct arXiv ids.
 
-    Ids without a known count are excluded (counted in details). NaN when S has no counts, S* has no counts
-    or median(S*) = 0. Code mode: the raw median of S. Leaderboard mode: min(median(S) / normaliser, 1)
-    per report (the published leaderboard clipped mean(medians)/647.5 instead; `ratio_unclipped` allows
-    reproducing that exactly).
+    - `global` (default, reproduces Table 2): median cites(S) / divisor (647.5, Table 7), one divisor for every
+      report. With `clip: aggregate` the per-report ratio is left unclipped and the SYSTEM mean is clipped
+      at 1 (`summarise`); `clip: report` clips each report. (1000 and 100 citations: aggregate .849,
+      per report .577.) Table 2's .008 = about 5 citations / 647.5.
+    - `per_exemplar` (the formula's text): min(median cites(S) / median cites(S*), 1), S* = the exemplar's
+      arXiv refs; NaN when S* has no counts or its median is 0.
+    - `code`: the raw median of S.
+    No arXiv id in the report -> nothing to score (0). Ids without a known count are excluded (counted in
+    details); NaN when none of S has a count (the run has no counts: offline without a cache).
     """
     p = params.document_importance
+    if not report.retrieved_arxiv_ids:
+        return nothing_to_score(params, "no_arxiv_links", mode=p.mode)
     s_counts, s_missing = _counts(report.retrieved_arxiv_ids, citation_counts)
     details: dict[str, Any] = {"mode": p.mode, "n_s": len(s_counts) + s_missing, "n_s_missing": s_missing}
     if not s_counts:
@@ -390,10 +410,12 @@ def document_importance(
     n_items = len(s_counts) + s_missing
     if p.mode == "code":
         return MetricResult(med_s, n_items, 0, details)
-    if p.mode == "leaderboard":
-        ratio = med_s / p.leaderboard_normaliser
-        details["ratio_unclipped"] = ratio
-        return MetricResult(min(ratio, 1.0), n_items, 0, details)
+    if p.mode == "global":
+        if isinstance(p.divisor, str):  # 'release' is replaced by a number in score_system
+            return MetricResult.undefined("release_divisor_undefined", n_items=n_items, **details)
+        ratio = med_s / p.divisor
+        details.update({"ratio_unclipped": ratio, "divisor": p.divisor, "clip": p.clip})
+        return MetricResult(min(ratio, 1.0) if p.clip == "report" else ratio, n_items, 0, details)
     star_ids = [r.arxiv_id for r in ctx.refs_for(task.task_id) if r.arxiv_id]
     star_counts, star_missing = _counts(star_ids, citation_counts)
     details.update({"n_s_star": len(star_counts) + star_missing, "n_s_star_missing": star_missing})
@@ -436,7 +458,7 @@ def citation_precision(
         n_pairs = len(outs_all) + (n_unresolved if p.unresolved == "unsupported" else 0)
         details.update({"n_pairs": n_pairs, "n_unresolved": n_unresolved, **problems})
         if n_pairs == 0:
-            return MetricResult.undefined("no_citations", **details)
+            return nothing_to_score(params, "no_citations", **details)
         if (n_failed and params.on_failure == "nan") or not pairs:
             return MetricResult(math.nan, len(outs_all), n_failed, {"reason": "judgment_failed", **details})
         return MetricResult(sum(pairs) / len(pairs), len(outs_all), n_failed, details)
@@ -457,7 +479,7 @@ def citation_precision(
     n_failed = sum(problems.values())
     details.update({"n_sentences": len(units), **problems})
     if not units:
-        return MetricResult.undefined("no_sentences", **details)
+        return nothing_to_score(params, "no_sentences", **details)
     if any_failed_sentence or not sent_scores:
         return MetricResult(math.nan, len(outs_all), n_failed, {"reason": "judgment_failed", **details})
     return MetricResult(sum(sent_scores) / len(sent_scores), len(outs_all), n_failed, details)
@@ -467,7 +489,8 @@ def citation_precision(
 def claim_coverage(
     task: Task, report: Report, judgments: Judgments, ctx: ReleaseContext, params: DeepScholarParams
 ) -> MetricResult:
-    """Share of eligible sentences covered: any of its candidate support judgments is 1 (see claim_plan).
+    """Share of eligible sentences covered: any of its candidate support judgments is 1 (see claim_plan;
+    with `sources: set` a sentence has one judgment, against its window's sources and the query together).
 
     A sentence with a supporting judgment is covered even if others failed; one with no support and a
     failure is undetermined (-> report NaN, or excluded under on_failure=exclude). No eligible sentence
@@ -477,7 +500,7 @@ def claim_coverage(
     units = claim_plan(task, report, ctx, p)
     details: dict[str, Any] = {"mode": p.mode, "window": p.window if p.mode == "paper" else 0}
     if not units:
-        return MetricResult.undefined("no_eligible_sentences", **details)
+        return nothing_to_score(params, "no_eligible_sentences", **details)
     covered: list[float] = []
     n_undetermined = 0
     outs_all: list[_Outcome] = []
@@ -565,6 +588,20 @@ class SystemScores:
         return cls(summary["system"], per_task, summary)
 
 
+def release_divisor(
+    tasks: Iterable[Task], ctx: ReleaseContext, citation_counts: Mapping[str, int | None]
+) -> tuple[float | None, int]:
+    """A release's own Document Importance divisor: the mean over tasks of the median citation count of the
+    exemplar's arXiv references (how Table 7's 647.5 describes the public release), and how many tasks it
+    rests on. None when no exemplar reference has a count."""
+    medians = []
+    for t in tasks:
+        found, _ = _counts([r.arxiv_id for r in ctx.refs_for(t.task_id) if r.arxiv_id], citation_counts)
+        if found:
+            medians.append(float(statistics.median(found)))
+    return (statistics.fmean(medians) if medians else None), len(medians)
+
+
 def score_system(
     system: str,
     tasks: Mapping[str, Task] | Iterable[Task],
@@ -582,6 +619,13 @@ def score_system(
     """
     p = as_params(params)
     task_map = dict(tasks) if isinstance(tasks, Mapping) else {t.task_id: t for t in tasks}
+    divisor_note: dict[str, Any] = {}
+    if p.document_importance.mode == "global" and p.document_importance.divisor == "release":
+        value, n = release_divisor(task_map.values(), release_ctx, citation_counts or {})
+        divisor_note = {"release_divisor": value, "release_divisor_tasks": n}
+        if value is not None and value > 0:
+            di = p.document_importance.model_copy(update={"divisor": value})
+            p = p.model_copy(update={"document_importance": di})
     rows: list[dict[str, Any]] = []
     seen_tasks: set[str] = set()
     for rep in reports:
@@ -624,6 +668,8 @@ def score_system(
     )
     summary = summarise(system, per_task, p)
     summary["n_missing_reports"] = len(missing)
+    if divisor_note:
+        summary["metrics"]["document_importance"].update(divisor_note)
     return SystemScores(system, per_task, summary)
 
 
@@ -647,8 +693,19 @@ def summarise(system: str, per_task: pl.DataFrame, params: DeepScholarParams | N
         vals = task_values(per_task, m)
         mr = nan_mean(vals.values())
         spec = get_metric(m, PROTOCOL)
+        mean = mr.mean
+        extra: dict[str, Any] = {}
+        if m == "document_importance" and p.document_importance.mode == "global":
+            if p.document_importance.clip == "aggregate" and not math.isnan(mean):
+                extra = {"mean_unclipped": mean, "clipped_at": 1.0}
+                mean = min(mean, 1.0)
         metrics[m] = {
-            "mean": mr.mean,
+            "mean": mean,
+            **extra,
+            # tasks scored 0 because the report gave the metric nothing to score (see nothing_to_score)
+            "n_zero_nothing_to_score": int(
+                sub.filter(pl.col("reason").fill_null("").str.starts_with("zero:"))["task_id"].n_unique()
+            ),
             "n_defined": mr.n_defined,
             "n_undefined": mr.n_undefined,
             # tasks whose value is NaN because a judgment failed (a subset of n_undefined): shown apart

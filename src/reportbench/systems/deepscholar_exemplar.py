@@ -1,0 +1,94 @@
+"""`kind: human_exemplar` — the paper's own related-work section as a system (DeepScholar Table 2, row 1).
+
+Why a system: the paper scores the human-written exemplars with the same seven metrics (Organization is .5 by
+construction, Nugget Coverage and Reference Coverage 1.0 against themselves), and Table 6 describes them next
+to every system. Running the exemplar through the same stages checks those identities end to end and gives
+the Table 6 row (4381.75 characters, 497.92 words per section on the public release).
+
+The report body is the exemplar exactly as the release ships it (LaTeX, comments kept: what the authors
+compared against and what the paper's statistics use). Inline citations are the pipeline's
+`\\cite[^{}]*{keys}` commands (\\cite, \\citep, \\citet, \\cite[..]{..}); keys resolve through the release's
+exemplar references (title, arXiv id, abstract), never through anything the system produced.
+Paper footnote 1: the exemplar's Cite-P and Claim Coverage rest on titles and abstracts only (no snippets),
+so the paper left them out of its geometric mean; docs/deepscholar.md says how to read that row.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.types import ExemplarRef, Report, Source, Task
+
+CITE_RE = re.compile(r"\\cite[^{}]*\{([^}]+)\}")  # data_pipeline/latex_extractor.py (spec §1.6)
+
+
+def exemplar_sources(refs: list[ExemplarRef]) -> dict[str, Source]:
+    """cite key -> Source from the release's exemplar references."""
+    out: dict[str, Source] = {}
+    for r in refs:
+        out.setdefault(
+            r.ref_key,
+            Source(
+                key=r.ref_key,
+                title=r.title,
+                url=r.url,
+                arxiv_id=r.arxiv_id,
+                doi=r.doi,
+                abstract=r.abstract,
+                raw=f"\\cite{{{r.ref_key}}}",
+            ),
+        )
+    return out
+
+
+def exemplar_report(task: Task, refs: list[ExemplarRef], system: str) -> Report:
+    """The exemplar as a Report: body unchanged, one marker per \\cite command (its keys, in order)."""
+    from reportbench.reports.base import build_report
+    from reportbench.reports.citations import Marker
+
+    body = task.exemplar or ""
+    markers = [
+        Marker(m.start(), m.end(), tuple(k.strip() for k in m.group(1).split(",") if k.strip()))
+        for m in CITE_RE.finditer(body)
+    ]
+    return build_report(
+        body=body,
+        sources=exemplar_sources(refs),
+        fmt="human_exemplar",
+        task_id=task.task_id,
+        system=system,
+        path=None,
+        markers=markers,
+    )
+
+
+@register_kind("human_exemplar")
+def run_human_exemplar(
+    name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
+) -> tuple[list[Report], list[TaskOutcome]]:
+    from reportbench.systems.common import load_release_for
+
+    release = load_release_for(name, spec, tasks, out_dir)
+    refs_by_task: dict[str, list[ExemplarRef]] = {}
+    for r in release.exemplar_ref_rows:
+        refs_by_task.setdefault(r.task_id, []).append(r)
+    reports: list[Report] = []
+    outcomes: list[TaskOutcome] = []
+    for task in tasks:
+        if not (task.exemplar or "").strip():
+            outcomes.append(TaskOutcome(task_id=task.task_id, status="missing", reason="the release has no exemplar"))
+            continue
+        refs = sorted(refs_by_task.get(task.task_id, []), key=lambda r: r.position)
+        try:
+            report = exemplar_report(task, refs, name)
+        except ValueError as exc:  # a malformed exemplar must not lose the other tasks
+            outcomes.append(TaskOutcome(task_id=task.task_id, status="parse_error", reason=str(exc)))
+            continue
+        reports.append(report)
+        outcomes.append(TaskOutcome(task_id=task.task_id, status="ok", report_id=report.report_id))
+    if not reports and tasks:
+        raise SystemError_(f"systems.{name}: no task of the release has an exemplar")
+    return reports, outcomes

@@ -1,0 +1,31 @@
+"""Stage `label_importance` (opt-in, label/dvc.yaml): importance labels for an imported DeepScholar release.
+
+Judges every exemplar reference of the release at --release with the root `judge` group (paper Fig. 4) and
+writes a labelled copy at --out whose card names the judge. Needs an LLM judge and its key, e.g.
+    dvc exp run label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o
+then score with it: -S deepscholar/release=path -S benchmarks.deepscholar.release.source=<out dir>.
+Library code: reportbench.protocols.deepscholar.labelling (docs/deepscholar.md, "Importance labels").
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+from reportbench.config import load_params
+from reportbench.pipeline import setup_logging
+from reportbench.stage_errors import exit_on_error
+
+if __name__ == "__main__":
+    setup_logging()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--release", type=Path, required=True, help="data/releases/deepscholar/<R> (built release)")
+    ap.add_argument("--out", type=Path, required=True, help="where the labelled release is written")
+    ap.add_argument(
+        "--allow-offline-judge", action="store_true", help="accept the offline lexical stand-in (tests only)"
+    )
+    args = ap.parse_args()
+    with exit_on_error():
+        from reportbench.protocols.deepscholar.labelling import run_label_importance
+
+        summary = run_label_importance(load_params(), args.release, args.out, allow_offline=args.allow_offline_judge)
+        print(json.dumps({k: v for k, v in summary.items() if k != "dropped"}, sort_keys=True))
