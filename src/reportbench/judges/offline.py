@@ -42,12 +42,12 @@ DEFAULT_OFFLINE_PARAMS: dict[str, dict[str, Any]] = {
     # Off here; conf/judge/offline_semantic.yaml turns it on with the set fitted on the probe's fit half.
     "semantic": {
         "enabled": False,
-        "lexical_weight": 0.6,
+        "lexical_weight": 0.7,
         "cosine_floor": 0.6,
         "candidates": 2,
-        "cascade": False,
+        "cascade": True,
         "cascade_low": 0.05,
-        "cascade_high": 0.75,
+        "cascade_high": 0.25,
     },
     "important_reference": {
         "min_mentions": 2,  # cited in >= this many related-work sentences -> important

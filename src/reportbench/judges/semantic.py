@@ -59,7 +59,7 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_ASSET = "minilm-l6-v2-tokenizer.json.gz"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"  # of the decompressed JSON
 EMBEDDER_ID = "minilm-l6-v2-onnx-int8"
-MAX_TOKENS = 128
+MAX_TOKENS = 64  # word-pieces per text: claims are ~40; longer sentences are cut (speed; documented)
 
 
 class SemanticModelError(RuntimeError):
@@ -162,19 +162,20 @@ def get_embedder() -> MiniLMEmbedder:
 class SemanticParams:
     """Knobs of the combined score; defaults = the set fitted on the probe's fit half."""
 
-    lexical_weight: float = 0.6  # w in S = w * L + (1 - w) * sem'
+    lexical_weight: float = 0.7  # w in S = w * L + (1 - w) * sem'
     cosine_floor: float = 0.6  # MiniLM cosine at or below this counts as no semantic support
     candidates: int = 2  # windows per claim that are embedded (best by L)
-    cascade: bool = False  # decide by L alone outside [cascade_low, cascade_high]
+    cascade: bool = True  # decide by L alone outside [cascade_low, cascade_high]
     cascade_low: float = 0.05
-    cascade_high: float = 0.75
+    cascade_high: float = 0.25
 
 
 @dataclass
 class SourceIndex:
     """One source, indexed once: windows, sparse token features, source-level guard inputs."""
 
-    windows: list[str]
+    windows: list[str]  # the n_sentences single sentences first, then the longer windows
+    n_sentences: int
     vocab: dict[str, int]
     binary: Any  # scipy.sparse CSR (n_windows x V), 1 where the window has the token
     tfidf: Any  # scipy.sparse CSR (n_windows x V), rows L2-normalised
@@ -236,6 +237,7 @@ def _build_index(source: str, window_sentences: int) -> SourceIndex:
     tfidf = sparse.diags(1.0 / np.maximum(norms, 1e-12)) @ weighted
     return SourceIndex(
         windows=windows,
+        n_sentences=n,
         vocab=vocab,
         binary=binary,
         tfidf=tfidf.tocsr(),
@@ -319,8 +321,13 @@ def semantic_support_scores(
         return [SemanticScore(0.0, 0.0, 0.0, 0.0, 0.0, (), "", 0) for _ in claims]
     recall, tcos, tokens = _claim_features(claims, index)
     lexical = np.sqrt(recall) * tcos
-    k = max(1, min(sp.candidates, n_windows))
-    candidates = np.argsort(-lexical, axis=1, kind="stable")[:, :k]
+    # Embedded candidates: the k best single sentences by L (short texts keep MiniLM fast and under its 128
+    # word-piece limit), plus the best window overall by L, scored on L alone if it spans several sentences.
+    n_single = index.n_sentences
+    k = max(1, min(sp.candidates, n_single))
+    top_single = np.argsort(-lexical[:, :n_single], axis=1, kind="stable")[:, :k]
+    best_any = np.argmax(lexical, axis=1)
+    candidates = np.concatenate([top_single, best_any[:, None]], axis=1)
 
     # Guards: source-level (quantities, absolute words), and per window (negation-cue count differs).
     source_guard: list[tuple[float, list[str]]] = []
@@ -335,7 +342,7 @@ def semantic_support_scores(
             fired.append((f"absolute:{'/'.join(absent)}", p.absolute_guard))
         source_guard.append((max((g for _, g in fired), default=0.0), [name for name, _ in fired]))
 
-    best_lexical = lexical[np.arange(len(claims)), candidates[:, 0]]
+    best_lexical = lexical[np.arange(len(claims)), best_any]
     to_embed = [
         i
         for i in range(len(claims))
@@ -344,13 +351,15 @@ def semantic_support_scores(
     cosines: dict[int, np.ndarray] = {}
     if to_embed:
         model = embedder or get_embedder()
-        window_ids = sorted({int(w) for i in to_embed for w in candidates[i]})
+        window_ids = sorted({int(w) for i in to_embed for w in candidates[i] if w < n_single})
         vectors = model.encode([claims[i] for i in to_embed] + [index.windows[w] for w in window_ids])
         claim_vecs = vectors[: len(to_embed)]
         window_vecs = dict(zip(window_ids, vectors[len(to_embed) :], strict=True))
         for row, i in enumerate(to_embed):
-            cand = np.stack([window_vecs[int(w)] for w in candidates[i]])
-            cosines[i] = np.clip(cand @ claim_vecs[row], 0.0, 1.0)
+            # a multi-sentence window is not embedded: its semantic part counts as 0 (NaN marks "not computed")
+            cosines[i] = np.array(
+                [float(window_vecs[int(w)] @ claim_vecs[row]) if w < n_single else math.nan for w in candidates[i]]
+            )
 
     out: list[SemanticScore] = []
     for i in range(len(claims)):
@@ -369,8 +378,9 @@ def semantic_support_scores(
                 guard = max(guard, p.negation_guard)
             guard = round_score(guard)
             if i in cosines:
-                cos = round_score(float(cosines[i][rank]))
-                sem = min(1.0, max(0.0, (cos - sp.cosine_floor) / (1.0 - sp.cosine_floor)))
+                raw = float(cosines[i][rank])
+                cos = math.nan if math.isnan(raw) else round_score(max(0.0, raw))
+                sem = 0.0 if math.isnan(cos) else min(1.0, max(0.0, (cos - sp.cosine_floor) / (1.0 - sp.cosine_floor)))
                 combined = sp.lexical_weight * lex + (1.0 - sp.lexical_weight) * sem
             else:
                 cos, combined = math.nan, lex
