@@ -102,6 +102,50 @@ def _load_member(judgments_dir: Path, system: str, member: str) -> tuple[dict[st
     return judgments, derived
 
 
+def rebuild_items(
+    params: Mapping[str, Any],
+    benchmark: str,
+    release: Any,
+    runs_dir: Path,
+    judgments_dir: Path,
+    pages: Mapping[str, Any] | None,
+    member: str,
+    systems: list[str],
+) -> tuple[dict[tuple[str, str], list[Any]], dict[str, str], list[str]]:
+    """The judge stage's items, rebuilt from its own records and derived tables (so chained steps see the same
+    claims): {(system, step): items}, {step: judge task}, notes. Items the records do not hold are dropped."""
+    from reportbench.benchmarks import JudgeContext, get_benchmark
+    from reportbench.pipeline import benchmark_params
+    from reportbench.systems import read_outcomes, read_reports
+
+    spec = get_benchmark(benchmark)
+    notes: list[str] = []
+    items_by_step: dict[tuple[str, str], list[Any]] = {}
+    step_task: dict[str, str] = {}
+    for s in systems:
+        recorded, derived = _load_member(judgments_dir, s, member)
+        ctx = JudgeContext(
+            benchmark=benchmark, system=s, member=member, params=benchmark_params(params, benchmark),
+            release=release, reports=read_reports(Path(runs_dir) / s), outcomes=read_outcomes(Path(runs_dir) / s),
+            pages=pages, derived=dict(derived), judgments=dict(recorded),
+        )  # fmt: skip
+        for step in spec.judge_steps:
+            if step.kind != "judge" or step.items is None:
+                continue
+            try:
+                items = list(step.items(ctx))
+            except Exception as exc:  # noqa: BLE001 - a step we cannot rebuild is a note on the card, not a crash
+                notes.append(f"{s}/{step.name}: items could not be rebuilt ({type(exc).__name__}: {exc})")
+                continue
+            known = {j.item_id for j in recorded.get(step.name, [])}
+            stale = [i for i in items if i.item_id not in known]
+            if stale:
+                notes.append(f"{s}/{step.name}: {len(stale)} rebuilt item(s) not in the judge stage's records, skipped")
+            items_by_step[(s, step.name)] = [i for i in items if i.item_id in known]
+            step_task[step.name] = step.judge_task
+    return items_by_step, step_task, notes
+
+
 def _rejudge(task: str, cfg: Mapping[str, Any], items: list[Any], sample: int, desc: str) -> list[Any]:
     from reportbench.judges.factory import make_judge
     from reportbench.judges.runner import run_judgments_sync
@@ -134,15 +178,12 @@ def run_agreement_stage(
     human_labels: Path | None = None,
 ) -> dict[str, Any]:
     """Judge card for one benchmark x release; returns the card."""
-    from reportbench.benchmarks import JudgeContext, get_benchmark
     from reportbench.config import require
     from reportbench.judges.runner import write_judgments
-    from reportbench.pipeline import _load_pages, benchmark_params, judge_config, read_release
-    from reportbench.systems import read_outcomes, read_reports
+    from reportbench.pipeline import _load_pages, judge_config, read_release
 
     acfg = agreement_params(params)
     samples, n_boot, seed = int(acfg["samples"]), int(acfg["bootstrap"]), int(acfg["seed"])
-    spec = get_benchmark(benchmark)
     systems = list(require(params, f"plan.benchmarks.{benchmark}.systems"))
     members = list(require(params, f"plan.benchmarks.{benchmark}.members"))
     release = read_release(Path(release_dir), benchmark)
@@ -165,29 +206,10 @@ def run_agreement_stage(
     # the recorded verdict, seeded).
     first = members[0]
     first_name = _judge_name(primary_cfg[first], first, members)
-    items_by_step: dict[tuple[str, str], list[Any]] = {}
-    step_task: dict[str, str] = {}
-    for s in systems:
-        recorded, derived = _load_member(judgments_dir, s, first)
-        ctx = JudgeContext(
-            benchmark=benchmark, system=s, member=first, params=benchmark_params(params, benchmark),
-            release=release, reports=read_reports(Path(runs_dir) / s), outcomes=read_outcomes(Path(runs_dir) / s),
-            pages=pages, derived=dict(derived), judgments=dict(recorded),
-        )  # fmt: skip
-        for step in spec.judge_steps:
-            if step.kind != "judge" or step.items is None:
-                continue
-            try:
-                items = list(step.items(ctx))
-            except Exception as exc:  # noqa: BLE001 - a step we cannot rebuild is a note on the card, not a crash
-                notes.append(f"{s}/{step.name}: items could not be rebuilt ({type(exc).__name__}: {exc})")
-                continue
-            known = {j.item_id for j in recorded.get(step.name, [])}
-            stale = [i for i in items if i.item_id not in known]
-            if stale:
-                notes.append(f"{s}/{step.name}: {len(stale)} rebuilt item(s) not in the judge stage's records, skipped")
-            items_by_step[(s, step.name)] = [i for i in items if i.item_id in known]
-            step_task[step.name] = step.judge_task
+    items_by_step, step_task, rebuild_notes = rebuild_items(
+        params, benchmark, release, Path(runs_dir), Path(judgments_dir), pages, first, systems
+    )
+    notes.extend(rebuild_notes)
     label_of = {(r.system, r.item_id): str(r.label if r.label is not None else r.value) for r in judges[first_name]}
     chosen: dict[tuple[str, str], list[Any]] = {}
     for step_name in sorted(step_task):
