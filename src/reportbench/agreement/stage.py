@@ -159,7 +159,8 @@ def _rejudge(task: str, cfg: Mapping[str, Any], items: list[Any], sample: int, d
         kwargs = {"sample": sample, "cache": bool((cfg.get("runtime") or {}).get("cache_path"))}
     judge = make_judge(task, cfg, **kwargs)
     try:
-        return list(run_judgments_sync(judge, [(i.item_id, i.typed(), dict(i.input_ids)) for i in items], desc=desc))
+        items_in = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
+        return list(run_judgments_sync(judge, items_in, desc=desc, progress=False))
     finally:
         close = getattr(judge, "close", None)
         if close is not None:
