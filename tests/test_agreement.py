@@ -213,3 +213,10 @@ def test_sample_index_is_part_of_the_llm_cache_key(repo_root: Path) -> None:
     keys = [LLMJudge(get_task("support"), cfg, cache=False, sample=k).key_for(messages) for k in (0, 1, 2)]
     assert len(set(keys)) == 3  # each re-sample is a real call, and is cached under its own key
     assert keys[0] == LLMJudge(get_task("support"), cfg, cache=False).key_for(messages)  # sample 0: the old key
+
+
+def test_kendall_tau_b_matches_scipy_with_ties() -> None:
+    from scipy.stats import kendalltau
+
+    for x, y in [([1, 2, 3, 4], [1, 3, 2, 4]), ([1, 1, 2, 3], [2, 1, 2, 3]), ([0.5, 0.2, 0.9], [3, 1, 1])]:
+        assert M.kendall_tau(x, y) == pytest.approx(kendalltau(x, y).statistic)

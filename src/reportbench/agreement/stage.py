@@ -42,7 +42,7 @@ log = logging.getLogger("reportbench.agreement")
 DEFAULT_AGREEMENT: dict[str, Any] = {
     "second_judge": "stub",  # stub | none | a litellm judge config mapping (a real model)
     "samples": 2,  # self-consistency: re-samples per judge (>= 2 to measure anything)
-    "max_items": 150,  # per judge task: cap on items the second judge and the re-samples judge (stratified)
+    "max_items": 60,  # per judge task: cap on items the second judge and the re-samples judge (stratified)
     "bootstrap": 1000,  # resamples of benchmark tasks for the intervals
     "seed": 0,
     "human_labels": "human_labels.csv",  # file name looked up in the release source folder
