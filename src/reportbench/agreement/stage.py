@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -180,7 +181,7 @@ def run_agreement_stage(
 ) -> dict[str, Any]:
     """Judge card for one benchmark x release; returns the card."""
     from reportbench.config import require
-    from reportbench.judges.runner import write_judgments
+    from reportbench.judges.runner import reason_class, write_judgments
     from reportbench.pipeline import _load_pages, judge_config, read_release
 
     acfg = agreement_params(params)
@@ -221,6 +222,9 @@ def run_agreement_stage(
         for s, i in picked:
             chosen.setdefault((s, step_name), []).append(i)
 
+    failures: dict[tuple[str, str], Counter[str]] = {}
+    judged: Counter[tuple[str, str]] = Counter()
+
     def judge_all(name: str, cfg_for: Callable[[str], Mapping[str, Any]], sample: int) -> list[Rating]:
         out: list[Rating] = []
         for (s, step_name), items in sorted(chosen.items()):
@@ -228,6 +232,10 @@ def run_agreement_stage(
             records = _rejudge(task, cfg_for(task), items, sample, f"agreement:{name}:{s}:{step_name}:{sample}")
             write_judgments(out_dir / name / s / f"{step_name}.s{sample}.parquet", records)
             out.extend(ratings_from_judgments(name, s, records))
+            judged[(name, task)] += len(records)
+            for j in records:
+                if not j.ok:
+                    failures.setdefault((name, task), Counter())[reason_class(j.error)] += 1
         return out
 
     # Self-consistency of the primary judge: re-run it; sample 0 is the judge stage's own record.
@@ -245,6 +253,12 @@ def run_agreement_stage(
             cfg2 = second_cfg
             resamples[second_name] = {k: judge_all(second_name, lambda t: cfg2, k) for k in range(max(1, samples))}
             judges[second_name] = resamples[second_name][0]
+
+    for (name, task), reasons in sorted(failures.items()):
+        detail = ", ".join(f"{r}: {n}" for r, n in reasons.most_common())
+        notes.append(
+            f"{name}/{task}: {sum(reasons.values())} of {judged[(name, task)]} re-judged item(s) failed ({detail})"
+        )
 
     labels_path = human_labels
     source = Path(str((params.get("plan") or {}).get("benchmarks", {}).get(benchmark, {}).get("source") or ""))
