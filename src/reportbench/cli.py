@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.retry",  # retry (failed judge items)
     "reportbench.scale_cli",  # estimate, batch status|retry, cache export|import (docs/scale.md)
     "reportbench.live_pipeline",  # live init
+    "reportbench.agreement.annotate",  # annotate (human-label page)
 ]
 
 

@@ -82,6 +82,7 @@ def build_plan(
             "systems": names,
             "members": members,
             "cross_dep": f"data/cross/{b}/{release}" if cross else release_dir,
+            "pages_dep": pages_dep,
         }
         if pages:
             plan["fetch"][b] = entry

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from rapidfuzz import fuzz
 
@@ -409,6 +410,8 @@ class SupportParams:
     number_guard: float = 1.0
     negation_guard: float = 1.0
     absolute_guard: float = 0.5
+    # The semantic judge's knobs as sorted (name, value) pairs (hashable); None = the lexical judge.
+    semantic: tuple[tuple[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -446,6 +449,8 @@ def support_score(hypothesis: str, source: str, params: SupportParams | None = N
     an absolute word ('first', 'all', 'only', ...) in h that the source never uses.
     """
     p = params or SupportParams()
+    if p.semantic is not None:  # judge=offline_semantic: MiniLM + these signals (judges/semantic.py)
+        return support_scores([hypothesis], source, p)[0]
     h_tokens = content_tokens(hypothesis)
     src = prepare_source(source or "", p.window_sentences)
     if not h_tokens or not src.windows:
@@ -482,3 +487,14 @@ def support_score(hypothesis: str, source: str, params: SupportParams | None = N
             best = candidate
     assert best is not None
     return best
+
+
+def support_scores(hypotheses: Sequence[str], source: str, params: SupportParams | None = None) -> list[SupportScore]:
+    """S(h, source) for many hypotheses against one source: the semantic judge indexes the source once and
+    embeds in batches; the lexical judge loops (its source preparation is cached)."""
+    p = params or SupportParams()
+    if p.semantic is None:
+        return [support_score(h, source, p) for h in hypotheses]
+    from reportbench.judges.semantic import semantic_params_from, semantic_support_scores
+
+    return list(semantic_support_scores(hypotheses, source or "", p, semantic_params_from(p.semantic)))

@@ -42,9 +42,13 @@ class LLMJudge:
         prompts_dir: str | Path | None = None,
         client: LLMClient | None = None,
         cache: ResponseCache | None | bool = True,
+        sample: int = 0,
     ) -> None:
         """`cache=True` opens `runtime.cache_path` (None/'' there disables it); False/None disables;
-        a ResponseCache instance is used as is (shared between judges)."""
+        a ResponseCache instance is used as is (shared between judges).
+
+        `sample` k > 0 is the k-th re-sample of the same request (self-consistency, docs/agreement.md): it is part
+        of the cache key, so repeats are real calls and reruns are free; sample 0 keeps the plain key."""
         raw = to_plain(cfg) if isinstance(cfg, Mapping) else {}
         self.task = task
         # `prompts` (ours | authors) is judge-level, not a client setting.
@@ -79,6 +83,9 @@ class LLMJudge:
         self._key_parts = self.client.cache_parts()
         self._format_key = self.client.format_key(out_model, structured)
         self._key_extra = {"prompts": self.prompt.prompt_id} if self.prompts_mode == "authors" else None
+        self.sample = int(sample)
+        if self.sample:
+            self._key_extra = {**(self._key_extra or {}), "sample": self.sample}
 
     # -- helpers ---------------------------------------------------------------------------------
 

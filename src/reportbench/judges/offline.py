@@ -19,6 +19,7 @@ from reportbench.judges.lexical import SupportParams
 from reportbench.prompts import PromptError, load_prompt
 
 OFFLINE_JUDGE_ID = "offline-lexical-v1"
+SEMANTIC_JUDGE_ID = "offline-lexsem-v1/minilm-l6-v2-onnx-int8"
 
 # Starting points chosen on small dev splits (self-authored pairs; half of the DeepScholar papers), see
 # docs/offline-judge.md. Not fitted against an LLM judge: recalibrate before reading anything into them.
@@ -37,6 +38,17 @@ DEFAULT_OFFLINE_PARAMS: dict[str, dict[str, Any]] = {
     "organization": {"redundancy_cosine": 0.8, "max_headings": 4},
     "nugget_create": {"min_words": 6, "split_min_words": 5, "dedupe_ratio": 90.0},
     "nugget_score": {"top_terms": 15, "min_top_terms": 3},  # vital if cited or >= min of the top terms
+    # judge=offline_semantic (judges/semantic.py): MiniLM cosine combined with the lexical score L = sqrt(rec)·tfidf.
+    # Off here; conf/judge/offline_semantic.yaml turns it on with the set fitted on the probe's fit half.
+    "semantic": {
+        "enabled": False,
+        "lexical_weight": 0.7,
+        "cosine_floor": 0.6,
+        "candidates": 2,
+        "cascade": True,
+        "cascade_low": 0.05,
+        "cascade_high": 0.25,
+    },
     "important_reference": {
         "min_mentions": 2,  # cited in >= this many related-work sentences -> important
         "overlap": 0.20,  # cited once and lexical overlap with the paper >= this -> important
@@ -65,7 +77,10 @@ def resolve_params(overrides: Mapping[str, Any] | None = None) -> dict[str, dict
 
 def support_params(params: Mapping[str, Any]) -> SupportParams:
     lex = resolve_params({"lexical": params.get("lexical", {})})["lexical"]
+    sem = resolve_params({"semantic": params.get("semantic", {})})["semantic"]
+    semantic = tuple(sorted((k, v) for k, v in sem.items() if k != "enabled")) if sem["enabled"] else None
     return SupportParams(
+        semantic=semantic,
         tfidf_weight=float(lex["tfidf_weight"]),
         window_sentences=int(lex["window_sentences"]),
         number_guard=float(lex["number_guard"]),
@@ -90,8 +105,12 @@ class OfflineJudge:
         self.params = resolve_params(cfg.get("offline") or {})
         # The threshold set is part of the judge's identity: records from `offline` and `offline_strict`
         # (or any -S judge.offline... ablation) must be distinguishable.
-        digest = hashlib.sha256(json.dumps(self.params, sort_keys=True).encode()).hexdigest()[:8]
-        self.judge_id = f"{OFFLINE_JUDGE_ID}+thr-{digest}"
+        # The semantic section enters the digest only when it is on, so lexical judge ids stay as they were.
+        semantic_on = bool(self.params["semantic"]["enabled"])
+        hashed = self.params if semantic_on else {k: v for k, v in self.params.items() if k != "semantic"}
+        digest = hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:8]
+        base = SEMANTIC_JUDGE_ID if semantic_on else OFFLINE_JUDGE_ID
+        self.judge_id = f"{base}+thr-{digest}"
         try:
             template = load_prompt(task.prompt_id, cfg.get("prompts_dir", "prompts"))
             self.prompt_id: str | None = template.prompt_id
@@ -110,7 +129,7 @@ class OfflineJudge:
             "item_id": item_id,
             "input_ids": dict(input_ids),
             "judge_id": self.judge_id,
-            "model": OFFLINE_JUDGE_ID,
+            "model": self.judge_id.split("+thr-")[0],
             "prompt_id": self.prompt_id,
             "prompt_hash": self.prompt_hash,
             "cache_hit": False,

@@ -1,0 +1,33 @@
+"""Stage `agreement@<benchmark>`: judge agreement, self-consistency and human labels -> the judge card."""
+
+import argparse
+from pathlib import Path
+
+from reportbench.config import load_params
+from reportbench.pipeline import setup_logging
+from reportbench.stage_errors import exit_on_error
+
+if __name__ == "__main__":
+    setup_logging()
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--benchmark", required=True)
+    ap.add_argument("--release", type=Path, required=True)
+    ap.add_argument("--runs", type=Path, required=True)
+    ap.add_argument("--judgments", type=Path, required=True)
+    ap.add_argument("--pages", type=Path, default=None, help="data/pages/<b>/<R> when the benchmark fetches pages")
+    ap.add_argument("--out", type=Path, required=True, help="data/agreement/<b>/<R> (every record judged here)")
+    ap.add_argument("--metrics", type=Path, required=True, help="metrics/<b>/<R> (judge_card.json/.md)")
+    args = ap.parse_args()
+    from reportbench.agreement.stage import run_agreement_stage
+
+    with exit_on_error():
+        run_agreement_stage(
+            load_params(),
+            args.benchmark,
+            args.release,
+            args.runs,
+            args.judgments,
+            args.out,
+            args.metrics,
+            pages_dir=args.pages,
+        )
