@@ -14,6 +14,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.judges.errors",  # check-judge
     "reportbench.live_builder.cli",  # latex
     "reportbench.ls",  # ls benchmarks|metrics|tasks
+    "reportbench.site.cli",  # view
 ]
 
 

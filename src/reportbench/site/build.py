@@ -151,76 +151,101 @@ def load_benchmark(
     )
 
 
-def build_site(
+BENCHMARKS_DIR = "benchmarks"  # site/benchmarks/<b>/<R>/: one DVC output per benchmark (stage site@<b>)
+SUMMARY_FILE = "summary.json"  # what the index needs from a benchmark folder (so the index reads no metrics)
+
+
+def build_benchmark_site(
     params: Mapping[str, Any],
+    benchmark: str,
     root: Path | str = ".",
-    out: Path | str = "site",
+    site_dir: Path | str = "site",
     *,
     max_samples: int = DEFAULT_MAX_SAMPLES,
-    benchmarks: list[str] | None = None,
+    date: str | None = None,
+    version: str | None = None,
 ) -> dict[str, int]:
-    """Write the whole site into `out` (replaced); returns counts of pages written by kind."""
+    """Write `site/benchmarks/<b>/<R>/` (benchmark page, system pages, sample pages, summary.json)."""
     from reportbench.pipeline import read_release
 
-    root, out = Path(root), Path(out)
-    plan = (params.get("plan") or {}).get("benchmarks") or {}
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    date, version = build_date(), version_string(root)
+    root, site_dir = Path(root), Path(site_dir)
+    entry = ((params.get("plan") or {}).get("benchmarks") or {}).get(benchmark)
+    if entry is None:
+        raise ValueError(
+            f"benchmark {benchmark!r} is not in plan.benchmarks (enabled: "
+            f"{sorted((params.get('plan') or {}).get('benchmarks') or {})})"
+        )
+    date = date or build_date()
+    version = version or version_string(root)
     counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
-    index_rows: list[str] = []
-    for b, entry in plan.items():
-        if benchmarks is not None and b not in benchmarks:
-            continue
-        release = str(entry.get("release"))
-        data = load_benchmark(params, root, b, release, date, version)
-        if data is None:
-            continue
-        bdir = out / slug(b) / slug(release)
-        metrics = list(data.leaderboard.get("metrics") or [])
-        info = data.leaderboard.get("metric_info") or {}
-        data.sample_href = lambda s, m: f"samples/{slug(s)}/index.html" + (f"#m-{m}" if m else "")
-        data.crumbs = [("scorecard", "../../index.html"), (f"{b} · {release}", None)]
-        (bdir).mkdir(parents=True, exist_ok=True)
-        (bdir / "index.html").write_text(render_benchmark_page(data), encoding="utf-8")
-        counts["benchmark_pages"] += 1
-        try:
-            rel = read_release(root / "data" / "releases" / b / release, b)
-        except Exception as exc:  # noqa: BLE001 - pages still render without task titles
-            log.warning("%s/%s: release not readable for the viewer (%s)", b, release, exc)
-            rel = None
-        systems = [str(s) for s in entry.get("systems") or []]
-        members = [str(m) for m in entry.get("members") or []] or None
-        for s in systems:
-            sd = load_system(root, b, release, s, members)
-            sdir = bdir / "samples" / slug(s)
-            sdir.mkdir(parents=True, exist_ok=True)
-            tids = sd.task_ids
-            rendered = set(tids[:max_samples])
-            crumbs = [("scorecard", "../../../../index.html"), (f"{b} · {release}", "../../index.html"), (s, None)]
-            (sdir / "index.html").write_text(
-                render_system_page(sd, metrics, info, release=rel, crumbs=crumbs, rendered=rendered), encoding="utf-8"
+    release = str(entry.get("release"))
+    bdir = site_dir / BENCHMARKS_DIR / benchmark / release  # the DVC out path: the raw names
+    if bdir.exists():
+        shutil.rmtree(bdir)
+    bdir.mkdir(parents=True)
+    data = load_benchmark(params, root, benchmark, release, date, version)
+    if data is None:
+        (bdir / SUMMARY_FILE).write_text(
+            json.dumps({"benchmark": benchmark, "release": release, "missing": True}, indent=1) + "\n", encoding="utf-8"
+        )
+        return counts
+    metrics = list(data.leaderboard.get("metrics") or [])
+    info = data.leaderboard.get("metric_info") or {}
+    top = "../../../index.html"  # from site/benchmarks/<b>/<R>/
+    data.sample_href = lambda s, m: f"samples/{slug(s)}/index.html" + (f"#m-{m}" if m else "")
+    data.crumbs = [("scorecard", top), (f"{benchmark} · {release}", None)]
+    (bdir / "index.html").write_text(render_benchmark_page(data), encoding="utf-8")
+    counts["benchmark_pages"] += 1
+    try:
+        rel = read_release(root / "data" / "releases" / benchmark / release, benchmark)
+    except Exception as exc:  # noqa: BLE001 - pages still render without task titles
+        log.warning("%s/%s: release not readable for the viewer (%s)", benchmark, release, exc)
+        rel = None
+    systems = [str(s) for s in entry.get("systems") or []]
+    members = [str(m) for m in entry.get("members") or []] or None
+    for s in systems:
+        sd = load_system(root, benchmark, release, s, members)
+        sdir = bdir / "samples" / slug(s)
+        sdir.mkdir(parents=True, exist_ok=True)
+        tids = sd.task_ids
+        shown = tids[:max_samples]
+        crumbs = [("scorecard", "../../" + top), (f"{benchmark} · {release}", "../../index.html"), (s, None)]
+        (sdir / "index.html").write_text(
+            render_system_page(sd, metrics, info, release=rel, crumbs=crumbs, rendered=set(shown)), encoding="utf-8"
+        )
+        counts["system_pages"] += 1
+        others = [o for o in systems if o != s]
+        for k, tid in enumerate(shown):
+            prev_next = (shown[k - 1] if k > 0 else None, shown[k + 1] if k + 1 < len(shown) else None)
+            tcrumbs = [*crumbs[:2], (s, "index.html"), (tid, None)]
+            html_ = render_sample_page(
+                sd, tid, release=rel, metric_info=info, other_systems=others, prev_next=prev_next, crumbs=tcrumbs
             )
-            counts["system_pages"] += 1
-            others = [o for o in systems if o != s]
-            for k, tid in enumerate(tids[:max_samples]):
-                prev_next = (tids[k - 1] if k > 0 else None, tids[k + 1] if k + 1 < len(rendered) else None)
-                tcrumbs = [*crumbs[:2], (s, "index.html"), (tid, None)]
-                (sdir / task_file(tid)).write_text(
-                    render_sample_page(
-                        sd,
-                        tid,
-                        release=rel,
-                        metric_info=info,
-                        other_systems=others,
-                        prev_next=prev_next,
-                        crumbs=tcrumbs,
-                    ),
-                    encoding="utf-8",
-                )
-                counts["sample_pages"] += 1
-        index_rows.append(_index_row(data, f"{slug(b)}/{slug(release)}/index.html"))
+            (sdir / task_file(tid)).write_text(html_, encoding="utf-8")
+            counts["sample_pages"] += 1
+    summary = {
+        "benchmark": benchmark,
+        "release": release,
+        "href": f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html",
+        "row": _index_row(data, f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html"),
+        "counts": counts,
+    }
+    (bdir / SUMMARY_FILE).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return counts
+
+
+def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Path | str = "site") -> Path:
+    """Write `site/index.html`: one row per enabled benchmark × release, from each folder's summary.json."""
+    root, site_dir = Path(root), Path(site_dir)
+    plan = (params.get("plan") or {}).get("benchmarks") or {}
+    rows, missing = [], []
+    for b, entry in plan.items():
+        release = str(entry.get("release"))
+        summary = _read_json(site_dir / BENCHMARKS_DIR / b / release / SUMMARY_FILE)
+        if not isinstance(summary, dict) or summary.get("missing") or "row" not in summary:
+            missing.append(f"{b} · {release}")
+            continue
+        rows.append(summary["row"])
     head = [
         th("benchmark", kind="text", cls="s"),
         th("release", kind="text", cls="s"),
@@ -230,12 +255,44 @@ def build_site(
         th("overall of the leader"),
         th("judge", kind="text", cls="s"),
     ]
+    date, version = build_date(), version_string(root)
+    miss = (
+        (f'<div class="warn">No leaderboard yet for: {esc(", ".join(missing))} (run <code>dvc repro</code>).</div>')
+        if missing
+        else ""
+    )
     body = (
         f'<h1>reportbench scorecard</h1><p class="note">Built {esc(date)} · {esc(version)}. One leaderboard per '
         "benchmark × release; click a benchmark for its leaderboard, metric definitions, intervals, pairwise "
-        "comparisons and per-sample viewer.</p>" + table(head, index_rows, id_="benchmarks")
+        "comparisons and the per-sample viewer.</p>" + miss + table(head, rows, id_="benchmarks")
     )
-    (out / "index.html").write_text(page("reportbench scorecard", body), encoding="utf-8")
+    site_dir.mkdir(parents=True, exist_ok=True)
+    path = site_dir / "index.html"
+    path.write_text(page("reportbench scorecard", body), encoding="utf-8")
+    return path
+
+
+def build_site(
+    params: Mapping[str, Any],
+    root: Path | str = ".",
+    out: Path | str = "site",
+    *,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+    benchmarks: list[str] | None = None,
+) -> dict[str, int]:
+    """The whole site in one call (tests, `reportbench view --site`): every benchmark folder, then the index."""
+    root, out = Path(root), Path(out)
+    plan = (params.get("plan") or {}).get("benchmarks") or {}
+    date, version = build_date(), version_string(root)
+    counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
+    for b in plan:
+        if benchmarks is not None and b not in benchmarks:
+            continue
+        for k, v in build_benchmark_site(
+            params, b, root, out, max_samples=max_samples, date=date, version=version
+        ).items():
+            counts[k] += v
+    build_index(params, root, out)
     return counts
 
 
@@ -259,5 +316,5 @@ def _index_row(d: BenchmarkData, href: str) -> str:
         f'<td data-sort="{len(rows)}">{len(rows)}</td><td data-sort="{n_tasks}">{n_tasks_html}</td>'
         f'<td class="s">{leader}</td><td data-sort="{rows[leader_i].get("geomean") if leader_i is not None else ""}">'
         f'{overall}</td><td class="s">{esc(str(judge.get("name") or ""))} '
-        f'{esc(str(judge.get("model") or ""))}</td></tr>'
+        f"{esc(str(judge.get('model') or ''))}</td></tr>"
     )
