@@ -606,7 +606,7 @@ def render_text(sd: SystemData, task_id: str) -> str:
     lines.append(f"outcome: {o.get('status')} {o.get('reason') or ''} {' '.join(o.get('flags') or [])}".rstrip())
     for r in sd.scores.get(task_id, []):
         lines.append(
-            f"  {r.get('metric')}: {_value(r.get('value'))} [{r.get('status')}] {r.get('reason') or ''}".rstrip()
+            f"  {r.get('metric')}: {_value(r.get('value'))} [{_row_status(r)}] {r.get('reason') or ''}".rstrip()
         )
     rep = sd.reports.get(task_id)
     if rep is not None:
