@@ -313,7 +313,8 @@ def _index_row(d: BenchmarkData, href: str) -> str:
     )
     return (
         f'<tr><td class="s"><a href="{esc(href)}">{esc(d.benchmark)}</a></td><td class="s">{esc(d.release)}</td>'
-        f'<td class="s">{esc(", ".join(str(r["system"]) for r in rows))}</td><td data-sort="{n_tasks}">{n_tasks_html}</td>'
+        f'<td class="s">{esc(", ".join(str(r["system"]) for r in rows))}</td>'
+        f'<td data-sort="{n_tasks}">{n_tasks_html}</td>'
         f'<td class="s">{leader}</td><td data-sort="{rows[leader_i].get("geomean") if leader_i is not None else ""}">'
         f'{overall}</td><td class="s">{esc(str(judge.get("name") or ""))} '
         f"{esc(str(judge.get('model') or ''))}</td></tr>"
