@@ -177,6 +177,10 @@ function highlight(){var h=decodeURIComponent(location.hash||'');if(h.indexOf('#
  var th=document.querySelector('th[data-metric="'+m+'"]');if(th){var t=th.closest('table');
   sortTable(t,Array.prototype.indexOf.call(th.parentNode.cells,th),'ascending');}}
 window.addEventListener('hashchange',highlight);highlight();
+document.addEventListener('keydown',function(e){var t=e.target.tagName;
+ if(t==='INPUT'||t==='SELECT'||e.ctrlKey||e.metaKey)return;
+ var a=e.key==='n'?document.querySelector('a[rel=next]'):e.key==='p'?document.querySelector('a[rel=prev]'):null;
+ if(a)location.href=a.getAttribute('href');});
 if(/[?&]selftest(=|&|$)/.test(location.search)){var out=[],ok=true;
  function check(c,msg){if(!c){ok=false;out.push('FAIL '+msg);}else out.push('ok '+msg);}
  document.querySelectorAll('table.sortable').forEach(function(t,ti){var heads=t.tHead.rows[0].cells;

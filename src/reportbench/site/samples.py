@@ -422,9 +422,9 @@ def render_sample_page(
     body = [_task_header(task, task_id)]
     nav = [f'<a href="index.html">all tasks of {esc(sd.system)}</a>']
     if prev_next[0]:
-        nav.append(f'<a href="{esc(task_file(prev_next[0]))}">← previous task</a>')
+        nav.append(f'<a rel="prev" href="{esc(task_file(prev_next[0]))}">← previous task (p)</a>')
     if prev_next[1]:
-        nav.append(f'<a href="{esc(task_file(prev_next[1]))}">next task →</a>')
+        nav.append(f'<a rel="next" href="{esc(task_file(prev_next[1]))}">next task (n) →</a>')
     others = [f'<a href="../{esc(slug(s))}/{esc(task_file(task_id))}">{esc(s)}</a>' for s in other_systems]
     if others:
         nav.append("same task, other systems: " + " ".join(others))
