@@ -95,7 +95,9 @@ def test_written_files(three: list[SystemScores], tmp_path: Path) -> None:
     assert md.splitlines()[0].startswith("| # | system | Org | NuggetCov")
     assert "— (0/4)" in md  # undefined metric shown with its defined/total count
     page = paths["html"].read_text()
-    assert page.startswith("<!doctype html>") and "http" not in page and "<script" not in page
+    # self-contained: inline CSS/JS only (sorting), nothing fetched from anywhere
+    assert page.startswith("<!doctype html>") and "http" not in page and "<script src" not in page
+    assert 'id="leaderboard"' in page and "table.sortable" in page
 
 
 def test_build_from_plain_summaries_and_roundtrip(three: list[SystemScores], tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.scale_cli",  # estimate, batch status|retry, cache export|import (docs/scale.md)
     "reportbench.live_pipeline",  # live init
     "reportbench.agreement.annotate",  # annotate (human-label page)
+    "reportbench.site.cli",  # view
 ]
 
 

@@ -441,7 +441,7 @@ def score_stage(
     """
     from reportbench.benchmarks import ScoreContext, get_benchmark
     from reportbench.judges.runner import read_judgments
-    from reportbench.metrics.leaderboard import build_leaderboard, write_leaderboard
+    from reportbench.metrics.leaderboard import build_leaderboard, per_task_columns, write_leaderboard
     from reportbench.systems import read_outcomes, read_reports
 
     spec = get_benchmark(benchmark)
@@ -496,14 +496,15 @@ def score_stage(
     write_json(metrics_dir / "systems.json", summaries)
     # always written (a declared output): cross-system results such as ratings, or {} when a benchmark has none
     write_json(metrics_dir / "extra.json", result.extra_metrics or {})
-    frames = [sc.per_task.select(["system", "task_id", "metric", "value"]) for sc in result.systems]
+    frames = [sc.per_task.select(per_task_columns(sc.per_task)) for sc in result.systems]
     lb = build_leaderboard(
         [summaries[sc.system] for sc in result.systems],
-        pl.concat(frames) if frames else None,
+        pl.concat(frames, how="diagonal_relaxed") if frames else None,
         metrics=list(spec.metric_names),
         protocol=benchmark,
         overall=result.overall,
         overall_metrics=result.overall_metrics,
+        extra_metrics=result.extra_metrics,
     )
     _write_dvc_metrics(metrics_dir, summaries, spec.metric_names, benchmark, lb)
     return write_leaderboard(lb, metrics_dir)

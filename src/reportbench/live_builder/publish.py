@@ -594,7 +594,11 @@ def write_export(out_dir: Path, name: str, tables: Mapping[str, pl.DataFrame], l
     fresh_dir(out_dir)
     for cfg, df in tables.items():
         write_parquet(out_dir / cfg / EXPORT_FILE, df)
-    (out_dir / "README.md").write_text(export_readme(name, tables, licence), encoding="utf-8")
+    from reportbench.release.card import render_export_card  # the Hugging Face-style card (release/card.py)
+
+    intro = f"Export of the reportbench live release `{name}` (the release format proper is `live/releases/{name}/`)."
+    card = render_export_card(name, tables, licence, out_dir, intro=intro)
+    (out_dir / "README.md").write_text(card, encoding="utf-8")
 
 
 def publish(
@@ -611,6 +615,9 @@ def publish(
     manifest = write_release(release, release_dir)
     card = release_dir / CARD_FILE
     card.write_text(card.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + card_extra, encoding="utf-8")
+    from reportbench.release.card import write_release_card
+
+    write_release_card(release_dir, release, manifest)  # README.md again, now with the live section
     write_export(export_dir, release.meta.name, tables, release.meta.licence)
     stats_path.parent.mkdir(parents=True, exist_ok=True)
     stats_path.write_text(dump_json(stats), encoding="utf-8")

@@ -7,12 +7,18 @@ system's metric means (ties, e.g. all 0 because one metric is 0, by the arithmet
 means); NaN metrics make the geometric mean NaN and such rows sort last.
 
 Inputs are plain data (a summary dict per system as written by a protocol's `score_system`, and a long
-per-task table with columns system, task_id, metric, value) so this module knows no protocol.
+per-task table with columns system, task_id, metric, value[, group]) so this module knows no protocol.
+
+Uncertainty (issue 13): every cell carries a 95 % percentile bootstrap interval over tasks (stratified by
+group for `group_mean` metrics, read from the cross stage's bootstrap for `rating` metrics), or `null` with
+the reason in `ci_method` when no honest interval exists; every pairwise test carries a Benjamini–Hochberg
+adjusted p-value over all the leaderboard's tests (`p_fdr`) and a paired bootstrap interval of the mean
+difference. Rank is `null` where the overall score is undefined (or the benchmark has none): a row is
+never ranked on a score it does not have.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,7 +31,19 @@ import polars as pl
 
 from reportbench.jsonio import json_safe
 from reportbench.metrics.registry import MetricRegistryError, MetricSpec, get_metric
-from reportbench.metrics.stats import geometric_mean, nan_mean, paired_ttest
+from reportbench.metrics.stats import (
+    bootstrap_ci,
+    fdr_adjust,
+    geometric_mean,
+    nan_mean,
+    paired_bootstrap_diff_ci,
+    paired_ttest,
+    stratified_bootstrap_ci,
+)
+
+N_BOOT = 2000  # bootstrap replicates for every interval on the leaderboard (seeded: byte-stable files)
+CI_LEVEL = 0.95
+FDR_METHOD = "Benjamini-Hochberg over every pairwise test of this leaderboard (scipy.stats.false_discovery_control)"
 
 
 class ScoresLike(Protocol):
@@ -42,11 +60,44 @@ class Leaderboard:
     metrics: list[str]
     rows: list[dict[str, Any]]
     pairwise: list[dict[str, Any]] = field(default_factory=list)
+    metric_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # benchmark, release, judge, members (from the summaries)
 
     def as_dict(self) -> dict[str, Any]:
         return json_safe(
-            {"protocol": self.protocol, "metrics": self.metrics, "rows": self.rows, "pairwise": self.pairwise}
+            {
+                "protocol": self.protocol,
+                "metrics": self.metrics,
+                "metric_info": self.metric_info,
+                "rows": self.rows,
+                "pairwise": self.pairwise,
+                "stats": self.stats,
+                "meta": self.meta,
+            }
         )
+
+
+def metric_info(metric: str, protocol: str | None) -> dict[str, Any]:
+    """What a reader needs to read a column: full name, label, one-line definition, direction, range."""
+    spec = _spec(metric, protocol)
+    if spec is None:
+        return {"name": metric, "label": metric, "full_name": _humanise(metric), "description": "",
+                "higher_is_better": True, "unit": None, "value_range": None, "aggregation": None}
+    return {
+        "name": spec.name,
+        "label": spec.label,
+        "full_name": _humanise(spec.name),
+        "description": spec.description,
+        "higher_is_better": spec.higher_is_better,
+        "unit": spec.unit,
+        "value_range": list(spec.value_range) if spec.value_range is not None else None,
+        "aggregation": spec.aggregation,
+    }
+
+
+def _humanise(name: str) -> str:
+    return " ".join(w if w.isupper() else w.capitalize() for w in name.replace("_", " ").split())
 
 
 def _spec(metric: str, protocol: str | None) -> MetricSpec | None:
@@ -70,6 +121,68 @@ def _task_values(per_task: pl.DataFrame, system: str, metric: str) -> dict[str, 
     return out
 
 
+def _task_groups(per_task: pl.DataFrame, system: str, metric: str) -> dict[str, str]:
+    """task_id -> its group (DEER's domain) for `group_mean` metrics; {} when the table has no group column."""
+    if "group" not in per_task.columns:
+        return {}
+    sub = per_task.filter((pl.col("system") == system) & (pl.col("metric") == metric))
+    return {str(t): str(g or "") for t, g in zip(sub["task_id"].to_list(), sub["group"].to_list(), strict=True)}
+
+
+def rating_intervals(extra_metrics: Mapping[str, Any] | None) -> dict[str, dict[str, float]]:
+    """system -> {rating, boot_median, boot_mean, ci_low, ci_high} from a cross stage's reported rating table
+    (ResearchQA's Bradley–Terry bootstrap: `extra.json` ratings.tables[ratings.reported])."""
+    ratings = (extra_metrics or {}).get("ratings")
+    if not isinstance(ratings, Mapping):
+        return {}
+    table = (ratings.get("tables") or {}).get(ratings.get("reported"))
+    out: dict[str, dict[str, float]] = {}
+    for row in table or []:
+        if isinstance(row, Mapping) and "system" in row:
+            out[str(row["system"])] = {k: row[k] for k in ("rating", "boot_median", "boot_mean", "ci_low", "ci_high")
+                                       if isinstance(row.get(k), int | float)}
+    return out
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _interval(
+    spec: MetricSpec | None,
+    mean: float,
+    task_vals: Mapping[str, float],
+    groups: Mapping[str, str],
+    rating: Mapping[str, float] | None,
+) -> tuple[list[float] | None, str]:
+    """A 95 % interval for one cell and how it was obtained, or None and why there is none."""
+    if math.isnan(mean):
+        return None, "n/a: the value is undefined"
+    if spec is not None and spec.aggregation == "rating":
+        if rating and "ci_low" in rating and "ci_high" in rating:
+            if any(_close(mean, float(rating[k])) for k in ("rating", "boot_median", "boot_mean") if k in rating):
+                return [float(rating["ci_low"]), float(rating["ci_high"])], "bootstrap over battles (cross stage)"
+        return None, "n/a: no bootstrap table for this rating"
+    defined = {t: v for t, v in task_vals.items() if not math.isnan(v)}
+    if len(defined) < 2:
+        return None, "n/a: fewer than 2 tasks with a defined value"
+    if spec is not None and spec.aggregation == "group_mean" and groups:
+        by_group: dict[str, list[float]] = {}
+        for t, v in defined.items():
+            by_group.setdefault(groups.get(t, ""), []).append(v)
+        point = nan_mean(nan_mean(vs).mean for vs in by_group.values()).mean
+        if not _close(point, mean):
+            return None, "n/a: the summary is not the macro mean of per-task values"
+        if max(len(vs) for vs in by_group.values()) < 2:  # resampling within groups of one cannot vary
+            return None, "n/a: no group has 2 tasks with a defined value"
+        lo, hi = stratified_bootstrap_ci(by_group, n_boot=N_BOOT, seed=0)
+        return [lo, hi], "bootstrap over tasks, stratified by group"
+    if not _close(nan_mean(defined.values()).mean, mean):
+        return None, "n/a: the summary is not the mean of per-task values"
+    lo, hi = bootstrap_ci(defined.values(), n_boot=N_BOOT, seed=0)
+    return [lo, hi], "bootstrap over tasks"
+
+
 def build_leaderboard(
     summaries: Sequence[Mapping[str, Any]],
     per_task: pl.DataFrame | None = None,
@@ -78,13 +191,15 @@ def build_leaderboard(
     protocol: str | None = None,
     overall: str | None = "geomean",
     overall_metrics: Sequence[str] | None = None,
+    extra_metrics: Mapping[str, Any] | None = None,
 ) -> Leaderboard:
     """Rows from `summaries` (each {"system", "metrics": {name: {"mean", "n_defined", ...}}, ...});
     pairwise tests from `per_task` (all systems concatenated) when given.
 
     `overall` ranks the rows: "geomean" (DeepScholar's overall score), "mean" (arithmetic mean), a metric name,
     or None (no overall; rows by name). `overall_metrics` restricts which metrics enter it (e.g. LRB's Avg of four);
-    the value is stored as `geomean` for the CSV/plot column either way."""
+    the value is stored as `geomean` for the CSV/plot column either way. `extra_metrics` (the score stage's
+    extra.json) supplies the bootstrap intervals of `rating` metrics."""
     if not summaries:
         raise ValueError("no system summaries")
     protocol = protocol or summaries[0].get("protocol")
@@ -120,6 +235,8 @@ def build_leaderboard(
                 "n_tasks": int(s.get("n_tasks", 0)),
                 "n_missing_reports": int(s.get("n_missing_reports", 0)),
                 "n_failed_items": int(sum(ms.get(m, {}).get("n_failed_items", 0) for m in names)),
+                # reports flagged at ingestion (e.g. text addressed to the judge), when the protocol counts them
+                **({"flagged_reports": int(s["flagged_reports"])} if "flagged_reports" in s else {}),
             }
         )
     def rank_key(r: dict[str, Any]) -> tuple[bool, float, float, str]:
@@ -130,27 +247,63 @@ def build_leaderboard(
         return (math.isnan(g), -g if not math.isnan(g) else 0.0, -arith if not math.isnan(arith) else 0.0, r["system"])
 
     rows.sort(key=rank_key)
-    for i, r in enumerate(rows, 1):
-        r["rank"] = i
+    rank = 0
+    for r in rows:
+        # blank (null) where the overall score is undefined or the benchmark has none: never a rank by name
+        if overall is None or math.isnan(r["geomean"]):
+            r["rank"] = None
+        else:
+            rank += 1
+            r["rank"] = rank
+    ratings = rating_intervals(extra_metrics)
+    has_tasks = per_task is not None and per_task.height > 0
+    task_vals: dict[tuple[str, str], dict[str, float]] = {}
+    for r in rows:
+        r["ci"], r["ci_method"] = {}, {}
+        for m in names:
+            spec = _spec(m, protocol)
+            vals = _task_values(per_task, r["system"], m) if has_tasks else {}
+            task_vals[(r["system"], m)] = vals
+            groups = _task_groups(per_task, r["system"], m) if has_tasks and spec and spec.group_by else {}
+            r["ci"][m], r["ci_method"][m] = _interval(spec, r["metrics"][m], vals, groups, ratings.get(r["system"]))
     pairwise: list[dict[str, Any]] = []
-    if per_task is not None and per_task.height:
+    if has_tasks:
         systems = [r["system"] for r in rows]
         for m in names:
             spec = _spec(m, protocol)
             if spec is not None and spec.aggregation == "rating":
                 continue  # a cross-system rating has no per-task values to pair; its intervals come with it
-            vals = {sy: _task_values(per_task, sy, m) for sy in systems}
             for a, b in combinations(systems, 2):
-                pairwise.append(
-                    {"metric": m, "system_a": a, "system_b": b, **paired_ttest(vals[a], vals[b]).as_dict()}
-                )
-    return Leaderboard(protocol, names, rows, pairwise)
+                va, vb = task_vals[(a, m)], task_vals[(b, m)]
+                test = paired_ttest(va, vb).as_dict()
+                lo, hi = paired_bootstrap_diff_ci(va, vb, n_boot=N_BOOT, seed=0)
+                diff_ci = None if math.isnan(lo) else [lo, hi]
+                pairwise.append({"metric": m, "system_a": a, "system_b": b, **test, "diff_ci": diff_ci})
+        for pw, q in zip(pairwise, fdr_adjust(pw["p"] for pw in pairwise), strict=True):
+            pw["p_fdr"] = q
+    stats = {
+        "ci_level": CI_LEVEL,
+        "n_boot": N_BOOT,
+        "ci": "percentile bootstrap of the system's aggregate over tasks (seed 0)",
+        "pairwise_test": "two-sided paired t-test over tasks both systems define (scipy.stats.ttest_rel)",
+        "fdr": FDR_METHOD,
+        "n_tests": sum(1 for pw in pairwise if not math.isnan(pw["p"])),
+    }
+    info = {m: metric_info(m, protocol) for m in names}
+    first = summaries[0]
+    meta = {k: first[k] for k in ("benchmark", "release", "judge", "members") if k in first}
+    return Leaderboard(protocol, names, rows, pairwise, info, stats, meta)
+
+
+def per_task_columns(per_task: pl.DataFrame) -> list[str]:
+    """The per-task columns the leaderboard reads (`group` only where a protocol has one)."""
+    return ["system", "task_id", "metric", "value", *(["group"] if "group" in per_task.columns else [])]
 
 
 def from_scores(scores: Iterable[ScoresLike], **kw: Any) -> Leaderboard:
     """Convenience: build from protocol `SystemScores` objects."""
     scores = list(scores)
-    frames = [s.per_task.select(["system", "task_id", "metric", "value"]) for s in scores]
+    frames = [s.per_task.select(per_task_columns(s.per_task)) for s in scores]
     per_task = pl.concat(frames) if frames else None
     return build_leaderboard([s.summary for s in scores], per_task, **kw)
 
@@ -195,7 +348,7 @@ def to_markdown(lb: Leaderboard) -> str:
     heads += ["tasks", "failed items"]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in lb.rows:
-        cells = [str(r["rank"]), r["system"]]
+        cells = ["" if r["rank"] is None else str(r["rank"]), r["system"]]
         for m in lb.metrics:
             cell = _fmt(r["metrics"][m])
             if r["n_defined"][m] < r["n_tasks"]:
@@ -211,17 +364,21 @@ def to_markdown(lb: Leaderboard) -> str:
     lines.append("")
     lines.append(
         "Means are over tasks with a defined value; (k/n) = defined/total when some are undefined; "
-        "[f failed] = tasks whose judgments failed (NaN, excluded, never 0)."
+        "[f failed] = tasks whose judgments failed (NaN, excluded, never 0); no rank where the overall "
+        "score is undefined. 95 % bootstrap intervals: leaderboard.json (`ci`) and the scorecard site."
     )
     if lb.pairwise:
-        lines += ["", "Paired t-tests (A − B, over tasks both define):", ""]
-        lines.append("| metric | A | B | mean diff | t | p | n | note |")
-        lines.append("|---|---|---|---|---|---|---|---|")
+        lines += ["", "Paired t-tests (A − B, over tasks both define); p (FDR) = Benjamini–Hochberg adjusted over "
+                  "all the tests below:", ""]
+        lines.append("| metric | A | B | mean diff | 95% CI | t | p | p (FDR) | n | note |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|")
         for pw in lb.pairwise:
+            ci = pw.get("diff_ci")
+            ci_txt = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "—"
             lines.append(
                 f"| {_label(pw['metric'], lb.protocol)} | {pw['system_a']} | {pw['system_b']} | "
-                f"{_fmt(pw['mean_diff'])} | {_fmt(pw['t'], 2)} | {_fmt_p(pw['p'])} | {pw['n']} | "
-                f"{pw['note']} |"
+                f"{_fmt(pw['mean_diff'])} | {ci_txt} | {_fmt(pw['t'], 2)} | {_fmt_p(pw['p'])} | "
+                f"{_fmt_p(pw.get('p_fdr', math.nan))} | {pw['n']} | {pw['note']} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -243,42 +400,26 @@ def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-_CSS = (
-    "body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
-    "td,th{padding:4px 8px;border-bottom:1px solid #ddd;text-align:right}td.s,th.s{text-align:left}"
-    ".b{position:relative;min-width:90px}.b i{position:absolute;left:0;top:2px;bottom:2px;background:#cfe3f7;"
-    "z-index:0}.b span{position:relative;z-index:1}"
-)
+def to_html(lb: Leaderboard, title: str | None = None) -> str:
+    """One self-contained page (inline CSS/JS, no CDN): the same renderer as the scorecard site's benchmark
+    page, from the leaderboard alone (`data-src` points at the sibling leaderboard.json)."""
+    from reportbench.site.leaderboard_page import BenchmarkData, render_benchmark_page
 
-
-def to_html(lb: Leaderboard, title: str = "reportbench leaderboard") -> str:
-    """One self-contained page: a table whose cells carry CSS bars (scaled to the column's max)."""
-    cols = [*lb.metrics, "geomean"] if _overall(lb) is not None else list(lb.metrics)
-    col_max: dict[str, float] = {}
-    for c in cols:
-        vals = [r["geomean"] if c == "geomean" else r["metrics"][c] for r in lb.rows]
-        finite = [v for v in vals if not math.isnan(v)]
-        col_max[c] = max(finite) if finite and max(finite) > 0 else 1.0
-    esc = html.escape
-    head = "".join(f"<th>{esc(_label(c, lb.protocol) if c != 'geomean' else overall_label(lb))}</th>" for c in cols)
-    body = []
-    for r in lb.rows:
-        cells = []
-        for c in cols:
-            v = r["geomean"] if c == "geomean" else r["metrics"][c]
-            w = 0.0 if math.isnan(v) else 100.0 * v / col_max[c]
-            cells.append(f'<td class="b"><i style="width:{w:.0f}%"></i><span>{esc(_fmt(v))}</span></td>')
-        body.append(
-            f'<tr><td>{r["rank"]}</td><td class="s">{esc(r["system"])}</td>{"".join(cells)}'
-            f"<td>{r['n_tasks']}</td><td>{r['n_failed_items']}</td></tr>"
-        )
-    return (
-        f'<!doctype html><html><head><meta charset="utf-8"><title>{esc(title)}</title>'
-        f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>"
-        f'<table><tr><th>#</th><th class="s">system</th>{head}<th>tasks</th><th>failed items</th></tr>'
-        f"{''.join(body)}</table><p>Means over tasks with a defined value. Bars scale to the column maximum."
-        "</p></body></html>\n"
+    data = lb.as_dict()
+    meta = data.get("meta") or {}
+    judge = meta.get("judge") or {}
+    provenance = {
+        "judge": " / ".join(str(judge.get(k)) for k in ("name", "backend", "model") if judge.get(k)),
+        "ensemble members": ", ".join(map(str, meta.get("members") or [])),
+    }
+    page_data = BenchmarkData(
+        benchmark=str(meta.get("benchmark") or lb.protocol or title or "leaderboard"),
+        release=str(meta.get("release") or ""),
+        metrics_rel=".",
+        leaderboard=data,
+        provenance={k: v for k, v in provenance.items() if v},
     )
+    return render_benchmark_page(page_data)
 
 
 def write_leaderboard(lb: Leaderboard, out_dir: str | Path, stem: str = "leaderboard") -> dict[str, Path]:

@@ -117,7 +117,8 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean over defined values (NaN, NaN if fewer than 2 defined).
 
-    Seeded so DVC metrics files are byte-stable across reruns.
+    Seeded so DVC metrics files are byte-stable across reruns. With few tasks the interval is narrow
+    and optimistic (it cannot be wider than the spread of the values); the site says how many tasks it rests on.
     """
     arr = _floats(values)
     arr = arr[~np.isnan(arr)]
@@ -132,3 +133,61 @@ def bootstrap_ci(
 
 def _defined(v: float | int | None) -> bool:
     return v is not None and not math.isnan(float(v))
+
+
+def stratified_bootstrap_ci(
+    groups: Mapping[str, Iterable[float | int | None]],
+    *,
+    n_boot: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile CI of a macro mean over groups (DEER's mean of domain means): tasks are resampled within
+    each group, so every replicate keeps the group structure the point estimate has.
+
+    NaN, NaN when fewer than 2 defined values in total; a group with one defined value contributes it
+    unchanged (it cannot vary), a group with none is left out as in the point estimate.
+    """
+    arrays = []
+    for vals in groups.values():
+        arr = _floats(vals)
+        arr = arr[~np.isnan(arr)]
+        if arr.size:
+            arrays.append(arr)
+    if sum(a.size for a in arrays) < 2:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    group_means = np.empty((n_boot, len(arrays)))
+    for j, arr in enumerate(arrays):
+        idx = rng.integers(0, arr.size, size=(n_boot, arr.size))
+        group_means[:, j] = arr[idx].mean(axis=1)
+    lo, hi = np.quantile(group_means.mean(axis=1), [alpha / 2, 1 - alpha / 2])
+    return (float(lo), float(hi))
+
+
+def paired_bootstrap_diff_ci(
+    a: Mapping[str, float],
+    b: Mapping[str, float],
+    *,
+    n_boot: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile CI of mean(A - B) over tasks both define, resampling tasks (pairs stay together)."""
+    keys = sorted(k for k in a.keys() & b.keys() if _defined(a[k]) and _defined(b[k]))
+    return bootstrap_ci([float(a[k]) - float(b[k]) for k in keys], n_boot=n_boot, alpha=alpha, seed=seed)
+
+
+def fdr_adjust(p_values: Iterable[float | None]) -> list[float]:
+    """Benjamini–Hochberg adjusted p-values (`scipy.stats.false_discovery_control`, method "bh").
+
+    The family is every finite p-value given; NaN/None stay NaN and do not count towards the family size
+    (a test that could not be run is not a comparison)."""
+    ps = _floats(p_values)
+    out = np.full(ps.size, math.nan)
+    ok = ~np.isnan(ps)
+    if ok.any():
+        from scipy import stats as _sps
+
+        out[ok] = _sps.false_discovery_control(ps[ok], method="bh")
+    return [float(v) for v in out]

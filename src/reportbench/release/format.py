@@ -569,6 +569,9 @@ def write_release(release: Release, out_dir: str | Path) -> dict[str, Any]:
     manifest = build_manifest(release, table_info)
     (out / MANIFEST_FILE).write_text(_dump_json(manifest), encoding="utf-8")
     (out / CARD_FILE).write_text(render_card(release, manifest), encoding="utf-8")
+    from reportbench.release.card import write_release_card  # README.md: the Hugging Face-style card
+
+    write_release_card(out, release, manifest)
     return manifest
 
 

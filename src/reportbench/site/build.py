@@ -1,0 +1,321 @@
+"""Build the static scorecard site from the pipeline's files (the `site` DVC stage, `stages/build_site.py`).
+
+Layout (every page self-contained, relative links, opens from file:// with the network off):
+
+    site/index.html                                   every benchmark × release leaderboard, with its leader
+    site/<b>/<R>/index.html                           the benchmark page (leaderboard_page.py)
+    site/<b>/<R>/samples/<S>/index.html               per-task values of one system (cells link here)
+    site/<b>/<R>/samples/<S>/<task>.html              the per-sample viewer (samples.py)
+
+Benchmarks come from `plan.benchmarks` in params.yaml, never from globbing `metrics/`, so stale folders of
+a removed release are never shown. Provenance shown per page: release manifest, judges and ensemble members,
+models that answered (usage files), prompt pack, prompt ids and hashes (judgment records), the date the site
+was built and the reportbench version (+ git commit when available).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from reportbench.site.html import esc, num, page, pointer, slug, table, th
+from reportbench.site.leaderboard_page import BenchmarkData, render_benchmark_page
+from reportbench.site.samples import load_system, render_sample_page, render_system_page, task_file
+
+log = logging.getLogger("reportbench")
+
+DEFAULT_MAX_SAMPLES = 500  # per (benchmark, system): sample pages beyond it are left to `reportbench view`
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:
+        log.warning("%s: not valid JSON (%s); skipped", path, exc)
+        return None
+
+
+def build_date() -> str:
+    """UTC date of the build; `SOURCE_DATE_EPOCH` pins it (reproducible builds convention)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    now = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() else datetime.now(UTC)
+    return now.strftime("%Y-%m-%d")
+
+
+def version_string(root: Path) -> str:
+    from reportbench import __version__
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"reportbench {__version__}" + (f" (git {commit})" if commit else "")
+
+
+def prompt_hashes(judgments_dir: Path) -> list[tuple[str, str]]:
+    """Distinct (prompt_id, prompt_hash) over every judgment record of a benchmark × release."""
+    seen: set[tuple[str, str]] = set()
+    for path in sorted(judgments_dir.glob("*/*/*.parquet")):
+        try:
+            df = pl.read_parquet(path, columns=["prompt_id", "prompt_hash"]).unique()
+        except Exception:  # noqa: BLE001 - the viewer reports unreadable tables; here they add nothing
+            continue
+        seen.update((str(a), str(b or "")) for a, b in df.iter_rows() if a is not None)
+    return sorted(seen)
+
+
+def provenance(
+    params: Mapping[str, Any],
+    root: Path,
+    benchmark: str,
+    release: str,
+    usage: Mapping[str, Any],
+    date: str,
+    version: str,
+) -> dict[str, str]:
+    out: dict[str, str] = {}
+    manifest = _read_json(root / "data" / "releases" / benchmark / release / "release.json") or {}
+    rel = f"{release}"
+    if manifest:
+        rel += (
+            f" (created {manifest.get('created_at')}, source {manifest.get('source')}, "
+            f"licence {manifest.get('licence')})"
+        )
+        if manifest.get("synthetic"):
+            rel += " — SYNTHETIC demo data"
+    out["release"] = rel
+    judge = params.get("judge") or {}
+    members = ((params.get("benchmarks") or {}).get(benchmark) or {}).get("judges") or {}
+    member_txt = []
+    for m, over in members.items():
+        over = over or {}
+        desc = ", ".join(f"{k}={v}" for k, v in sorted(over.items()) if not isinstance(v, Mapping))
+        member_txt.append(f"{m}" + (f" ({desc})" if desc else ""))
+    out["judge"] = f"{judge.get('name')} (backend {judge.get('backend')}, model {judge.get('model')})"
+    if member_txt:
+        out["ensemble members"] = "; ".join(member_txt)
+    models = sorted(
+        {
+            str(m)
+            for u in usage.values()
+            for s in (u.get("steps") or {}).values()
+            for m in (s.get("model") if isinstance(s.get("model"), list) else [s.get("model")])
+            if m
+        }
+    )
+    if models:
+        out["models that answered"] = ", ".join(models)
+    out["prompt pack"] = str(judge.get("prompts") or "ours")
+    hashes = prompt_hashes(root / "data" / "judgments" / benchmark / release)
+    if hashes:
+        out["prompts (id sha256)"] = "; ".join(f"{pid} {h[:12]}" for pid, h in hashes)
+    out["evaluated (site built)"] = date
+    out["version"] = version
+    return out
+
+
+def load_benchmark(
+    params: Mapping[str, Any], root: Path, benchmark: str, release: str, date: str, version: str
+) -> BenchmarkData | None:
+    mdir = root / "metrics" / benchmark / release
+    lb = _read_json(mdir / "leaderboard.json")
+    if not isinstance(lb, dict):
+        log.warning("%s: no leaderboard.json; %s/%s is left out of the site", mdir, benchmark, release)
+        return None
+    usage = {
+        f"usage/{p.name}": u for p in sorted((mdir / "usage").glob("*.json")) if isinstance(u := _read_json(p), dict)
+    }
+    return BenchmarkData(
+        benchmark=benchmark,
+        release=release,
+        metrics_rel=f"metrics/{benchmark}/{release}",
+        leaderboard=lb,
+        systems=_read_json(mdir / "systems.json"),
+        extra=_read_json(mdir / "extra.json"),
+        judge_card=_read_json(mdir / "judge_card.json"),
+        usage=usage,
+        provenance=provenance(params, root, benchmark, release, usage, date, version),
+    )
+
+
+BENCHMARKS_DIR = "benchmarks"  # site/benchmarks/<b>/<R>/: one DVC output per benchmark (stage site@<b>)
+SUMMARY_FILE = "summary.json"  # what the index needs from a benchmark folder (so the index reads no metrics)
+
+
+def build_benchmark_site(
+    params: Mapping[str, Any],
+    benchmark: str,
+    root: Path | str = ".",
+    site_dir: Path | str = "site",
+    *,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+    date: str | None = None,
+    version: str | None = None,
+) -> dict[str, int]:
+    """Write `site/benchmarks/<b>/<R>/` (benchmark page, system pages, sample pages, summary.json)."""
+    from reportbench.pipeline import read_release
+
+    root, site_dir = Path(root), Path(site_dir)
+    entry = ((params.get("plan") or {}).get("benchmarks") or {}).get(benchmark)
+    if entry is None:
+        raise ValueError(
+            f"benchmark {benchmark!r} is not in plan.benchmarks (enabled: "
+            f"{sorted((params.get('plan') or {}).get('benchmarks') or {})})"
+        )
+    date = date or build_date()
+    version = version or version_string(root)
+    counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
+    release = str(entry.get("release"))
+    bdir = site_dir / BENCHMARKS_DIR / benchmark / release  # the DVC out path: the raw names
+    if bdir.exists():
+        shutil.rmtree(bdir)
+    bdir.mkdir(parents=True)
+    data = load_benchmark(params, root, benchmark, release, date, version)
+    if data is None:
+        (bdir / SUMMARY_FILE).write_text(
+            json.dumps({"benchmark": benchmark, "release": release, "missing": True}, indent=1) + "\n", encoding="utf-8"
+        )
+        return counts
+    metrics = list(data.leaderboard.get("metrics") or [])
+    info = data.leaderboard.get("metric_info") or {}
+    top = "../../../index.html"  # from site/benchmarks/<b>/<R>/
+    data.sample_href = lambda s, m: f"samples/{slug(s)}/index.html" + (f"#m-{m}" if m else "")
+    data.crumbs = [("scorecard", top), (f"{benchmark} · {release}", None)]
+    (bdir / "index.html").write_text(render_benchmark_page(data), encoding="utf-8")
+    counts["benchmark_pages"] += 1
+    try:
+        rel = read_release(root / "data" / "releases" / benchmark / release, benchmark)
+    except Exception as exc:  # noqa: BLE001 - pages still render without task titles
+        log.warning("%s/%s: release not readable for the viewer (%s)", benchmark, release, exc)
+        rel = None
+    systems = [str(s) for s in entry.get("systems") or []]
+    members = [str(m) for m in entry.get("members") or []] or None
+    for s in systems:
+        sd = load_system(root, benchmark, release, s, members)
+        sdir = bdir / "samples" / slug(s)
+        sdir.mkdir(parents=True, exist_ok=True)
+        tids = sd.task_ids
+        shown = tids[:max_samples]
+        crumbs = [("scorecard", "../../" + top), (f"{benchmark} · {release}", "../../index.html"), (s, None)]
+        (sdir / "index.html").write_text(
+            render_system_page(sd, metrics, info, release=rel, crumbs=crumbs, rendered=set(shown)), encoding="utf-8"
+        )
+        counts["system_pages"] += 1
+        others = [o for o in systems if o != s]
+        for k, tid in enumerate(shown):
+            prev_next = (shown[k - 1] if k > 0 else None, shown[k + 1] if k + 1 < len(shown) else None)
+            tcrumbs = [*crumbs[:2], (s, "index.html"), (tid, None)]
+            html_ = render_sample_page(
+                sd, tid, release=rel, metric_info=info, other_systems=others, prev_next=prev_next, crumbs=tcrumbs
+            )
+            (sdir / task_file(tid)).write_text(html_, encoding="utf-8")
+            counts["sample_pages"] += 1
+    summary = {
+        "benchmark": benchmark,
+        "release": release,
+        "href": f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html",
+        "row": _index_row(data, f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html"),
+        "counts": counts,
+    }
+    (bdir / SUMMARY_FILE).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return counts
+
+
+def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Path | str = "site") -> Path:
+    """Write `site/index.html`: one row per enabled benchmark × release, from each folder's summary.json."""
+    root, site_dir = Path(root), Path(site_dir)
+    plan = (params.get("plan") or {}).get("benchmarks") or {}
+    rows, missing = [], []
+    for b, entry in plan.items():
+        release = str(entry.get("release"))
+        summary = _read_json(site_dir / BENCHMARKS_DIR / b / release / SUMMARY_FILE)
+        if not isinstance(summary, dict) or summary.get("missing") or "row" not in summary:
+            missing.append(f"{b} · {release}")
+            continue
+        rows.append(summary["row"])
+    head = [
+        th("benchmark", kind="text", cls="s"),
+        th("release", kind="text", cls="s"),
+        th("systems", kind="text", cls="s"),
+        th("tasks"),
+        th("leader", kind="text", cls="s"),
+        th("overall of the leader"),
+        th("judge", kind="text", cls="s"),
+    ]
+    date, version = build_date(), version_string(root)
+    miss = (
+        (f'<div class="warn">No leaderboard yet for: {esc(", ".join(missing))} (run <code>dvc repro</code>).</div>')
+        if missing
+        else ""
+    )
+    body = (
+        f'<h1>reportbench scorecard</h1><p class="note">Built {esc(date)} · {esc(version)}. One leaderboard per '
+        "benchmark × release; click a benchmark for its leaderboard, metric definitions, intervals, pairwise "
+        "comparisons and the per-sample viewer.</p>" + miss + table(head, rows, id_="benchmarks")
+    )
+    site_dir.mkdir(parents=True, exist_ok=True)
+    path = site_dir / "index.html"
+    path.write_text(page("reportbench scorecard", body), encoding="utf-8")
+    return path
+
+
+def build_site(
+    params: Mapping[str, Any],
+    root: Path | str = ".",
+    out: Path | str = "site",
+    *,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+    benchmarks: list[str] | None = None,
+) -> dict[str, int]:
+    """The whole site in one call (tests, `reportbench view --site`): every benchmark folder, then the index."""
+    root, out = Path(root), Path(out)
+    plan = (params.get("plan") or {}).get("benchmarks") or {}
+    date, version = build_date(), version_string(root)
+    counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
+    for b in plan:
+        if benchmarks is not None and b not in benchmarks:
+            continue
+        for k, v in build_benchmark_site(
+            params, b, root, out, max_samples=max_samples, date=date, version=version
+        ).items():
+            counts[k] += v
+    build_index(params, root, out)
+    return counts
+
+
+def _index_row(d: BenchmarkData, href: str) -> str:
+    rows = d.leaderboard.get("rows") or []
+    leader_i = next((i for i, r in enumerate(rows) if r.get("rank") == 1), None)
+    n_tasks = max((r.get("n_tasks") or 0 for r in rows), default=0)
+    ti = next((i for i, r in enumerate(rows) if (r.get("n_tasks") or 0) == n_tasks), 0)
+    judge = (d.leaderboard.get("meta") or {}).get("judge") or {}
+    leader = esc(str(rows[leader_i]["system"])) if leader_i is not None else '<span class="na">no overall score</span>'
+    overall = (
+        num(rows[leader_i].get("geomean"), f"{d.metrics_rel}/leaderboard.json#{pointer('rows', leader_i, 'geomean')}")
+        if leader_i is not None
+        else '<span class="na">—</span>'
+    )
+    n_tasks_html = (
+        num(n_tasks, f"{d.metrics_rel}/leaderboard.json#{pointer('rows', ti, 'n_tasks')}", 0) if rows else "—"
+    )
+    return (
+        f'<tr><td class="s"><a href="{esc(href)}">{esc(d.benchmark)}</a></td><td class="s">{esc(d.release)}</td>'
+        f'<td class="s">{esc(", ".join(str(r["system"]) for r in rows))}</td>'
+        f'<td data-sort="{n_tasks}">{n_tasks_html}</td>'
+        f'<td class="s">{leader}</td><td data-sort="{rows[leader_i].get("geomean") if leader_i is not None else ""}">'
+        f'{overall}</td><td class="s">{esc(str(judge.get("name") or ""))} '
+        f"{esc(str(judge.get('model') or ''))}</td></tr>"
+    )

@@ -1,0 +1,120 @@
+"""`reportbench view`: the per-sample viewer on demand, for one task × system (HTML or plain text), one
+benchmark, or the whole scorecard site — without running DVC.
+
+Why on demand as well as in the `site` stage: a big release renders only the first `--max-samples` tasks per
+system into `site/`; any other sample, or a sample of a run in progress, is one command away.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_OUT = Path(".reportbench") / "view"
+
+
+class ViewError(ValueError):
+    """A bad benchmark, system or task name; the message names the valid choices."""
+
+
+def _choices(names: list[str], limit: int = 12) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", … ({len(names)} in all)" if len(names) > limit else "")
+
+
+def _resolve(params: dict[str, Any], benchmark: str | None, release: str | None) -> tuple[str, str, dict[str, Any]]:
+    plan = (params.get("plan") or {}).get("benchmarks") or {}
+    if benchmark is None:
+        raise ViewError(f"--benchmark is required here; enabled: {_choices(sorted(plan))}")
+    if benchmark not in plan:
+        raise ViewError(f"unknown benchmark {benchmark!r}; enabled in params.yaml: {_choices(sorted(plan))}")
+    entry = dict(plan[benchmark])
+    return benchmark, release or str(entry.get("release")), entry
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except (ViewError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from reportbench.config import ConfigError, load_params
+
+    root = Path(args.root)
+    try:
+        params = load_params(root / "params.yaml")
+    except ConfigError as exc:
+        raise ViewError(str(exc)) from None
+    out = Path(args.out)
+    if args.benchmark is None and args.system is None and args.task is None:
+        from reportbench.site.build import build_site
+
+        counts = build_site(params, root, out, max_samples=args.max_samples)
+        print(f"{out / 'index.html'}  ({counts['benchmark_pages']} benchmarks, {counts['sample_pages']} samples)")
+        return 0
+    benchmark, release, entry = _resolve(params, args.benchmark, args.release)
+    systems = [str(s) for s in entry.get("systems") or []]
+    if args.system is None:
+        if args.task is not None:
+            raise ViewError(f"--task needs --system; systems of {benchmark}: {_choices(systems)}")
+        from reportbench.site.build import build_benchmark_site
+
+        build_benchmark_site(params, benchmark, root, out, max_samples=args.max_samples)
+        print(out / "benchmarks" / benchmark / release / "index.html")
+        return 0
+    if args.system not in systems:
+        raise ViewError(f"unknown system {args.system!r} for {benchmark}; choices: {_choices(systems)}")
+    from reportbench.site.samples import load_system, render_sample_page, render_text, task_file
+
+    members = [str(m) for m in entry.get("members") or []] or None
+    sd = load_system(root, benchmark, release, args.system, members)
+    if not sd.task_ids:
+        raise ViewError(
+            f"no run found for {benchmark}/{release}/{args.system} under {root / 'data'} (run `dvc repro` first)"
+        )
+    if args.task is None:
+        raise ViewError(f"--task is required with --system; tasks: {_choices(sd.task_ids)}")
+    if args.task not in sd.task_ids:
+        raise ViewError(f"unknown task {args.task!r} for {benchmark}/{args.system}; tasks: {_choices(sd.task_ids)}")
+    if args.text:
+        sys.stdout.write(render_text(sd, args.task))
+        return 0
+    from reportbench.pipeline import read_release
+
+    try:
+        rel = read_release(root / "data" / "releases" / benchmark / release, benchmark)
+    except Exception:  # noqa: BLE001 - the page renders without task titles
+        rel = None
+    import json
+
+    lb_path = root / "metrics" / benchmark / release / "leaderboard.json"
+    info = json.loads(lb_path.read_text()).get("metric_info", {}) if lb_path.is_file() else {}
+    path = out / "samples" / benchmark / release / args.system / task_file(args.task)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_sample_page(sd, args.task, release=rel, metric_info=info), encoding="utf-8")
+    print(path)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "view",
+        help="per-sample viewer: a task's report as parsed next to every judgment on it (HTML or --text)",
+        description="Without arguments: the whole scorecard site. With --benchmark: that benchmark's pages. With "
+        "--benchmark --system --task: one sample page (or --text for the terminal). Reads data/ and metrics/ "
+        "as `dvc repro` left them.",
+    )
+    p.add_argument("--benchmark", "-b", default=None)
+    p.add_argument("--system", "-s", default=None)
+    p.add_argument("--task", "-t", default=None)
+    p.add_argument("--release", default=None, help="default: the release in params.yaml")
+    p.add_argument("--text", action="store_true", help="print a plain-text view instead of writing HTML")
+    p.add_argument("--out", default=str(DEFAULT_OUT), help=f"where HTML goes (default {DEFAULT_OUT})")
+    p.add_argument("--root", default=".", help="the repository (params.yaml, data/, metrics/)")
+    p.add_argument("--max-samples", type=int, default=500, help="sample pages per system when building pages")
+    p.set_defaults(func=_cmd)

@@ -1,0 +1,631 @@
+"""The per-sample viewer: for one benchmark × release × system × task, the report as the harness parsed it
+(sentences under their headings, citation markers linked to the report's own sources, unresolved markers
+highlighted) next to every judgment on it (judge, member, model, prompt id and hash, verdict, explanation,
+raw output, failure reason), the task's per-metric scores and the cross-system judgments it took part in.
+
+Why pages rather than a server: they are written by the `site` stage (and on demand by `reportbench view`),
+open from file:// with the network off, and link from each leaderboard cell to the per-task values behind it.
+
+Inputs are the pipeline's files, read defensively: one unreadable line or table is reported on the page and
+never loses the rest (a report is untrusted text: everything is escaped, nothing is rendered as HTML).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from reportbench.site.html import attrs, esc, fmt_number, is_number, page, slug, sort_value, table, th
+
+# ------------------------------------------------------------------------------------------------- loading
+
+
+@dataclass
+class SystemData:
+    """Everything the viewer reads for one system of one benchmark × release; `problems` lists what could not
+    be read (shown on the pages, never raised)."""
+
+    benchmark: str
+    release: str
+    system: str
+    reports: dict[str, Any] = field(default_factory=dict)  # task_id -> Report
+    outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # task_id -> raw outcome (flags kept)
+    judgments: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # task_id -> records
+    unattributed: list[dict[str, Any]] = field(default_factory=list)  # judgments naming no task
+    scores: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # task_id -> per-metric rows
+    cross: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # task_id -> rows of cross tables
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def task_ids(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for src in (self.outcomes, self.scores, self.reports, self.judgments):
+            seen.update(dict.fromkeys(src))
+        return list(seen)
+
+
+def _jsonl(path: Path, problems: list[str]) -> Iterable[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        problems.append(f"{path}: missing")
+        return
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                problems.append(f"{path}: line {lineno} is not JSON ({exc})")
+                continue
+            if isinstance(obj, dict):
+                yield lineno, obj
+
+
+def load_system(
+    root: Path, benchmark: str, release: str, system: str, members: Iterable[str] | None = None
+) -> SystemData:
+    """Read runs, judgments, scores and cross tables of one system (paths as the pipeline writes them)."""
+    from reportbench.types import Report
+
+    d = SystemData(benchmark, release, system)
+    run_dir = root / "data" / "runs" / benchmark / release / system
+    for lineno, obj in _jsonl(run_dir / "reports.jsonl", d.problems):
+        try:
+            rep = Report.model_validate(obj)
+        except ValueError as exc:
+            d.problems.append(f"{run_dir / 'reports.jsonl'}: line {lineno} is not a valid Report ({exc})"[:400])
+            continue
+        d.reports[rep.task_id] = rep
+    for _, obj in _jsonl(run_dir / "outcomes.jsonl", d.problems):
+        if "task_id" in obj:
+            d.outcomes[str(obj["task_id"])] = obj
+    jdir = root / "data" / "judgments" / benchmark / release / system
+    member_dirs = (
+        [jdir / m for m in members] if members is not None else sorted(p for p in jdir.glob("*") if p.is_dir())
+    )
+    by_report = {r.report_id: t for t, r in d.reports.items()}
+    for mdir in member_dirs:
+        for path in sorted(mdir.glob("*.parquet")):
+            try:
+                records = pl.read_parquet(path).to_dicts()
+            except Exception as exc:  # noqa: BLE001 - a corrupt table is shown, the rest still renders
+                d.problems.append(f"{path}: cannot read ({type(exc).__name__}: {exc})"[:400])
+                continue
+            for rec in records:
+                rec["_step"] = path.stem
+                rec["_member"] = rec.get("member") or mdir.name
+                try:
+                    ids = json.loads(rec.get("input_ids") or "{}")
+                except ValueError:
+                    ids = {}
+                rec["_ids"] = ids if isinstance(ids, dict) else {}
+                tid = rec["_ids"].get("task_id") or by_report.get(str(rec["_ids"].get("report_id")))
+                if tid is None:
+                    d.unattributed.append(rec)
+                else:
+                    d.judgments.setdefault(str(tid), []).append(rec)
+    spath = root / "data" / "scores" / benchmark / release / f"{system}.parquet"
+    if spath.is_file():
+        try:
+            for row in pl.read_parquet(spath).to_dicts():
+                d.scores.setdefault(str(row.get("task_id")), []).append(row)
+        except Exception as exc:  # noqa: BLE001
+            d.problems.append(f"{spath}: cannot read ({type(exc).__name__}: {exc})"[:400])
+    _load_cross(root / "data" / "cross" / benchmark / release, d)
+    return d
+
+
+def _load_cross(cdir: Path, d: SystemData) -> None:
+    """Rows of cross-stage tables that concern this system and a task: LRB's depth comparisons (column
+    `system`), ResearchQA's battles (`system_a`/`system_b`) joined with their per-order verdicts (`battle_id`)."""
+    if not cdir.is_dir():
+        return
+    tables: dict[str, pl.DataFrame] = {}
+    for path in sorted(cdir.glob("*.parquet")):
+        try:
+            tables[path.stem] = pl.read_parquet(path)
+        except Exception as exc:  # noqa: BLE001
+            d.problems.append(f"{path}: cannot read ({type(exc).__name__}: {exc})"[:400])
+    battle_tasks: dict[str, str] = {}
+    for name, df in tables.items():
+        if "task_id" not in df.columns:
+            continue
+        if "system" in df.columns:
+            sub = df.filter(pl.col("system") == d.system)
+        elif {"system_a", "system_b"} <= set(df.columns):
+            sub = df.filter((pl.col("system_a") == d.system) | (pl.col("system_b") == d.system))
+            if "battle_id" in df.columns:
+                battle_tasks.update(zip(sub["battle_id"].to_list(), sub["task_id"].to_list(), strict=True))
+        else:
+            continue
+        for row in sub.to_dicts():
+            d.cross.setdefault(str(row["task_id"]), []).append({"_table": name, **row})
+    if battle_tasks:
+        for name, df in tables.items():
+            if "battle_id" in df.columns and "task_id" not in df.columns:
+                for row in df.filter(pl.col("battle_id").is_in(list(battle_tasks))).to_dicts():
+                    d.cross.setdefault(str(battle_tasks[row["battle_id"]]), []).append({"_table": name, **row})
+
+
+# ------------------------------------------------------------------------------------------------ rendering
+
+
+def task_file(task_id: str) -> str:
+    return f"{slug(task_id)}.html"
+
+
+def _anchor(key: str) -> str:
+    return "src-" + slug(key)
+
+
+def _value(v: Any) -> str:
+    return fmt_number(v, 3) if is_number(v) else ("NaN" if isinstance(v, float) and math.isnan(v) else "—")
+
+
+def render_report(report: Any, judgments: list[dict[str, Any]]) -> str:
+    """The report as parsed: sections, sentences with linked citation markers (unresolved ones highlighted)
+    and, per sentence, badges linking to the judgments that name it."""
+    from reportbench.reports.citations import scan_citations
+
+    by_sentence: dict[str, list[int]] = defaultdict(list)
+    for n, rec in enumerate(judgments):
+        sid = rec["_ids"].get("sentence")
+        if sid is not None:
+            by_sentence[str(sid)].append(n)
+    unresolved = set(report.unresolved_citations)
+    out = ['<div class="report">']
+    section = None
+    for sent in report.sentences:
+        if sent.section != section:
+            section = sent.section
+            if section:
+                out.append(f'<div class="sec">{esc(section)}</div>')
+        text = sent.text
+        pieces, pos, shown = [], 0, set()
+        try:
+            markers = scan_citations(text, report.sources).markers
+        except Exception:  # noqa: BLE001 - a marker we cannot re-find is still listed below
+            markers = []
+        for mk in sorted(markers, key=lambda m: m.start):
+            if mk.start < pos:
+                continue
+            pieces.append(esc(text[pos : mk.start]))
+            frag = esc(text[mk.start : mk.end])
+            bad = [k for k in mk.keys if k in unresolved or k not in report.sources]
+            if bad:
+                pieces.append(f'<span class="unres" title="unresolved: {esc(", ".join(bad))}">{frag}</span>')
+            elif mk.keys:
+                pieces.append(
+                    f'<a class="cite" href="#{_anchor(mk.keys[0])}" title="{esc(", ".join(mk.keys))}">{frag}</a>'
+                )
+            else:
+                pieces.append(frag)
+            shown.update(mk.keys)
+            pos = mk.end
+        pieces.append(esc(text[pos:]))
+        extra = [k for k in sent.citation_keys if k not in shown]
+        chips = "".join(
+            f'<span class="unres" title="unresolved">[{esc(k)}]</span>'
+            if k in unresolved or k not in report.sources
+            else f'<a class="cite" href="#{_anchor(k)}">[{esc(k)}]</a>'
+            for k in extra
+        )
+        badges = "".join(
+            f'<a class="badge {esc(str(judgments[n].get("status")))}" href="#j-{n}" '
+            f'title="{esc(judgments[n]["_step"])}: {esc(_verdict(judgments[n]))}">'
+            f"{esc(judgments[n]['_step'])} {esc(_verdict(judgments[n]))}</a>"
+            for n in by_sentence.get(str(sent.index), [])
+        )
+        out.append(
+            f'<span class="sent" id="s-{sent.index}" title="sentence {sent.index}">{"".join(pieces)}{chips}'
+            f"{badges}</span> "
+        )
+    if not report.sentences and report.body:
+        out.append(f"<pre>{esc(report.body)}</pre>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def render_sources(report: Any) -> str:
+    cited: dict[str, list[int]] = defaultdict(list)
+    for s in report.sentences:
+        for k in s.citation_keys:
+            cited[k].append(s.index)
+    rows = []
+    for key, src in report.sources.items():
+        links = []
+        if src.url:
+            links.append(f'<a href="{esc(src.url)}" rel="noreferrer noopener">{esc(src.url[:90])}</a>')
+        if src.arxiv_id:
+            links.append(f"arXiv:{esc(src.arxiv_id)}")
+        if src.doi:
+            links.append(f"doi:{esc(src.doi)}")
+        back = " ".join(f'<a href="#s-{i}">s{i}</a>' for i in cited.get(key, [])) or '<span class="na">not cited</span>'
+        abstract = f"<details><summary>abstract</summary>{esc(src.abstract)}</details>" if src.abstract else ""
+        rows.append(
+            f'<div class="src" id="{_anchor(key)}"><b>[{esc(key)}]</b> {esc(src.title or src.raw or "")} '
+            f'{" · ".join(links)} <span class="note">cited in: {back}</span>{abstract}</div>'
+        )
+    if report.unresolved_citations:
+        rows.append(
+            '<div class="warn">Unresolved markers (no entry in the report\'s own reference list): '
+            + ", ".join(f'<span class="unres">{esc(k)}</span>' for k in report.unresolved_citations)
+            + "</div>"
+        )
+    return "".join(rows) or '<p class="note">No sources.</p>'
+
+
+_ID_LINKS = {"sentence": "s-", "source_key": "src-"}
+
+
+def _ids_html(ids: Mapping[str, Any], report: Any | None) -> str:
+    parts = []
+    by_arxiv = {s.arxiv_id: k for k, s in (report.sources.items() if report else []) if s.arxiv_id}
+    for k, v in sorted(ids.items()):
+        txt = f"{esc(k)}={esc(str(v))}"
+        if k == "sentence":
+            txt = f'<a href="#s-{esc(str(v))}">{txt}</a>'
+        elif k == "source_key" and report is not None and str(v) in report.sources:
+            txt = f'<a href="#{_anchor(str(v))}">{txt}</a>'
+        elif k == "candidate" and str(v) in by_arxiv:
+            txt = f'<a href="#{_anchor(by_arxiv[str(v)])}">{txt}</a>'
+        parts.append(f"<code>{txt}</code>")
+    return " ".join(parts)
+
+
+def render_judgment(n: int, rec: Mapping[str, Any], report: Any | None) -> str:
+    status = str(rec.get("status") or "")
+    verdict = rec.get("label")
+    value = rec.get("value")
+    head = (
+        f"<b>{esc(rec['_step'])}</b> · member <code>{esc(str(rec['_member']))}</code> · "
+        f'<span class="badge {esc(status)}">{esc(status)}</span>'
+        + (f" verdict <b>{esc(str(verdict))}</b>" if verdict is not None else "")
+        + f" value <b>{esc(_value(value))}</b>"
+    )
+    fields = {
+        "item": f"<code>{esc(str(rec.get('item_id')))}</code>",
+        "inputs": _ids_html(rec["_ids"], report),
+        "judge": f"<code>{esc(str(rec.get('judge_id')))}</code> model <code>{esc(str(rec.get('model')))}</code>",
+        "prompt": f"<code>{esc(str(rec.get('prompt_id')))}</code> sha256 "
+        f"<code>{esc(str(rec.get('prompt_hash') or '')[:16])}</code>",
+    }
+    if rec.get("error"):
+        fields["failure"] = f'<span class="fail">{esc(str(rec["error"]))}</span>'
+    if rec.get("explanation"):
+        fields["explanation"] = f"<pre>{esc(str(rec['explanation']))}</pre>"
+    usage = (
+        f"{rec.get('prompt_tokens') or 0}+{rec.get('completion_tokens') or 0} tokens, "
+        f"${float(rec.get('cost_usd') or 0):.4f}, {float(rec.get('latency_s') or 0):.2f} s, "
+        f"attempts {rec.get('attempts')}, cache hit {bool(rec.get('cache_hit'))}"
+    )
+    fields["call"] = esc(usage)
+    dets = ""
+    if rec.get("raw_output"):
+        dets += f"<details><summary>raw output</summary><pre>{esc(str(rec['raw_output']))}</pre></details>"
+    if rec.get("parsed"):
+        dets += f"<details><summary>parsed output</summary><pre>{esc(str(rec['parsed']))}</pre></details>"
+    body = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in fields.items())
+    hay = " ".join(str(rec.get(k) or "") for k in ("item_id", "label", "explanation", "error", "_step"))
+    return (
+        f"<div{attrs(class_='jd ' + status, id=f'j-{n}', data_filter=hay, data_step=rec['_step'], data_status=status)}>"
+        f"{head}<dl>{body}</dl>{dets}</div>"
+    )
+
+
+def _verdict(rec: Mapping[str, Any]) -> str:
+    return str(rec.get("label") or (_value(rec.get("value")) if rec.get("status") == "ok" else rec.get("status")))
+
+
+def _int(v: Any) -> str:
+    return esc(str(v)) if v is not None else ""
+
+
+def _row_status(r: Mapping[str, Any]) -> str:
+    """A per-task row's status; protocols whose tables predate `status` get ok/undefined from the value."""
+    if r.get("status"):
+        return str(r["status"])
+    return "ok" if is_number(r.get("value")) else "undefined"
+
+
+def render_scores(rows: list[dict[str, Any]], system_index: str, metric_info: Mapping[str, Any]) -> str:
+    head = [
+        th("metric", kind="text", cls="s"),
+        th("value"),
+        th("status", kind="text", cls="s"),
+        th("reason", kind="text", cls="s"),
+        th("items"),
+        th("failed items"),
+        th("group", kind="text", cls="s"),
+    ]
+    body = []
+    for r in rows:
+        m = str(r.get("metric"))
+        label = (metric_info.get(m) or {}).get("label", m)
+        st = _row_status(r)
+        body.append(
+            f'<tr><td class="s" data-sort="{esc(m)}">'
+            f'<a href="{esc(system_index)}#m-{esc(m)}">{esc(str(label))}</a></td>'
+            f'<td data-sort="{sort_value(r.get("value"))}">{esc(_value(r.get("value")))}</td>'
+            f'<td class="s"><span class="badge {"ok" if st == "ok" else "bad"}">{esc(st)}</span></td>'
+            f'<td class="s">{esc(str(r.get("reason") or ""))}</td>'
+            f'<td data-sort="{sort_value(r.get("n_items"))}">{_int(r.get("n_items"))}</td>'
+            f'<td data-sort="{sort_value(r.get("n_failed"))}">{_int(r.get("n_failed"))}</td>'
+            f'<td class="s">{esc(str(r.get("group") or ""))}</td></tr>'
+        )
+    return table(head, body) if body else '<p class="note">No per-task scores for this task.</p>'
+
+
+def _task_header(task: Any | None, task_id: str) -> str:
+    if task is None:
+        return f"<h1>task <code>{esc(task_id)}</code></h1>"
+    prompt = getattr(task, "task_prompt", "") or ""
+    return (
+        f'<h1>{esc(task.title)}</h1><p class="note">task <code>{esc(task_id)}</code></p>'
+        f"<details><summary>task prompt given to systems</summary><pre>{esc(prompt)}</pre></details>"
+    )
+
+
+def _reference_material(release: Any | None, task_id: str) -> str:
+    """What the judges compared the report with: rubric/checklist items, nuggets (when the release has them)."""
+    if release is None:
+        return ""
+    parts = []
+    try:
+        items = release.rubric(task_id)
+    except Exception:  # noqa: BLE001 - benchmarks without rubric tables
+        items = []
+    if items:
+        lis = "".join(
+            f"<li><code>{esc(i.item_id)}</code> {esc(i.text)}"
+            f"{f' <span class=note>(weight {i.weight:g})</span>' if i.weight != 1 else ''}</li>"
+            for i in items
+        )
+        parts.append(f"<details><summary>rubric / checklist ({len(items)} items)</summary><ol>{lis}</ol></details>")
+    try:
+        nuggets = release.nuggets(task_id)
+    except Exception:  # noqa: BLE001
+        nuggets = []
+    if nuggets:
+        lis = "".join(f"<li>{esc(n.text)} <span class=note>({esc(n.importance)})</span></li>" for n in nuggets)
+        parts.append(f"<details><summary>nuggets ({len(nuggets)})</summary><ol start=0>{lis}</ol></details>")
+    return "".join(parts)
+
+
+def render_sample_page(
+    sd: SystemData,
+    task_id: str,
+    *,
+    release: Any | None = None,
+    metric_info: Mapping[str, Any] | None = None,
+    other_systems: Iterable[str] = (),
+    prev_next: tuple[str | None, str | None] = (None, None),
+    crumbs: list[tuple[str, str | None]] | None = None,
+) -> str:
+    """One task × system: outcome, scores, report as parsed with sources, every judgment, cross judgments."""
+    task = None
+    if release is not None:
+        try:
+            task = release.task(task_id)
+        except Exception:  # noqa: BLE001 - a task the release does not know still gets its page
+            task = None
+    report = sd.reports.get(task_id)
+    judgments = sd.judgments.get(task_id, [])
+    outcome = sd.outcomes.get(task_id, {})
+    body = [_task_header(task, task_id)]
+    nav = [f'<a href="index.html">all tasks of {esc(sd.system)}</a>']
+    if prev_next[0]:
+        nav.append(f'<a rel="prev" href="{esc(task_file(prev_next[0]))}">← previous task (p)</a>')
+    if prev_next[1]:
+        nav.append(f'<a rel="next" href="{esc(task_file(prev_next[1]))}">next task (n) →</a>')
+    others = [f'<a href="../{esc(slug(s))}/{esc(task_file(task_id))}">{esc(s)}</a>' for s in other_systems]
+    if others:
+        nav.append("same task, other systems: " + " ".join(others))
+    body.append(f'<p class="note">{" · ".join(nav)}</p>')
+    st = str(outcome.get("status") or ("ok" if report else "unknown"))
+    facts = {
+        "system": f"<b>{esc(sd.system)}</b>",
+        "outcome": f'<span class="badge {"ok" if st == "ok" else "bad"}">{esc(st)}</span> '
+        f"{esc(str(outcome.get('reason') or ''))}",
+    }
+    flags = outcome.get("flags") or []
+    if flags:
+        facts["flags"] = " ".join(f'<span class="badge bad">{esc(str(f))}</span>' for f in flags)
+    if report is not None:
+        facts["parsed as"] = (
+            f"<code>{esc(report.format)}</code> · {len(report.sentences)} sentences · "
+            f"{len(report.sources)} sources · {len(report.unresolved_citations)} unresolved markers"
+        )
+        if report.warnings:
+            facts["parser warnings"] = "<br>".join(esc(w) for w in report.warnings)
+    n_failed = sum(1 for j in judgments if j.get("status") == "failed")
+    facts["judgments"] = f"{len(judgments)} ({n_failed} failed)" if n_failed else str(len(judgments))
+    body.append("<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in facts.items()) + "</dl>")
+    if sd.problems:
+        body.append(
+            '<div class="warn">Some inputs could not be read: '
+            + "<br>".join(esc(p) for p in sd.problems[:10])
+            + "</div>"
+        )
+    body.append(
+        "<h2>Scores for this task</h2>" + render_scores(sd.scores.get(task_id, []), "index.html", metric_info or {})
+    )
+    body.append(_reference_material(release, task_id))
+    left = ["<h2>Report as parsed</h2>"]
+    if report is None:
+        left.append(f'<p class="warn">No report: {esc(st)} {esc(str(outcome.get("reason") or ""))}</p>')
+    else:
+        left.append(render_report(report, judgments))
+        left.append("<h2>Sources</h2>" + render_sources(report))
+    steps = sorted({j["_step"] for j in judgments})
+    opts = "".join(f'<option value="{esc(s)}">{esc(s)}</option>' for s in steps)
+    right = [
+        "<h2>Judgments</h2>",
+        '<div class="filters">'
+        f'<label>step <select id="f-step" data-filter-for="jl" data-field="step"><option value="">all</option>{opts}'
+        "</select></label>"
+        '<label>status <select id="f-status" data-filter-for="jl" data-field="status"><option value="">all</option>'
+        '<option value="ok">ok</option><option value="failed">failed</option></select></label>'
+        '<label>search <input id="f-q" data-filter-for="jl" placeholder="text"></label></div>',
+        '<div id="jl">',
+        *(render_judgment(n, rec, report) for n, rec in enumerate(judgments)),
+        "</div>",
+    ]
+    if not judgments:
+        right.append('<p class="note">No judgment names this task.</p>')
+    body.append(f'<div class="grid2"><div>{"".join(left)}</div><div>{"".join(right)}</div></div>')
+    cross = sd.cross.get(task_id, [])
+    if cross:
+        body.append("<h2>Cross-system judgments</h2>" + _cross_html(cross))
+    title = f"{sd.benchmark} · {sd.release} · {sd.system} · {task_id}"
+    return page(title, "".join(body), crumbs=crumbs or [])
+
+
+def _cross_html(rows: list[dict[str, Any]]) -> str:
+    out = []
+    for name in dict.fromkeys(r["_table"] for r in rows):
+        sub = [r for r in rows if r["_table"] == name]
+        cols = [c for c in sub[0] if c != "_table" and c != "raw_output"]
+        head = [th(esc(c), kind="text", cls="s") for c in cols]
+        body = [
+            "<tr>"
+            + "".join(f'<td class="s">{esc(str(r.get(c)) if r.get(c) is not None else "")}</td>' for c in cols)
+            + "</tr>"
+            for r in sub
+        ]
+        out.append(f"<h3>{esc(name)}</h3>" + table(head, body))
+        raws = [r for r in sub if r.get("raw_output")]
+        if raws:
+            out.append(
+                "<details><summary>raw outputs</summary>"
+                + "".join(f"<pre>{esc(str(r['raw_output']))}</pre>" for r in raws)
+                + "</details>"
+            )
+    return "".join(out)
+
+
+def render_system_page(
+    sd: SystemData,
+    metrics: list[str],
+    metric_info: Mapping[str, Any],
+    *,
+    release: Any | None = None,
+    crumbs: list[tuple[str, str | None]] | None = None,
+    rendered: set[str] | None = None,
+) -> str:
+    """Tasks × metrics for one system: each cell the per-task value and its status, each row linking to the
+    task's sample page; `#m-<metric>` (the leaderboard's cell links) highlights and sorts that column."""
+    head = [
+        th("task", kind="text", cls="s"),
+        th("title", kind="text", cls="s"),
+        th("outcome", kind="text", cls="s"),
+        th("judgments"),
+        th("failed judgments"),
+    ]
+    for m in metrics:
+        info = metric_info.get(m) or {}
+        arrow = "↑" if info.get("higher_is_better", True) else "↓"
+        head.append(
+            f'<th data-kind="num" data-metric="{esc(m)}" title="{esc(str(info.get("description", "")))}">'
+            f"{esc(str(info.get('label', m)))} {arrow}</th>"
+        )
+    body = []
+    for tid in sd.task_ids:
+        rows = {str(r.get("metric")): r for r in sd.scores.get(tid, [])}
+        js = sd.judgments.get(tid, [])
+        n_failed = sum(1 for j in js if j.get("status") == "failed")
+        title = ""
+        if release is not None:
+            try:
+                title = release.task(tid).title
+            except Exception:  # noqa: BLE001
+                title = ""
+        outcome = sd.outcomes.get(tid, {})
+        st = str(outcome.get("status") or "")
+        flags = outcome.get("flags") or []
+        link = (
+            f'<a href="{esc(task_file(tid))}">{esc(tid)}</a>'
+            if rendered is None or tid in rendered
+            else f'{esc(tid)} <span class="note">(not rendered; <code>reportbench view</code>)</span>'
+        )
+        cells = [
+            f'<td class="s" data-sort="{esc(tid)}">{link}</td>',
+            f'<td class="s">{esc(title[:80])}</td>',
+            f'<td class="s"><span class="badge {"ok" if st == "ok" else "bad"}">{esc(st)}</span>'
+            + "".join(f' <span class="badge bad">{esc(str(f))}</span>' for f in flags)
+            + "</td>",
+            f'<td data-sort="{len(js)}">{len(js)}</td>',
+            f'<td data-sort="{n_failed}"{" class=fail" if n_failed else ""}>{n_failed}</td>',
+        ]
+        for m in metrics:
+            r = rows.get(m)
+            if r is None:
+                cells.append(f'<td data-metric="{esc(m)}" data-sort=""><span class="na">—</span></td>')
+                continue
+            v, status = r.get("value"), _row_status(r)
+            extra = (
+                ""
+                if status == "ok"
+                else f'<span class="cnt {"fail" if status == "failed" else ""}">{esc(status)}</span>'
+            )
+            reason = esc(str(r.get("reason") or ""))
+            cells.append(
+                f'<td data-metric="{esc(m)}" data-sort="{sort_value(v)}" title="{reason}">{esc(_value(v))}{extra}</td>'
+            )
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    intro = (
+        f'<h1>{esc(sd.system)} <span class="note">{esc(sd.benchmark)} · {esc(sd.release)}</span></h1>'
+        '<p class="note">Per-task values behind the leaderboard (the leaderboard mean is over the defined values '
+        "of a column; failed = a judgment failed, NaN and excluded). Click a task for its report and judgments."
+        "</p>"
+    )
+    problems = ('<div class="warn">' + "<br>".join(esc(p) for p in sd.problems[:10]) + "</div>") if sd.problems else ""
+    unattributed = ""
+    if sd.unattributed:
+        unattributed = f"<h2>Judgments naming no task ({len(sd.unattributed)})</h2>" + "".join(
+            render_judgment(n, r, None) for n, r in enumerate(sd.unattributed[:200])
+        )
+    return page(
+        f"{sd.benchmark} · {sd.release} · {sd.system}",
+        intro + problems + table(head, body, id_="tasks") + unattributed,
+        crumbs=crumbs or [],
+    )
+
+
+def render_text(sd: SystemData, task_id: str) -> str:
+    """A plain-text view for the terminal (`reportbench view --text`)."""
+    lines = [f"{sd.benchmark} / {sd.release} / {sd.system} / {task_id}"]
+    o = sd.outcomes.get(task_id, {})
+    lines.append(f"outcome: {o.get('status')} {o.get('reason') or ''} {' '.join(o.get('flags') or [])}".rstrip())
+    for r in sd.scores.get(task_id, []):
+        lines.append(
+            f"  {r.get('metric')}: {_value(r.get('value'))} [{_row_status(r)}] {r.get('reason') or ''}".rstrip()
+        )
+    rep = sd.reports.get(task_id)
+    if rep is not None:
+        lines.append("")
+        lines.append(f"report ({rep.format}, {len(rep.sentences)} sentences, unresolved: {rep.unresolved_citations})")
+        for s in rep.sentences:
+            keys = ",".join(s.citation_keys)
+            lines.append(f"  s{s.index}: {s.text}" + (f"  -> [{keys}]" if keys else ""))
+        for k, src in rep.sources.items():
+            lines.append(f"  [{k}] {src.title or src.raw or ''} {src.url or ''}".rstrip())
+    lines.append("")
+    for n, j in enumerate(sd.judgments.get(task_id, [])):
+        lines.append(
+            f"j{n} {j['_step']}/{j['_member']} {j.get('status')} label={j.get('label')} "
+            f"value={_value(j.get('value'))} judge={j.get('judge_id')} prompt={j.get('prompt_id')} "
+            f"ids={json.dumps(j['_ids'], sort_keys=True)}"
+        )
+        if j.get("error"):
+            lines.append(f"    failure: {j['error']}")
+        if j.get("explanation"):
+            lines.append(f"    why: {str(j['explanation'])[:300]}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,30 @@
+"""Stages `site@<benchmark>` (its leaderboard page + per-sample viewer -> site/benchmarks/<b>/<R>/) and
+`site_index` (site/index.html listing every benchmark's leaderboard). docs/site.md."""
+
+import argparse
+from pathlib import Path
+
+from reportbench.config import load_params
+from reportbench.pipeline import setup_logging
+from reportbench.site.build import DEFAULT_MAX_SAMPLES, build_benchmark_site, build_index
+from reportbench.stage_errors import exit_on_error
+
+if __name__ == "__main__":
+    setup_logging()
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--benchmark", help="build this benchmark's folder; without it, build the index page")
+    ap.add_argument("--site", type=Path, default=Path("site"))
+    ap.add_argument(
+        "--max-samples",
+        type=int,
+        default=DEFAULT_MAX_SAMPLES,
+        help="sample pages per (benchmark, system); the rest: `reportbench view`",
+    )
+    args = ap.parse_args()
+    with exit_on_error():
+        params = load_params()
+        if args.benchmark:
+            c = build_benchmark_site(params, args.benchmark, Path("."), args.site, max_samples=args.max_samples)
+            print(f"site@{args.benchmark}: {c['system_pages']} system pages, {c['sample_pages']} sample pages")
+        else:
+            print(f"site: {build_index(params, Path('.'), args.site)}")
