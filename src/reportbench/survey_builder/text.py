@@ -29,7 +29,8 @@ STOPWORDS = frozenset(
     whether its their it about such other than more most into also can may use used using between based any
     some all each both detail details detailed specific specifically example examples address addresses
     highlight highlights identify identifies note notes state states explore explores elaborate elaborates
-    give gives well various key role roles way ways there they them has have had not no yes""".split()
+    give gives well various key role roles way ways there they them has have had not no yes versus against
+    within across among over under after before while during via per""".split()
 )
 
 
