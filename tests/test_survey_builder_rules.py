@@ -400,3 +400,32 @@ def test_splits_follow_the_paper_rule_and_record_fields_too_small_for_a_test_set
     }  # fmt: skip
     again, _, _ = split_rows(qs, items, c)
     assert again == rows  # seeded: the same split every build
+
+
+# --------------------------------------------------------------------------------- full-text extraction
+def test_extract_sections_splits_a_survey_into_its_sections(tmp_path: Any) -> None:
+    from reportbench.live_builder.latex import extract_sections
+
+    (tmp_path / "main.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\section{Intro} I \\cite{a}.\n"
+        "\\section{Methods} M \\citep{a,b} and \\citet[p.~2]{c}. % \\cite{hidden}\n\\subsection{Sub} S \\cite{d}.\n"
+        "\\bibliography{refs}\n\\appendix\n\\section{Proofs} P \\cite{a}.\n\\end{document}\n"
+    )
+    (tmp_path / "refs.bib").write_text("@article{a, title={Alpha}, year={2020}}\n@article{b, title={Beta}}\n")
+    p = extract_sections(tmp_path)
+    assert p.ok and [s.title for s in p.sections] == ["Intro", "Methods", "Proofs"]
+    methods = p.sections[1]
+    assert methods.cite_keys == ["a", "b", "c", "d"] and methods.n_citations == 4  # comment ignored, sub inside
+    assert [s.in_appendix for s in p.sections] == [False, False, True]
+    assert [e.key for e in p.bib_entries] == ["a", "b"] and p.unresolved_keys == ["c", "d"]
+    fine = extract_sections(tmp_path, split_level="subsection")
+    assert [s.title for s in fine.sections] == ["Intro", "Methods", "Sub", "Proofs"]
+
+
+def test_cost_model_renders_every_prompt_and_scales_with_the_yield(repo_root: Any) -> None:
+    from reportbench.survey_builder.cost import Assumptions, estimate
+
+    few = estimate(Assumptions(sections_per_query=5), repo_root / "prompts")
+    many = estimate(Assumptions(sections_per_query=15), repo_root / "prompts")
+    assert 0 < few["usd_per_1000_queries"] < many["usd_per_1000_queries"]
+    assert many["usd_per_1000_queries_batch"] == pytest.approx(many["usd_per_1000_queries"] / 2, abs=0.01)
