@@ -105,7 +105,11 @@ def _stage_metrics(
     usage: dict[str, Any] | None = None,
     session: CachingSession | None = None,
 ) -> dict[str, Any]:
-    rep: dict[str, Any] = {"kept": kept, "dropped": len(drops), "dropped_by_reason": drop_counts(drops)}
+    from reportbench.survey_builder.publish import DROP_REASONS
+
+    counts = drop_counts(drops)
+    every = {code: counts.get(code, 0) for code in sorted({*DROP_REASONS.get(stage, ()), *counts})}
+    rep: dict[str, Any] = {"kept": kept, "dropped": len(drops), "dropped_by_reason": every}
     if session is not None:
         rep.update(session.stats.as_dict())
     if usage is not None:
