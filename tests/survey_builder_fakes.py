@@ -12,6 +12,7 @@ or from the prompt text itself — deterministic, so the judge cache makes a reb
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -237,10 +238,13 @@ def make_responder(prompts_dir: Path, script: dict[str, Any] | None = None) -> A
             offset = 0 if kind == "information" else 4
             items = [f"Does the response {verb} {_clause(sents[(offset + i) % len(sents)])}?" for i in range(n)]
             return json.dumps({"items": items})
-        if task == "rubric_rank":
-            n = len(_numbered(user))
+        if task == "rubric_rank":  # a fixed "importance" order (hash of the text) mixes both sets; last one a dup
+            items = _numbered(user)
+            n = len(items)
             dups = [n] if n >= 10 else []
-            return json.dumps({"ranking": [i for i in range(1, n + 1) if i not in dups], "duplicates": dups})
+            keep = [i for i in range(1, n + 1) if i not in dups]
+            keep.sort(key=lambda i: hashlib.sha256(items[i - 1].encode()).hexdigest())
+            return json.dumps({"ranking": keep, "duplicates": dups})
         return "unhandled task"
 
     return respond

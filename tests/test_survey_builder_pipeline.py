@@ -127,6 +127,8 @@ def test_release_is_a_researchqa_release(built: dict[str, Any]) -> None:
     splits = {s: json.loads((rel / f"{s}.json").read_text()) for s in ("test", "valid", "train", "full")}
     assert [len(splits[s]) for s in ("test", "valid", "train")] == [2, 2, 1]
     assert len(splits["full"]) == 5
+    origins = {item["origin"] for row in splits["full"] for item in row["rubric"]}
+    assert origins == {"survey", "parametric"}  # the hybrid set mixes both after the importance ranking
     for row in splits["full"]:
         assert 1 <= len(row["rubric"]) <= 8
         assert row["general_domain"] in {"Engineering & Computer Science", "Health Sciences & Medicine"}

@@ -112,7 +112,7 @@ def test_unmapped_field_falls_back_to_the_openalex_domain() -> None:
 def test_listing_query_sends_type_window_field_keywords_and_arxiv_filters() -> None:
     url = build_query(cfg(fields=["fields/17"]), "fields/17").url
     for part in ("type:review|article|preprint", "from_publication_date:2026-05-01", "to_publication_date:2026-05-31",
-                 "primary_topic.field.id:fields%2F17", "locations.source.id:S4306400194", "title.search:%22survey%22",
+                 "primary_topic.field.id:17,", "locations.source.id:S4306400194", "title.search:%22survey%22",
                  "sort=publication_date:desc"):  # fmt: skip
         assert part in url, part
 

@@ -192,8 +192,9 @@ def release_stats(
             **{k: v for k, v in judge.items() if k != "items_by_task"},
             "items_per_kept_query": round(judge.get("items", 0) / n, 4) if n else None,
             "tokens_per_kept_query": round((tokens_in + tokens_out) / n, 1) if n else None,
-            "cost_usd": round(cost, 6),
-            "cost_per_1000_queries_usd": round(cost / n * 1000, 4) if n else None,
+            # no recorded tokens (the offline judge) is "unknown", not free
+            "cost_usd": round(cost, 6) if tokens_in + tokens_out else None,
+            "cost_per_1000_queries_usd": round(cost / n * 1000, 4) if n and tokens_in + tokens_out else None,
         },
     }  # fmt: skip
 

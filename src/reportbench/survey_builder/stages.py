@@ -271,11 +271,13 @@ def stage_publish(params: dict[str, Any], root: Path = Path(".")) -> dict[str, A
     manifest = write_release(paths.release_dir, rows, [source_row(q) for q in published], text, meta, drops_frame)
     write_json(paths.stats, stats)
     req, jg = stats["requests"], stats["judge"]
+    cost = jg["cost_per_1000_queries_usd"]
     print(
         f"publish: {len(published)} queries ({stats['splits']}) in {stats['fields']} fields -> {paths.release_dir}; "
         f"requests per kept query = {req['per_kept_query']} ({req['total']} requests, {req['cache_hits']} cache hits); "
         f"judge items per kept query = {jg['items_per_kept_query']} ({jg['calls_this_build']} calls this build); "
-        f"estimated generator cost per 1,000 queries = ${jg['cost_per_1000_queries_usd']}"
+        f"generator cost per 1,000 queries from recorded tokens = "
+        + (f"${cost}" if cost is not None else "unknown (no recorded tokens)")
     )
     return {"manifest": manifest, "stats": stats}
 

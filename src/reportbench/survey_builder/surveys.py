@@ -138,8 +138,8 @@ def build_query(cfg: SurveyConfig, field_id: str | None) -> Any:
     q = Works().filter_or(type=list(cfg.work_types)).filter(
         from_publication_date=cfg.window.start.isoformat(), to_publication_date=cfg.window.end.isoformat()
     )
-    if field_id:
-        q = q.filter(primary_topic={"field": {"id": field_id}})
+    if field_id:  # the API's documented form is the bare number: primary_topic.field.id:17
+        q = q.filter(primary_topic={"field": {"id": field_id.rsplit("/", 1)[-1]}})
     if cfg.arxiv_source_id:
         q = q.filter(locations={"source": {"id": cfg.arxiv_source_id}})
     keywords = " OR ".join(f'"{k}"' for k in cfg.title_keywords)
