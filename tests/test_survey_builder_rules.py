@@ -73,6 +73,7 @@ def work(**kw: Any) -> dict[str, Any]:
         "primary_topic": TOPIC,
         "locations": [{"landing_page_url": "https://arxiv.org/abs/2605.00001v2"}],
         "abstract_inverted_index": {"We": [0], "review": [1]},
+        "language": "en",
     }
     return w | kw
 
@@ -93,6 +94,7 @@ def test_listing_checks_keep_and_map_the_hierarchy() -> None:
         ({"display_name": "Reviewing old ideas"}, "no_title_keyword"),
         ({"publication_date": "2026-06-01"}, "outside_window"),
         ({"type": "dataset"}, "wrong_type"),
+        ({"language": "de"}, "language"),
         ({"primary_topic": None}, "no_topic"),
         ({"primary_topic": {**TOPIC, "field": {"display_name": "Basket Weaving"}, "domain": {"display_name": "X"}}},
          "unmapped_field"),

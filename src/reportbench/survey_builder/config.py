@@ -98,6 +98,7 @@ class SurveyConfig(_Strict):
     work_types: list[str] = Field(default_factory=lambda: ["review", "article", "preprint"], min_length=1)
     title_keywords: list[str] = Field(min_length=1)
     arxiv_source_id: str | None = "S4306400194"
+    languages: list[str] | None = Field(default_factory=lambda: ["en"], description="OpenAlex language codes")
     max_per_field: int | None = Field(200, ge=1)
     per_page: int = Field(100, ge=1, le=200)
     survey_check: bool = True

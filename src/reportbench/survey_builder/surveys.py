@@ -6,7 +6,8 @@
    newest first, capped. The paper used Crossref / Semantic Scholar / S2ORC over Google-Scholar venues
    (spec §1.2); OpenAlex gives the same keyword search plus a topic hierarchy and open-access locations.
 2. **Local checks**, each drop recorded: the keyword really is in the title (OpenAlex stems, so "surveying"
-   matches `survey`), the date is in the window, a primary topic exists and maps to a domain, an arXiv copy
+   matches `survey`), the date is in the window, the language is kept, a primary topic exists and maps to a
+   domain, an arXiv copy
    exists (we parse LaTeX only: other open formats have no well-kept parser here).
 3. **Literature-review check** (the paper's classifier, P3) through the judge layer, on title + abstract,
    before any download (it is cheaper than an e-print request at arXiv's 3 s pace).
@@ -54,7 +55,7 @@ DOMAIN_FALLBACK = {
     "Social Sciences": "Social Sciences",
 }
 DROP_REASONS = (
-    "no_title_keyword", "outside_window", "wrong_type", "no_topic", "unmapped_field", "no_open_fulltext",
+    "no_title_keyword", "outside_window", "wrong_type", "language", "no_topic", "unmapped_field", "no_open_fulltext",
     "not_a_review", "check_failed", "not_downloaded", "download_failed", "no_latex_source", "extract_failed",
     "no_tex", "no_sections",
 )  # fmt: skip
@@ -158,6 +159,9 @@ def listing_checks(work: dict[str, Any], cfg: SurveyConfig, query_field: str | N
     wtype = str(work.get("type") or "")
     if wtype not in cfg.work_types:
         return "wrong_type", f"work type {wtype!r} is not one of {cfg.work_types}"
+    lang = work.get("language")
+    if cfg.languages is not None and lang not in cfg.languages:
+        return "language", f"OpenAlex language {lang!r} is not one of {cfg.languages}"
     mapped = hierarchy(work.get("primary_topic"), cfg.domain_map)
     if mapped == "no_topic":
         return "no_topic", "OpenAlex gives no primary topic with a field and subfield"
