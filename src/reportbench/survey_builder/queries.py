@@ -155,13 +155,13 @@ class _Filtering:
             ok, why = passes(parsed(j))
             self.verdict(qid, name, "judge", ok, why, judgment_item=j.item_id, value=j.value)
             if not ok:
-                yield_code = {
+                code = {
                     "self_containment": "not_self_contained",
                     "answer_variability": "too_variable",
                     "citation_in_query": "citation_in_query",
                     "field_alignment": "field_misaligned",
                 }[name]
-                self.drop(qid, yield_code, why)
+                self.drop(qid, code, why)
 
 
 def generate_queries(sections: Sequence[SectionRecord], params: QueryParams, log_: JudgeLog) -> QueryResult:

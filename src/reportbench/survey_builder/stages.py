@@ -15,6 +15,7 @@ cache. A stage killed halfway replays what it already fetched or generated witho
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from reportbench.live_builder.http_cache import CachingSession, make_cached_session
+from reportbench.live_builder.http_cache import CachingSession, HttpCache, make_cached_session
 from reportbench.live_builder.stage_io import fresh_dir, read_json, read_jsonl, write_json, write_jsonl
 from reportbench.survey_builder.config import SurveyConfig, load_survey_config, work_dir
 from reportbench.survey_builder.queries import QueryRecord, generate_queries, query_rows
@@ -196,10 +197,16 @@ def stage_rubrics(
     paths = Paths(cfg, root)
     jl = _judges(params, cfg, judge_for)
     queries = read_queries(paths)
-    with _session(cfg, root, session) as sess:
-        res = build_rubrics(
-            queries, cfg.rubrics, jl, sess, sess.cache, api_key=cfg.http.api_key(), mailto=cfg.http.mailto()
-        )
+    with _session(cfg, root, session) as sess, tempfile.TemporaryDirectory(prefix="reportbench-items-") as tmp:
+        # http.mode=off: no persistent cache; the item store still de-duplicates title lookups within this run
+        cache = sess.cache if sess.cache is not None else HttpCache(tmp)
+        try:
+            res = build_rubrics(
+                queries, cfg.rubrics, jl, sess, cache, api_key=cfg.http.api_key(), mailto=cfg.http.mailto()
+            )
+        finally:
+            if cache is not sess.cache:
+                cache.close()
         out = fresh_dir(paths.stage("rubrics"))
         rubric_rows = [
             {"query_id": qid, "items": [c.item_id for c in items]} for qid, items in sorted(res.rubrics.items())
