@@ -194,3 +194,32 @@ def test_researchqa_evaluation_runs_on_the_release(built: dict[str, Any], repo_r
     assert cov["reference_copy"]["mean"] > cov["one_liner"]["mean"]
     extra = json.loads((root / "metrics" / "extra.json").read_text())
     assert extra["ratings"]["tables"]["half"]
+
+
+def test_nothing_leaves_silently(built: dict[str, Any]) -> None:
+    """At every stage, what came in = what was kept + what was dropped (with a reason)."""
+    root = built["tmp"] / "a"
+    work = root / "live_researchqa" / "work" / NAME
+    d = _drops(root)
+
+    def n_drops(stage: str, kind: str) -> int:
+        return d.filter((pl.col("stage") == stage) & (pl.col("kind") == kind)).height
+
+    def lines(path: Path) -> list[dict[str, Any]]:
+        return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+    surveys = lines(work / "surveys" / "surveys.jsonl")
+    listed = json.loads((work / "surveys" / "summary.json").read_text())["listed"]
+    assert listed == 8 == len(surveys) + n_drops("surveys", "survey")
+    n_sections = sum(len(s["sections"]) for s in surveys)
+    sections = lines(work / "sections" / "sections.jsonl")
+    assert n_sections == len(sections) + n_drops("sections", "section")
+    queries = lines(work / "queries" / "queries.jsonl")
+    assert len(sections) == len(queries) + n_drops("queries", "query")
+    candidates = lines(work / "rubrics" / "candidates.jsonl")
+    kept_items = {i for r in lines(work / "rubrics" / "rubrics.jsonl") for i in r["items"]}
+    dropped_items = set(d.filter(pl.col("kind") == "rubric_item")["item_id"])
+    assert {c["item_id"] for c in candidates} == kept_items | dropped_items and not kept_items & dropped_items
+    assert all(c["status"] == "kept" for c in candidates if c["item_id"] in kept_items)
+    full = json.loads((_release(root) / "full.json").read_text())
+    assert len(queries) == len(full) + n_drops("rubrics", "query") + n_drops("publish", "query")
