@@ -223,3 +223,19 @@ def test_nothing_leaves_silently(built: dict[str, Any]) -> None:
     assert all(c["status"] == "kept" for c in candidates if c["item_id"] in kept_items)
     full = json.loads((_release(root) / "full.json").read_text())
     assert len(queries) == len(full) + n_drops("rubrics", "query") + n_drops("publish", "query")
+
+
+def test_a_missing_generator_key_fails_before_any_request(repo_root: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from reportbench.judges.errors import FatalJudgeError
+
+    monkeypatch.chdir(repo_root)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    p = builder_params(repo_root, tmp_path, "unused")
+    p["judge"].update({"model": "openai/gpt-4.1-mini", "api_base": None})
+    p["live_researchqa"]["generator_model"] = "openai/gpt-4.1-mini"
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        fakes = FakeServices().install(rsps)
+        with pytest.raises(FatalJudgeError, match="OPENAI_API_KEY"):
+            run_stage("surveys", p, tmp_path)
+    assert fakes.n_calls == 0

@@ -94,7 +94,17 @@ def _session(cfg: SurveyConfig, root: Path, session: CachingSession | None) -> I
 
 
 def _judges(params: dict[str, Any], cfg: SurveyConfig, judge_for: JudgeFactory | None) -> JudgeLog:
-    progress = bool(((params.get("judge") or {}).get("runtime") or {}).get("progress", False))
+    """The stage's judge log. With a real generator, its credentials are checked before anything else runs:
+    a missing key must fail in seconds, not after an hour of downloads (one `error:` line, exit 2)."""
+    judge = params.get("judge") or {}
+    if judge_for is None and str(judge.get("backend")) == "litellm":
+        from reportbench.judges.errors import preflight
+
+        role = dict(judge)
+        if cfg.generator_model:
+            role["model"] = cfg.generator_model
+        preflight(role, name=f"{judge.get('name')} (live_researchqa generator)")
+    progress = bool((judge.get("runtime") or {}).get("progress", False))
     return JudgeLog(judge_for or judge_factory(params, cfg.generator_model), progress=progress)
 
 
