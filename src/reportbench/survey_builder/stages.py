@@ -100,7 +100,7 @@ def _judges(params: dict[str, Any], cfg: SurveyConfig, judge_for: JudgeFactory |
     if judge_for is None and str(judge.get("backend")) == "litellm":
         from reportbench.judges.errors import preflight
 
-        role = dict(judge)
+        role = {k: v for k, v in judge.items() if k != "prompts"}  # a judge-level key, not a client setting
         if cfg.generator_model:
             role["model"] = cfg.generator_model
         preflight(role, name=f"{judge.get('name')} (live_researchqa generator)")
