@@ -24,7 +24,7 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -1331,20 +1331,189 @@ def iter_tex_titles(text: str) -> list[str]:
     return [h.title.strip() for h in _headings(mask_comments(text)) if h.level == "section"]
 
 
+
+# --------------------------------------------------------------------------------------------------
+# every section of a paper (the survey builder: live_researchqa/, reportbench.survey_builder)
+
+
+class PaperSection(BaseModel):
+    """One heading's body in document order; subsections stay inside their section unless split."""
+
+    index: int
+    title: str
+    level: str
+    raw: str = Field(description="LaTeX body, comments kept, up to the next heading of the same or a higher level")
+    in_appendix: bool = False
+    cite_keys: list[str] = Field(default_factory=list, description="unique keys, first-cite order")
+    n_citations: int = Field(0, description="in-text citations: every key of every cite command")
+
+
+class SectionsPaper(BaseModel):
+    """A whole paper's sections and the bibliography entries its citations resolve to; failures are values."""
+
+    source: str
+    ok: bool
+    failure: Literal["no_source", "no_tex", "no_sections"] | None = None
+    failure_reason: str | None = None
+    main_file: str | None = None
+    sections: list[PaperSection] = Field(default_factory=list)
+    bib_entries: list[BibEntry] = Field(default_factory=list)
+    unresolved_keys: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    skipped_members: list[SkippedMember] = Field(default_factory=list)
+
+
+def replace_citations(text: str, render: Callable[[list[str]], str], *, include_nocite: bool = False) -> str:
+    """Every natbib/biblatex cite command replaced by `render(keys)` (a \\nocite by "" unless included)."""
+    out: list[str] = []
+    last = 0
+    for m in _CITE_CMD_RE.finditer(text):
+        if m.start() < last:
+            continue
+        name = m.group(1)
+        if name in _NOT_CITE:
+            continue
+        keys: list[str] = []
+        pos = m.end()
+        multi = name.endswith("cites")
+        while True:
+            _, group, end = _read_args(text, pos)
+            if group is None:
+                break
+            keys.extend(k.strip() for k in group.split(",") if k.strip() and k.strip() != "*")
+            pos = end
+            if not multi:
+                break
+            nxt = _skip_ws(text, pos)
+            if nxt >= len(text) or text[nxt] not in "[{":
+                break
+        if pos == m.end():
+            continue
+        out.append(text[last : m.start()])
+        out.append("" if name == "nocite" and not include_nocite else render(keys))
+        last = pos
+    out.append(text[last:])
+    return "".join(out)
+
+
+def count_citations(text: str) -> int:
+    """In-text citations: every key of every visible cite command (comments removed)."""
+    n = 0
+
+    def count(keys: list[str]) -> str:
+        nonlocal n
+        n += len(keys)
+        return ""
+
+    replace_citations(remove_comments(text), count)
+    return n
+
+
+def _full_text_main(project: _Project, tex_files: list[str], cfg: LatexConfig, warnings: list[str]) -> _Expanded:
+    """Main = a \\documentclass file with \\begin{document}, then the shallowest, then the longest expansion."""
+    docs = [r for r in tex_files if (t := project.read(r)) is not None and _DOCCLASS_RE.search(mask_comments(t))]
+    if not docs:
+        warnings.append("no \\documentclass file; every .tex file is a main-file candidate")
+        docs = list(tex_files)
+    docs = sorted(docs, key=lambda r: (r.count("/"), r))[: cfg.max_main_candidates]
+    scored = []
+    for rel in docs:
+        exp = _expand(project, rel, cfg)
+        has_doc = bool(re.search(r"\\begin\s*\{document\}", mask_comments(exp.text)))
+        scored.append(((0 if has_doc else 1, rel.count("/"), -len(exp.text), rel), exp))
+    scored.sort(key=lambda s: s[0])
+    return scored[0][1]
+
+
+def extract_sections(
+    source: str | os.PathLike[str], cfg: LatexConfig | None = None, *, split_level: HeadingLevel = "section"
+) -> SectionsPaper:
+    """Every `split_level` (or higher) section of a paper with its cite keys, plus their bibliography entries.
+
+    Same safety and main-file rules as `extract_paper` (safe archive extraction, \\input expansion, comments
+    masked while locating headings). Sections after \\appendix are returned with `in_appendix=True`; the
+    bibliography and \\end{document} end the last section.
+    """
+    cfg = cfg or LatexConfig()
+    path = Path(source)
+    base = SectionsPaper(source=str(source), ok=False)
+    if not path.exists():
+        return base.model_copy(update={"failure": "no_source", "failure_reason": f"{path} does not exist"})
+    if path.is_file() and _looks_like_archive(path):
+        try:
+            with temporary_extraction(path, cfg.limits) as ex:
+                paper = extract_sections(ex.root, cfg, split_level=split_level)
+                return paper.model_copy(update={"source": str(source), "skipped_members": ex.skipped})
+        except ExtractionError as exc:
+            return base.model_copy(update={"failure": "no_source", "failure_reason": str(exc)})
+    warnings: list[str] = []
+    single_file = path.is_file()
+    root = path.parent if single_file else path
+    project = _Project(root, cfg, warnings, walk=not single_file)
+    tex_files = [path.name] if single_file else project.with_suffix(".tex")
+    if not tex_files or all(project.read(t) is None for t in tex_files):
+        upd0 = {"failure": "no_tex", "failure_reason": "no readable .tex file", "warnings": warnings}
+        return base.model_copy(update=upd0)
+    exp = _full_text_main(project, tex_files, cfg, warnings)
+    warnings.extend(exp.warnings)
+    text, masked = exp.text, mask_comments(exp.text)
+    rank = _LEVELS[split_level]
+    heads = [h for h in _headings(masked) if _LEVELS[h.level] <= rank]
+    appendix = re.search(r"\\appendix(?![A-Za-z@])|\\begin\s*\{appendices\}", masked)
+    end_re = re.compile(
+        r"\\(?:bibliography|printbibliography)(?![A-Za-z@])|\\begin\s*\{thebibliography\}|\\end\s*\{document\}"
+    )
+    sections: list[PaperSection] = []
+    all_keys: list[str] = []
+    for i, h in enumerate(heads):
+        end = heads[i + 1].start if i + 1 < len(heads) else len(text)
+        stop = end_re.search(masked, h.body_start, end)
+        if stop:
+            end = stop.start()
+        in_appendix = appendix is not None and h.start > appendix.start()
+        if appendix is not None and h.start < appendix.start() < end:
+            end = appendix.start()
+        raw = text[h.body_start : end].strip()
+        keys = extract_cite_keys(raw, style=cfg.cite_style, include_nocite=cfg.include_nocite)
+        all_keys.extend(k for k in keys if k not in all_keys)
+        sections.append(
+            PaperSection(
+                index=len(sections),
+                title=" ".join((delatex(h.title) or "").split()),
+                level=h.level,
+                raw=raw,
+                in_appendix=in_appendix,
+                cite_keys=keys,
+                n_citations=count_citations(raw),
+            )
+        )
+    upd: dict[str, object] = {"main_file": exp.main, "sections": sections, "warnings": warnings}
+    if not sections:
+        return base.model_copy(update={**upd, "failure": "no_sections", "failure_reason": "no section headings"})
+    found, _ = _collect_bibliography(project, exp, all_keys, single_file, warnings)
+    entries = list({id(e): e for k in all_keys if (e := found.get(k.casefold())) is not None}.values())
+    unresolved = [k for k in all_keys if k.casefold() not in found]
+    return base.model_copy(update={**upd, "ok": True, "bib_entries": entries, "unresolved_keys": unresolved})
+
 __all__ = [
     "DEFAULT_DROP_ENVIRONMENTS",
     "DEFAULT_SECTION_TITLES",
     "BibEntry",
     "ExtractedPaper",
     "LatexConfig",
+    "PaperSection",
+    "SectionsPaper",
     "clean_section",
+    "count_citations",
     "delatex",
     "extract_cite_keys",
     "extract_paper",
+    "extract_sections",
     "find_related_work",
     "iter_tex_titles",
     "mask_comments",
     "parse_bbl",
     "parse_bib",
     "remove_comments",
+    "replace_citations",
 ]

@@ -1,0 +1,51 @@
+"""One stage of the live ResearchQA survey builder (its dvc.yaml runs it with the repo root as the cwd).
+
+`python live_researchqa/run.py init [--force]` writes live_researchqa/dvc.yaml from dvc.template.yaml (the
+pipeline is not committed, so a fresh clone has no stages whose outputs exist nowhere; docs/researchqa-builder.md).
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+TEMPLATE = Path("live_researchqa/dvc.template.yaml")
+PIPELINE = Path("live_researchqa/dvc.yaml")
+
+
+def init(force: bool) -> int:
+    if not TEMPLATE.is_file():
+        print(f"error: {TEMPLATE} not found; run this from the repository root", file=sys.stderr)
+        return 2
+    text = TEMPLATE.read_text()
+    if PIPELINE.is_file() and PIPELINE.read_text() != text and not force:
+        print(f"error: {PIPELINE} exists and differs from {TEMPLATE}; pass --force to overwrite it", file=sys.stderr)
+        return 2
+    PIPELINE.write_text(text)
+    print(f"wrote {PIPELINE}; build with `dvc exp run {PIPELINE} -S live_researchqa.name=<name> ...`")
+    return 0
+
+
+if __name__ == "__main__":
+    from reportbench.survey_builder.stages import STAGES
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("stage", choices=(*STAGES, "init"))
+    ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="composed params (root params.yaml)")
+    ap.add_argument("--force", action="store_true", help="init: overwrite a differing live_researchqa/dvc.yaml")
+    args = ap.parse_args()
+    if args.stage == "init":
+        raise SystemExit(init(args.force))
+
+    from reportbench.config import load_params
+    from reportbench.pipeline import setup_logging
+    from reportbench.stage_errors import exit_on_error
+    from reportbench.survey_builder.records import BuildError
+    from reportbench.survey_builder.stages import run_stage
+
+    setup_logging()
+    with exit_on_error():
+        try:
+            run_stage(args.stage, load_params(args.params), Path("."))
+        except BuildError as exc:
+            print(f"error: live_researchqa {args.stage}: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
