@@ -1,4 +1,7 @@
-"""`reportbench live init`: create the live release builder's DVC pipeline (`live/dvc.yaml`) from its template.
+"""`reportbench live init [live|researchqa|label]`: create an opt-in DVC pipeline (`<dir>/dvc.yaml`) from its template.
+
+Opt-in pipelines: `live` (DeepScholar live release builder), `researchqa` (survey-mined ResearchQA builder,
+`live_researchqa/`), `label` (importance labels for an imported DeepScholar release, `label/`).
 
 Why a template: DVC collects every `dvc.yaml` in a repository for `dvc status`, `dvc checkout`,
 `dvc metrics show` and `dvc exp`. A committed live pipeline whose outputs (and lock) exist in nobody's cache made
@@ -15,15 +18,20 @@ from pathlib import Path
 
 TEMPLATE = Path("live/dvc.template.yaml")
 PIPELINE = Path("live/dvc.yaml")
+# pipeline name -> its folder (each holds a committed dvc.template.yaml and, once initialised, an uncommitted dvc.yaml)
+PIPELINE_DIRS = {"live": Path("live"), "researchqa": Path("live_researchqa"), "label": Path("label")}
 
 
 class LiveInitError(ValueError):
     """The live pipeline cannot be created here; the message says why and what to do."""
 
 
-def init_live_pipeline(root: Path = Path("."), force: bool = False) -> Path:
-    """Write `live/dvc.yaml` from the template under `root`; refuse to overwrite a different file unless forced."""
-    template, target = root / TEMPLATE, root / PIPELINE
+def init_live_pipeline(root: Path = Path("."), force: bool = False, pipeline: str = "live") -> Path:
+    """Write `<dir>/dvc.yaml` from the template under `root`; refuse to overwrite a different file unless forced."""
+    if pipeline not in PIPELINE_DIRS:
+        raise LiveInitError(f"unknown pipeline {pipeline!r}; choose one of {', '.join(PIPELINE_DIRS)}")
+    folder = PIPELINE_DIRS[pipeline]
+    template, target = root / folder / TEMPLATE.name, root / folder / PIPELINE.name
     if not template.is_file():
         raise LiveInitError(f"{template}: not found; run `reportbench live init` from the repository root")
     text = template.read_text()
@@ -35,13 +43,13 @@ def init_live_pipeline(root: Path = Path("."), force: bool = False) -> Path:
 
 def _cmd_init(args: argparse.Namespace) -> int:
     try:
-        path = init_live_pipeline(Path(args.root), force=args.force)
+        path = init_live_pipeline(Path(args.root), force=args.force, pipeline=args.pipeline)
     except LiveInitError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(
-        f"wrote {path}; build a release with `dvc exp run {path} -S live.name=<name> -S live.window.start=... "
-        "-S live.window.end=...` (docs/live-release.md)"
+        f"wrote {path}; run it with `dvc exp run {path} -S ...` (the header of {path} gives the overrides; "
+        "docs/live-release.md, docs/researchqa-builder.md, docs/deepscholar.md)"
     )
     return 0
 
@@ -49,7 +57,11 @@ def _cmd_init(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("live", help="the live DeepScholar release builder's DVC pipeline")
     live_sub = p.add_subparsers(dest="live_command", required=True)
-    init = live_sub.add_parser("init", help="write live/dvc.yaml from live/dvc.template.yaml (not committed)")
+    init = live_sub.add_parser("init", help="write <dir>/dvc.yaml from <dir>/dvc.template.yaml (not committed)")
+    init.add_argument(
+        "pipeline", nargs="?", default="live", choices=sorted(PIPELINE_DIRS),
+        help="live (DeepScholar live release), researchqa (survey-mined ResearchQA), label (importance labels)",
+    )
     init.add_argument("--root", default=".", help="repository root (default: the current directory)")
     init.add_argument("--force", action="store_true", help="overwrite a live/dvc.yaml that differs")
     init.set_defaults(func=_cmd_init)
