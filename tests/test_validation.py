@@ -102,3 +102,15 @@ def test_parse_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
     code = proc.wait(timeout=120)
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
     assert code in (0, 141), code
+
+
+@pytest.mark.core
+def test_validator_knows_every_registered_system_kind() -> None:
+    """A kind registered in reportbench.systems but unknown to the validator would be refused at compose time."""
+    import importlib
+
+    from reportbench import systems, validate
+
+    for module in ("command", "deepscholar_exemplar", "deepscholar_ref", "endpoint", "folder", "offline_baseline"):
+        importlib.import_module(f"reportbench.systems.{module}")
+    assert set(validate.SYSTEM_KINDS) == set(systems.SYSTEM_KINDS)
