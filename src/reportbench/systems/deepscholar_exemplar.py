@@ -7,8 +7,9 @@ the Table 6 row (4381.75 characters, 497.92 words per section on the public rele
 
 The report body is the exemplar exactly as the release ships it (LaTeX, comments kept: what the authors
 compared against and what the paper's statistics use). Inline citations are the pipeline's
-`\\cite[^{}]*{keys}` commands (\\cite, \\citep, \\citet, \\cite[..]{..}); keys resolve through the release's
-exemplar references (title, arXiv id, abstract), never through anything the system produced.
+`\\cite[^{}]*{keys}` commands (\\cite, \\citep, \\citet, \\cite[..]{..}) outside LaTeX comments (as the pipeline
+extracted them); keys resolve through the release's exemplar references (title, arXiv id, abstract).
+Comments are blanked out of the judged claims (markers without keys), never out of the body.
 Paper footnote 1: the exemplar's Cite-P and Claim Coverage rest on titles and abstracts only (no snippets),
 so the paper left them out of its geometric mean; docs/deepscholar.md says how to read that row.
 """
