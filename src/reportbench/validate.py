@@ -24,7 +24,7 @@ from reportbench.config import ConfigError
 JUDGE_BACKENDS = ("offline", "litellm")
 STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "none")
 PROMPT_PACKS = ("ours", "authors")
-SYSTEM_KINDS = ("folder", "offline_baseline", "deepscholar_ref", "command", "endpoint")
+SYSTEM_KINDS = ("folder", "offline_baseline", "deepscholar_ref", "human_exemplar", "command", "endpoint")
 OFFLINE_MODEL = "offline-lexical-v1"
 # judge fields that change an answer (judge_identity); `name` and `runtime` never do
 JUDGE_IDENTITY_KEYS = (
