@@ -254,6 +254,13 @@ def test_overall_covers_what_the_run_defines_and_is_labelled() -> None:
     assert "GeoMean (all 7)" in md and "63 (61 no_report)" in md
     full = build_leaderboard([summary], metrics=names, protocol="deepscholar")
     assert overall_label(full) == "GeoMean" and "geomean_all" not in full.rows[0]
+    # the scorecard site labels its overall column the same way
+    from reportbench.site.leaderboard_page import BenchmarkData, leaderboard_table
+
+    page = leaderboard_table(BenchmarkData("deepscholar", "r", "metrics/deepscholar/r", lb.as_dict()))
+    assert "GeoMean (5 of 7: " in page and "GeoMean (5 of 7" not in leaderboard_table(
+        BenchmarkData("deepscholar", "r", "metrics/deepscholar/r", full.as_dict())
+    )
 
 
 def test_table6_statistics_definitions() -> None:

@@ -37,3 +37,25 @@ def test_human_exemplar_row_on_the_demo(repo_root: Path, tmp_path: Path, monkeyp
                                                                                           "claim_coverage")]
     assert math.isclose(o["geomean_table2_exemplar"], geometric_mean(m[x] for x in o["table2_exemplar_metrics"]))
     assert s["report_stats"]["n_reports"] == 3 and s["report_stats"]["unique_refs"]["mean"] > 0
+
+
+@pytest.mark.core
+def test_exemplar_cites_outside_comments_and_claims_without_them() -> None:
+    from reportbench.systems.deepscholar_exemplar import exemplar_report
+    from reportbench.types import ExemplarRef, Task
+
+    text = (
+        "Pooling misses 50\\% of relevant documents~\\cite{a,b}. % old: see \\cite{c}\n"
+        "%\\TODO{add more}\n"
+        "Sampling fixes the bias of shallow pools at a fraction of the cost~\\citep[p.~3]{c}.\n"
+    )
+    task = Task(task_id="t1", title="T", abstract="A", task_prompt="p", exemplar=text)
+    refs = [ExemplarRef(task_id="t1", ref_key=k, position=i, title=f"Paper {k}") for i, k in enumerate("abc")]
+    rep = exemplar_report(task, refs, "human_exemplar")
+    assert rep.body == text  # unchanged: Table 6 counts the shipped text
+    assert [s.citation_keys for s in rep.sentences] == [["a", "b"], ["c"]]
+    assert [s.claim for s in rep.sentences] == [
+        "Pooling misses 50\\% of relevant documents.",
+        "Sampling fixes the bias of shallow pools at a fraction of the cost.",
+    ]
+    assert rep.sources["c"].title == "Paper c" and not rep.unresolved_citations

@@ -54,7 +54,7 @@ def test_registry_has_seven_metrics_with_direction() -> None:
     specs = [get_metric(m, "deepscholar") for m in METRIC_NAMES]
     assert all(s.higher_is_better and s.aggregation == "mean" for s in specs)
     assert {s.key for s in specs} <= set(METRICS)
-    assert get_metric("citation_precision").judge_tasks == ("support",)
+    assert get_metric("citation_precision").judge_tasks == ("citation_support", "support")
 
 
 def test_rows_sorted_by_geomean_nan_last(three: list[SystemScores]) -> None:

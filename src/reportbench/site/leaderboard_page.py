@@ -71,6 +71,10 @@ def _overall_label(lb: Mapping[str, Any], d: BenchmarkData) -> str | None:
     overall = rows[0].get("overall", "geomean") if rows else "geomean"
     if overall is None:
         return None
+    parts = rows[0].get("overall_metrics") if rows else None  # a geomean over a subset names its metrics
+    if overall == "geomean" and parts:
+        shown = ", ".join(str(_info(d, m).get("label", m)) for m in parts)
+        return f"GeoMean ({len(parts)} of {len(lb.get('metrics') or [])}: {shown})"
     if overall == "geomean":
         return "GeoMean"
     if overall == "mean":

@@ -7,8 +7,9 @@ the Table 6 row (4381.75 characters, 497.92 words per section on the public rele
 
 The report body is the exemplar exactly as the release ships it (LaTeX, comments kept: what the authors
 compared against and what the paper's statistics use). Inline citations are the pipeline's
-`\\cite[^{}]*{keys}` commands (\\cite, \\citep, \\citet, \\cite[..]{..}); keys resolve through the release's
-exemplar references (title, arXiv id, abstract), never through anything the system produced.
+`\\cite[^{}]*{keys}` commands (\\cite, \\citep, \\citet, \\cite[..]{..}) outside LaTeX comments (as the pipeline
+extracted them); keys resolve through the release's exemplar references (title, arXiv id, abstract).
+Comments are blanked out of the judged claims (markers without keys), never out of the body.
 Paper footnote 1: the exemplar's Cite-P and Claim Coverage rest on titles and abstracts only (no snippets),
 so the paper left them out of its geometric mean; docs/deepscholar.md says how to read that row.
 """
@@ -23,6 +24,7 @@ from reportbench.systems import SystemError_, TaskOutcome, register_kind
 from reportbench.types import ExemplarRef, Report, Source, Task
 
 CITE_RE = re.compile(r"\\cite[^{}]*\{([^}]+)\}")  # data_pipeline/latex_extractor.py (spec §1.6)
+COMMENT_RE = re.compile(r"(?<!\\)(?:\\\\)*(%)[^\n]*")
 
 
 def exemplar_sources(refs: list[ExemplarRef]) -> dict[str, Source]:
@@ -44,16 +46,33 @@ def exemplar_sources(refs: list[ExemplarRef]) -> dict[str, Source]:
     return out
 
 
+def comment_spans(text: str) -> list[tuple[int, int]]:
+    """LaTeX comments: from a `%` preceded by an even number of backslashes to the end of its line (the
+    pipeline's escape-aware `_remove_latex_comments`, spec §1.4)."""
+    return [(m.start(1), m.end()) for m in COMMENT_RE.finditer(text)]
+
+
 def exemplar_report(task: Task, refs: list[ExemplarRef], system: str) -> Report:
-    """The exemplar as a Report: body unchanged, one marker per \\cite command (its keys, in order)."""
+    """The exemplar as a Report: body unchanged (the statistics need it as shipped), one marker per \\cite
+    command outside comments (its keys, in order), and comments blanked out of the judged claims (a marker
+    with no key), as the pipeline ignored them when it extracted the citations."""
     from reportbench.reports.base import build_report
     from reportbench.reports.citations import Marker
 
     body = task.exemplar or ""
-    markers = [
-        Marker(m.start(), m.end(), tuple(k.strip() for k in m.group(1).split(",") if k.strip()))
+    comments = comment_spans(body)
+
+    def in_comment(start: int, end: int) -> bool:  # overlaps a comment (a \\cite split by one counts too)
+        return any(a < end and start < b for a, b in comments)
+
+    markers = [  # a LaTeX tie before the command ("work~\\cite{x}") belongs to the citation
+        Marker(m.start() - (m.start() > 0 and body[m.start() - 1] == "~"), m.end(),
+               tuple(k.strip() for k in m.group(1).split(",") if k.strip()))  # fmt: skip
         for m in CITE_RE.finditer(body)
+        if not in_comment(m.start(), m.end())
     ]
+    markers += [Marker(a, b, ()) for a, b in comments]
+    markers.sort(key=lambda mk: mk.start)
     return build_report(
         body=body,
         sources=exemplar_sources(refs),

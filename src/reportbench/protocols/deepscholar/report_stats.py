@@ -3,7 +3,8 @@
 Definitions (spec deepscholar.md §5; the only ones that reproduce the paper's exemplar figures):
 - characters = len(body), words = whitespace-split tokens of the body -- on the exemplar as shipped
   (`clean_latex_related_works`, comments kept) these give 4381.75 and 497.92 per section (paper: 4381, 497);
-- sentences = the harness's sentence split of the body (the paper's 28 is not reproducible; spec §5);
+- sentences = the harness's sentence split of the body (the paper's 28 is not reproducible; spec §5; for the
+  exemplar, LaTeX comments are not sentences: 21.75 per section);
 - unique_refs = distinct citation keys cited inline; inline_citations = key occurrences per sentence summed.
 Means and medians are over the system's reports (tasks without a report are not counted).
 """
