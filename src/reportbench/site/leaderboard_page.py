@@ -112,6 +112,8 @@ def leaderboard_table(d: BenchmarkData) -> str:
     rows: list[dict[str, Any]] = list(lb.get("rows") or [])
     olabel = _overall_label(lb, d)
     flagged = [_flagged(d, i, r) for i, r in enumerate(rows)]
+    overall = rows[0].get("overall") if rows else None
+    overall_digits = digits_for(_info(d, overall)) if overall in metrics else 3
     show_flags = any(f is not None for f in flagged)
     head = [th("#", title="rank by the overall score; blank where it is undefined"), th("system", kind="text", cls="s")]
     for m in metrics:
@@ -164,11 +166,14 @@ def leaderboard_table(d: BenchmarkData) -> str:
                 ci_html = f'<span class="ci" title="{esc(why)}">no CI</span>'
             n_def = (r.get("n_defined") or {}).get(m)
             n_fail = (r.get("n_failed") or {}).get(m, 0)
-            cnt = (
-                f'<span class="cnt" title="tasks with a defined value / tasks">'
-                f"{num(n_def, d.src('leaderboard.json', 'rows', i, 'n_defined', m), 0)}/"
-                f"{num(r.get('n_tasks'), d.src('leaderboard.json', 'rows', i, 'n_tasks'), 0)} tasks"
-            )
+            if info.get("aggregation") == "rating":  # one value per system from a cross stage, not per task
+                cnt = '<span class="cnt" title="computed across systems by the cross stage">rating'
+            else:
+                cnt = (
+                    f'<span class="cnt" title="tasks with a defined value / tasks">'
+                    f"{num(n_def, d.src('leaderboard.json', 'rows', i, 'n_defined', m), 0)}/"
+                    f"{num(r.get('n_tasks'), d.src('leaderboard.json', 'rows', i, 'n_tasks'), 0)} tasks"
+                )
             if n_fail:
                 cnt += (
                     f' · <span class="fail">{num(n_fail, d.src("leaderboard.json", "rows", i, "n_failed", m), 0)}'
@@ -180,7 +185,7 @@ def leaderboard_table(d: BenchmarkData) -> str:
             )
         if olabel:
             g = r.get("geomean")
-            cells.append(ncell(g, lsrc("rows", i, "geomean"), 3))
+            cells.append(ncell(g, lsrc("rows", i, "geomean"), overall_digits))
         for key in ("n_tasks", "n_missing_reports", "n_failed_items"):
             v = r.get(key)
             cells.append(ncell(v, lsrc("rows", i, key), 0, cls="fail" if key == "n_failed_items" and v else ""))
@@ -201,7 +206,11 @@ def warnings_html(d: BenchmarkData) -> str:
     out = []
     for i, r in enumerate(lb.get("rows") or []):
         n_tasks = r.get("n_tasks") or 0
-        thin = [m for m, k in (r.get("n_defined") or {}).items() if is_number(k) and k < n_tasks]
+        thin = [
+            m
+            for m, k in (r.get("n_defined") or {}).items()
+            if is_number(k) and k < n_tasks and _info(d, m).get("aggregation") != "rating"
+        ]
         if thin:
             m = min(thin, key=lambda m: r["n_defined"][m])
             out.append(
