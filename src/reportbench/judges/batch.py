@@ -752,7 +752,7 @@ def _cmd_retry(args: argparse.Namespace) -> int:
     async def _run() -> None:
         async with aiohttp.ClientSession() as session:
             for (provider, base_url, model), lines in groups.items():
-                client_key = _key_for(provider, base_url)
+                client_key = _key_for(provider, base_url, args.api_key_env)
                 api = BatchAPI(provider, base_url, client_key, session)  # type: ignore[arg-type]
                 created = await api.submit(lines, args.completion_window)
                 state.record_batch(
@@ -774,8 +774,8 @@ def _cmd_retry(args: argparse.Namespace) -> int:
     return 0
 
 
-def _key_for(provider: str, base_url: str) -> str | None:
-    name = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+def _key_for(provider: str, base_url: str, api_key_env: str | None = None) -> str | None:
+    name = api_key_env or ("ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY")
     value = os.environ.get(name)
     if value:
         return value
@@ -794,4 +794,5 @@ def register(subparsers: Any) -> None:
         q.add_argument("--cache-dir", default=".reportbench/cache", help="where batches.sqlite lives")
         q.add_argument("--state", default=None, help="explicit path of batches.sqlite")
         q.add_argument("--completion-window", default="24h")
+        q.add_argument("--api-key-env", default=None, help="the judge's judge.api_key_env, if it sets one")
         q.set_defaults(func=fn)
