@@ -726,7 +726,8 @@ def raise_if_over_budget(judgments: list[Any], where: str, limit: float | None) 
         return
     answered = sum(1 for j in judgments if getattr(j, "ok", False))
     raise BudgetExceeded(
-        f"{where}: judge.runtime.max_cost_usd={limit:g} reached (${BUDGET.spent_usd:.4f} spent by this stage); "
+        f"{where}: judge.runtime.max_cost_usd={limit:g} reached (${BUDGET.spent_usd:.4f} spent by this stage, "
+        "more would exceed it); "
         f"{answered} items answered and kept in the response cache, {refused} not asked. Raise or unset "
         "judge.runtime.max_cost_usd and rerun `dvc repro`: answers already paid for are free"
     )
