@@ -217,3 +217,26 @@ def test_kill_9_during_polling_then_rerun_resubmits_nothing(tmp_path: Path) -> N
         assert s.counts["requests"] == 0
     got = json.loads((tmp_path / "out.json").read_text())
     assert got == [[j.item_id, j.status, j.value, j.parsed] for j in online]
+
+
+@pytest.mark.integration
+def test_max_cost_in_batch_mode_submits_only_what_fits(tmp_path: Path) -> None:
+    from reportbench.judges.client import BUDGET, BudgetExceeded, raise_if_over_budget
+
+    with stub_server_thread(batch_delay_s=0.1) as s:
+        cfg = _cfg(s.base_url, tmp_path, mode="batch")
+        cfg.update({"input_cost_per_token": 1e-4, "output_cost_per_token": 1e-4, "max_tokens": 100})
+        cfg["runtime"]["max_cost_usd"] = 0.1  # worst case per line ~ (25 prompt + 100) tokens * 1e-4 = $0.0125
+        BUDGET.reset()
+        first = _run(cfg, tmp_path)
+        fitted = s.counts["batch_lines"]
+        assert 0 < fitted < len(first) and s.counts["batches_created"] == 1
+        refused = [j for j in first if (j.error or "").startswith("call: budget: ")]
+        assert len(refused) == len(first) - fitted and all(j.ok for j in first if j not in refused)
+        assert BUDGET.spent_usd <= 0.1
+        with pytest.raises(BudgetExceeded, match="max_cost_usd=0.1 reached"):
+            raise_if_over_budget(first, "t@stub", 0.1)
+        cfg["runtime"]["max_cost_usd"] = None
+        BUDGET.reset()
+        second = _run(cfg, tmp_path)  # the rest, and only the rest
+        assert s.counts["batch_lines"] == len(first) and all(j.ok for j in second)

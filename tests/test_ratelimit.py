@@ -87,13 +87,19 @@ _CHILD = textwrap.dedent(
 )
 
 
-def _windows_ok(times: list[float], burst: float, rate: float, slack: int) -> tuple[bool, str]:
-    """Every window [t_i, t_j] holds at most burst + rate * (t_j - t_i) requests (+ slack for jitter)."""
+def _windows_ok(
+    times: list[float], burst: float, rate: float, slack: float, min_window: float
+) -> tuple[bool, str]:
+    """Every window [t_i, t_j] at least `min_window` long holds at most burst + rate * (t_j - t_i) + slack
+    requests. Windows shorter than a scheduling stall say little: on a loaded 2-CPU box a process (the stub that
+    timestamps arrivals, or a judge between its slot and the wire) can be descheduled for a while, and requests
+    spaced over that time are then seen together; `slack` covers about half a second of that."""
     times = sorted(times)
     for i in range(len(times)):
         for j in range(i, len(times)):
-            if j - i + 1 > burst + rate * (times[j] - times[i]) + slack:
-                return False, f"{j - i + 1} requests in {times[j] - times[i]:.3f}s"
+            span = times[j] - times[i]
+            if span >= min_window and j - i + 1 > burst + rate * span + slack:
+                return False, f"{j - i + 1} requests in {span:.3f}s"
     return True, ""
 
 
@@ -116,12 +122,12 @@ def test_two_judge_processes_under_600_rpm_never_exceed_it_together(tmp_path: Pa
         times = [t for t, method, path in s.request_log if path.endswith("/chat/completions")]
     assert [o["ok"] for o in outs] == [n, n]
     assert len(times) == 2 * n
-    # every window W: at most the bucket's 10 + 9.63 * W, plus 5 sends that left late (a busy 2-core machine);
-    # a limiter that were not shared would put ~2x that in every window longer than a second
-    ok, why = _windows_ok(times, burst=10, rate=578 / 60, slack=5)
+    # every window of 1 s or more: at most the bucket's 10 + 9.63 * W plus half a second's worth of late or
+    # late-stamped sends (slack 6); a limiter that were not shared puts 20 + 19.3 * W there (39 at W = 1 s)
+    ok, why = _windows_ok(times, burst=10, rate=578 / 60, slack=6, min_window=1.0)
     assert ok, why
     span = max(times) - min(times)
-    assert span >= (2 * n - 10 - 5) / (578 / 60)  # together, not each at its own full rate
+    assert span >= (2 * n - 10 - 6) / (578 / 60)  # together, not each at its own full rate (which takes ~4 s)
     per_minute = 60 * (len(times) - 10) / span
     assert per_minute <= 600
 

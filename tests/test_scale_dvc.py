@@ -3,7 +3,7 @@ remote; machine B (a git clone) runs `dvc repro --pull` and gets every judgment 
 the response cache travels as a file (`reportbench cache export/import`), so B's forced judge rerun is free too.
 
 Runs in copies of the working tree with `git init` (never touches the repository); ResearcherBench only, with
-the stub judge: ~40-70 s on a busy 2-CPU box.
+the stub judge: ~40-90 s each on a busy 2-CPU box (up to ~160 s under heavy load).
 """
 
 from __future__ import annotations
@@ -67,3 +67,57 @@ def test_shared_remote_and_cache_file_mean_no_judge_call_is_paid_twice(repo_root
         out = run_ok([*dvc, "repro", "--force", "--single-item", "judge@researcherbench.footnote_writer"], b).stdout
         assert "judge@researcherbench.footnote_writer" in RUNNING.findall(out)
         assert llm.counts["ok"] == paid
+
+
+def _locked(repo: Path) -> dict[str, object]:
+    """dvc.lock's stages (the copied tree starts with the committed lock of the default offline run)."""
+    import yaml
+
+    path = repo / "dvc.lock"
+    return dict((yaml.safe_load(path.read_text()) or {}).get("stages") or {}) if path.exists() else {}
+
+
+def test_max_cost_stops_the_dvc_stage_cleanly_and_the_rerun_pays_only_the_rest(repo_root: Path, tmp_path: Path) -> None:
+    """`judge.runtime.max_cost_usd` through `dvc repro`: one `error:` line, a non-zero exit, nothing locked for the
+    stopped stage; raising the limit and rerunning pays only for what was not yet paid (every answer once)."""
+    import sqlite3
+    import subprocess
+
+    from dvc_helpers import subprocess_env
+
+    repo = copy_tree(repo_root, tmp_path / "repo")
+    dvc = [sys.executable, "-m", "dvc"]
+    with stub_server_thread(responder=responder) as llm:
+        base = [
+            "benchmarks=[researcherbench]",
+            "researcherbench/judges=single",
+            "judge=stub",
+            f"judge.api_base={llm.base_url}",
+            "+judge.input_cost_per_token=0.0001",
+            "+judge.output_cost_per_token=0.0001",
+            "judge.runtime.max_concurrency=2",
+        ]
+        compose_params([*base, "judge.runtime.max_cost_usd=0.05"], out=repo / "params.yaml", conf_dir=repo / "conf")
+        run_ok(["git", "init", "-q"], repo)
+        before = _locked(repo)
+        proc = subprocess.run([*dvc, "repro"], cwd=repo, env=subprocess_env(), capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode != 0
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ") and "max_cost_usd" in line]
+        assert len(errors) == 1 and "reached" in errors[0] and "rerun `dvc repro`" in errors[0], proc.stderr[-3000:]
+        first = llm.counts["ok"]
+        assert first > 0
+        stopped = re.match(r"error: \w+@researcherbench\.(\w+)\.main: ", errors[0])
+        assert stopped, errors[0]
+        stage = f"judge@researcherbench.{stopped.group(1)}"
+        assert _locked(repo).get(stage) == before.get(stage)  # nothing recorded for the stopped judge stage
+
+        compose_params(base, out=repo / "params.yaml", conf_dir=repo / "conf")
+        run_ok([*dvc, "repro"], repo)
+        assert _locked(repo).get(stage) not in (None, before.get(stage))
+        paid = llm.counts["ok"]
+    db = sqlite3.connect(repo / ".reportbench" / "cache" / "judge.sqlite")
+    stored = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    db.close()
+    assert paid == stored > first  # every answer paid exactly once across the stopped run and the rerun
+    assert (repo / "metrics" / "researcherbench" / "demo" / "systems.json").is_file()

@@ -126,10 +126,19 @@ class _CacheProbe:
         if path and Path(path).is_file():
             self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
 
-    def has(self, key: str) -> bool:
+    def has(self, key: str, *, deterministic: bool = False) -> bool:
+        """A stored answer; for a temperature-0 judge also stored unparseable answers (never re-asked: cache.py)."""
         if self.db is None:
             return False
-        return self.db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
+        if self.db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None:
+            return True
+        if not deterministic:
+            return False
+        try:
+            row = self.db.execute("SELECT 1 FROM parse_failures WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:  # a cache written before parse failures were stored
+            return False
+        return row is not None
 
 
 class EstimatingJudge:
@@ -162,7 +171,10 @@ class EstimatingJudge:
         judgment = await self.offline(item_id, inputs, input_ids)
         e = self.entry
         e.items += 1
-        if self.probe.has(self.llm.key_for(messages)):
+        deterministic = bool(getattr(self.llm, "deterministic", False)) and not getattr(
+            self.llm, "reask_parse_failures", False
+        )
+        if self.probe.has(self.llm.key_for(messages), deterministic=deterministic):
             e.cache_hits += 1
             e.cached_prompt_tokens += pt
         else:

@@ -42,7 +42,17 @@ JUDGE_IDENTITY_KEYS = (
 )
 # what the offline backend reads from the judge group (the rest is ignored by it)
 OFFLINE_READS = ("backend", "offline", "prompts")
-JUDGE_KEYS = (*JUDGE_IDENTITY_KEYS, "name", "api_key_env", "prompts_dir", "runtime")
+JUDGE_KEYS = (
+    *JUDGE_IDENTITY_KEYS,
+    "name",
+    "api_key_env",
+    "prompts_dir",
+    "runtime",
+    # client.ClientConfig fields that change the price or the transport, never the answer
+    "input_cost_per_token",
+    "output_cost_per_token",
+    "drop_params",
+)
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _WARNED: set[str] = set()

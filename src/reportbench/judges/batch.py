@@ -602,6 +602,7 @@ class BatchClient(LLMClient):
             if not todo:
                 return
             new = [cid for cid in todo if not any(cid in ids for ids in attach.values())]
+            new = self._within_budget(new, todo)
             timeout = aiohttp.ClientTimeout(total=max(300.0, self.cfg.runtime.timeout_s))
             async with aiohttp.ClientSession(timeout=timeout) as session:
                 base = BatchAPI.base_for(self.provider, self.cfg.api_base)
@@ -627,6 +628,36 @@ class BatchClient(LLMClient):
                 await asyncio.gather(*(self._wait(api, state, bid, cids, todo) for bid, cids in attach.items()))
         finally:
             state.close()
+
+    def _within_budget(self, cids: list[str], todo: Mapping[str, _Waiting]) -> list[str]:
+        """With `max_cost_usd`, submit only the lines whose worst-case cost (prompt ~ 4 characters per token,
+        completion = max_tokens) still fits what is left; the others fail with `call: budget` (a batch is paid as a
+        whole, so the limit is applied before submitting, never after)."""
+        from reportbench.judges.client import BUDGET
+
+        limit = self.cfg.runtime.max_cost_usd
+        if limit is None or self._price is None:
+            return cids
+        left = limit - BUDGET.spent_usd
+        keep: list[str] = []
+        for cid in cids:
+            body = todo[cid].body
+            prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
+            worst = self._price.cost(prompt, int(self.cfg.max_tokens or 1024), batch=True)
+            if worst <= left:
+                keep.append(cid)
+                left -= worst
+                continue
+            BUDGET.refused += 1
+            failure = CallFailed(
+                "budget",
+                f"judge.runtime.max_cost_usd={limit:g} would be exceeded by this batch line (worst case "
+                f"${worst:.4f}, ${max(0.0, left):.4f} left; ${BUDGET.spent_usd:.4f} spent by this stage)",
+            )
+            for f in todo[cid].futures:
+                if not f.done():
+                    f.set_exception(failure)
+        return keep
 
     async def _wait(
         self, api: BatchAPI, state: BatchState, batch_id: str, cids: list[str], todo: Mapping[str, _Waiting]
@@ -752,7 +783,7 @@ def _cmd_retry(args: argparse.Namespace) -> int:
     async def _run() -> None:
         async with aiohttp.ClientSession() as session:
             for (provider, base_url, model), lines in groups.items():
-                client_key = _key_for(provider, base_url)
+                client_key = _key_for(provider, base_url, args.api_key_env)
                 api = BatchAPI(provider, base_url, client_key, session)  # type: ignore[arg-type]
                 created = await api.submit(lines, args.completion_window)
                 state.record_batch(
@@ -774,8 +805,8 @@ def _cmd_retry(args: argparse.Namespace) -> int:
     return 0
 
 
-def _key_for(provider: str, base_url: str) -> str | None:
-    name = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+def _key_for(provider: str, base_url: str, api_key_env: str | None = None) -> str | None:
+    name = api_key_env or ("ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY")
     value = os.environ.get(name)
     if value:
         return value
@@ -794,4 +825,5 @@ def register(subparsers: Any) -> None:
         q.add_argument("--cache-dir", default=".reportbench/cache", help="where batches.sqlite lives")
         q.add_argument("--state", default=None, help="explicit path of batches.sqlite")
         q.add_argument("--completion-window", default="24h")
+        q.add_argument("--api-key-env", default=None, help="the judge's judge.api_key_env, if it sets one")
         q.set_defaults(func=fn)

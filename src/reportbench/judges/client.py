@@ -398,6 +398,10 @@ class LLMClient:
         self.http_calls = 0  # attempts actually sent (for tests and usage reports)
         self._limiter: SharedRateLimiter | None = None
         self._flight = SingleFlight()
+        self._warmed = False
+        self._warm_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
 
     # -- request shape ---------------------------------------------------------------------------
 
@@ -593,6 +597,23 @@ class LLMClient:
         )
 
     async def _complete(self, body: dict[str, Any], api_key: str | None) -> Completion:
+        """Under a rate limit the first call goes alone: litellm's lazy set-up on its first call can hold a
+        request for seconds after its slot, and the slots reserved meanwhile would all arrive together."""
+        if self._warmed or self.limiter() is None:
+            return await self._complete_once(body, api_key)
+        loop = asyncio.get_running_loop()
+        lock = self._warm_locks.get(loop)
+        if lock is None:
+            lock = self._warm_locks[loop] = asyncio.Lock()
+        async with lock:
+            if not self._warmed:
+                try:
+                    return await self._complete_once(body, api_key)
+                finally:
+                    self._warmed = True
+        return await self._complete_once(body, api_key)
+
+    async def _complete_once(self, body: dict[str, Any], api_key: str | None) -> Completion:
         rt = self.cfg.runtime
         secrets = (api_key,) if api_key else ()
         sem = self._semaphore()
@@ -705,7 +726,8 @@ def raise_if_over_budget(judgments: list[Any], where: str, limit: float | None) 
         return
     answered = sum(1 for j in judgments if getattr(j, "ok", False))
     raise BudgetExceeded(
-        f"{where}: judge.runtime.max_cost_usd={limit:g} reached (${BUDGET.spent_usd:.4f} spent by this stage); "
+        f"{where}: judge.runtime.max_cost_usd={limit:g} reached (${BUDGET.spent_usd:.4f} spent by this stage, "
+        "more would exceed it); "
         f"{answered} items answered and kept in the response cache, {refused} not asked. Raise or unset "
         "judge.runtime.max_cost_usd and rerun `dvc repro`: answers already paid for are free"
     )
