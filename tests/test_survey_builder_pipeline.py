@@ -140,6 +140,11 @@ def test_release_is_a_researchqa_release(built: dict[str, Any]) -> None:
     for split in ("test", "valid", "train"):
         release = build_release({"name": NAME, "kind": "path", "path": str(rel), "split": split})
         assert len(release.tasks) == len(splits[split])
+    import datasets
+
+    hub = datasets.load_dataset(str(rel))
+    assert {k: v.num_rows for k, v in hub.items()} == {"test": 2, "validation": 2, "train": 1}
+    assert hub["test"][0]["rubric"][0]["rubric_item"].startswith("Does the response")
     card = (rel / "CARD.md").read_text()
     assert "Artificial Intelligence" in card and "reconstruction" in card
     stats = json.loads((built["tmp"] / "a" / "metrics" / "live_researchqa" / "release.json").read_text())
@@ -156,7 +161,8 @@ def test_rebuild_from_the_caches_makes_no_request_and_the_same_release(built: di
     llm_first, llm_second = built["llm"]
     assert llm_first > 0 and llm_second == 0
     a, b = _release(built["tmp"] / "a"), _release(built["tmp"] / "b")
-    for name in ("test.json", "valid.json", "train.json", "full.json", "sources.json", "CARD.md", "release.json"):
+    for name in ("test.json", "valid.json", "train.json", "full.json", "sources.json", "CARD.md", "README.md",
+                 "release.json"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     stats_b = json.loads((built["tmp"] / "b" / "metrics" / "live_researchqa" / "release.json").read_text())
     assert stats_b["requests"]["total"] == 0 and stats_b["judge"]["calls_this_build"] == 0
