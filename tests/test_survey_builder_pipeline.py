@@ -6,6 +6,7 @@ caches makes zero HTTP requests and zero LLM calls and writes a byte-identical r
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,11 @@ def test_release_is_a_researchqa_release(built: dict[str, Any]) -> None:
     for split in ("test", "valid", "train"):
         release = build_release({"name": NAME, "kind": "path", "path": str(rel), "split": split})
         assert len(release.tasks) == len(splits[split])
+    import datasets
+
+    hub = datasets.load_dataset(str(rel))
+    assert {k: v.num_rows for k, v in hub.items()} == {"test": 2, "validation": 2, "train": 1}
+    assert hub["test"][0]["rubric"][0]["rubric_item"].startswith("Does the response")
     card = (rel / "CARD.md").read_text()
     assert "Artificial Intelligence" in card and "reconstruction" in card
     stats = json.loads((built["tmp"] / "a" / "metrics" / "live_researchqa" / "release.json").read_text())
@@ -155,7 +161,8 @@ def test_rebuild_from_the_caches_makes_no_request_and_the_same_release(built: di
     llm_first, llm_second = built["llm"]
     assert llm_first > 0 and llm_second == 0
     a, b = _release(built["tmp"] / "a"), _release(built["tmp"] / "b")
-    for name in ("test.json", "valid.json", "train.json", "full.json", "sources.json", "CARD.md", "release.json"):
+    for name in ("test.json", "valid.json", "train.json", "full.json", "sources.json", "CARD.md", "README.md",
+                 "release.json"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     stats_b = json.loads((built["tmp"] / "b" / "metrics" / "live_researchqa" / "release.json").read_text())
     assert stats_b["requests"]["total"] == 0 and stats_b["judge"]["calls_this_build"] == 0
@@ -239,3 +246,39 @@ def test_a_missing_generator_key_fails_before_any_request(repo_root: Path, tmp_p
         with pytest.raises(FatalJudgeError, match="OPENAI_API_KEY"):
             run_stage("surveys", p, tmp_path)
     assert fakes.n_calls == 0
+
+
+def test_generator_faults_are_retried_or_recorded_never_lost(built: dict[str, Any], repo_root: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """20 % injected faults (429, 500, timeouts, malformed and truncated bodies): with retries the release is
+    byte-identical to the clean build; without retries every failure is a recorded drop with its reason."""
+    from reportbench.stub_server import FAULT_KINDS
+
+    monkeypatch.chdir(repo_root)
+    faults = {kind: 0.2 / len(FAULT_KINDS) for kind in FAULT_KINDS}
+    tmp = built["tmp"]
+    for retries, root in ((8, tmp / "faulty-retried"), (0, tmp / "faulty-no-retry")):
+        with stub_server_thread(responder=make_responder(repo_root / "prompts"), faults=faults, seed=5,
+                                timeout_sleep_s=1.0) as s:  # fmt: skip
+            p = copy.deepcopy(built["params"])
+            p["judge"]["api_base"] = s.base_url
+            p["judge"]["runtime"].update({"max_retries": retries, "parse_retries": 4 if retries else 0,
+                                          "timeout_s": 0.5, "backoff_base_s": 0.01, "backoff_max_s": 0.05,
+                                          "cache_path": str(root / "judge.sqlite")})  # fmt: skip
+            if retries:
+                build(p, root)
+            else:  # so many failures may leave no field with 2 queries: publish then stops with one clear error
+                with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+                    FakeServices().install(rsps)
+                    for stage in STAGES[:-1]:
+                        run_stage(stage, p, root)
+            injected = sum(s.counts.get(k, 0) for k in FAULT_KINDS)
+        assert injected > 0
+        if retries:
+            for name in ("full.json", "sources.json", "CARD.md"):
+                assert (_release(root) / name).read_bytes() == (_release(tmp / "a") / name).read_bytes(), name
+        else:
+            work = root / "live_researchqa" / "work" / NAME
+            d = pl.concat([pl.read_parquet(work / s / "dropped.parquet") for s in STAGES[:-1]])
+            failed = d.filter(pl.col("reason_code").str.ends_with("_failed"))
+            assert failed.height > 0 and all(("call:" in r) or ("parse:" in r) for r in failed["reason"])

@@ -106,6 +106,36 @@ def test_listing_checks_drop_with_a_reason(override: dict[str, Any], code: str) 
     assert isinstance(got, tuple) and got[0] == code and got[1]
 
 
+def test_one_unreadable_openalex_record_is_a_drop_not_a_lost_field() -> None:
+    import requests
+
+    from reportbench.survey_builder.surveys import list_surveys
+
+    good = work(id="https://openalex.org/W2")
+    bad = {"display_name": "Broken: A Survey", "publication_date": "2026-05-10", "type": "preprint",
+           "primary_topic": TOPIC, "locations": [{"landing_page_url": "https://arxiv.org/abs/2605.00003"}],
+           "language": "en", "abstract_inverted_index": {"x": "not a list"}}  # no id, a malformed abstract
+
+    class Page(list):
+        pass
+
+    class Query:
+        def paginate(self, **kw: Any) -> list[Page]:
+            return [Page([bad, good])]
+
+    import reportbench.survey_builder.surveys as sv
+
+    orig = sv.build_query
+    sv.build_query = lambda c, f: Query()  # type: ignore[assignment]
+    try:
+        with requests.Session() as session:
+            listed, out = list_surveys(cfg(), session, api_key=None, mailto=None)
+    finally:
+        sv.build_query = orig  # type: ignore[assignment]
+    assert [s.survey_id for s in listed] == ["W2"]
+    assert [(d.item_id, d.reason_code) for d in out.drops] == [("?", "bad_entry")] and not out.errors
+
+
 def test_unmapped_field_falls_back_to_the_openalex_domain() -> None:
     topic = {**TOPIC, "field": {"display_name": "Nursing"}, "domain": {"display_name": "Health Sciences"}}
     assert hierarchy(topic, {})[0] == "Health Sciences & Medicine"

@@ -268,6 +268,47 @@ def card(cfg: SurveyConfig, rows: Mapping[str, Sequence[Mapping[str, Any]]], sta
     return "\n".join(lines)
 
 
+def hub_readme(name: str, licence: str, rows: Mapping[str, Sequence[Mapping[str, Any]]], card_text: str) -> str:
+    """README.md: a Hugging Face card header (one config, the three splits; `datasets.load_dataset(<dir>)` reads
+    it), then the card, how to load it, and the benchmark paper's citation."""
+    from reportbench.release.card import CITATIONS, hub_licence, size_category
+
+    hub = hub_licence(licence)
+    head = ["---", f"pretty_name: {json.dumps(name)}", f"license: {hub}"]
+    if hub == "other":
+        head.append(f"license_name: {json.dumps(licence)}")
+    head += ["language:", "- en", "task_categories:", "- question-answering", "- text-generation", "tags:"]
+    head += ["- researchqa", "- reportbench", "- survey-mined", "size_categories:"]
+    head += [f"- {size_category(len(rows['full']))}", "configs:", "- config_name: default", "  data_files:"]
+    for split, file in (("test", "test.json"), ("validation", "valid.json"), ("train", "train.json")):
+        if rows[file.removesuffix(".json")]:
+            head += [f"  - split: {split}", f"    path: {file}"]
+    head.append("---")
+    body = [
+        "",
+        card_text.rstrip(),
+        "",
+        "## Loading",
+        "",
+        "```python",
+        "# the ResearchQA benchmark of reportbench: -S researchqa/release=researchqa",
+        "#   -S benchmarks.researchqa.release.path=<this folder> (docs/researchqa-builder.md)",
+        "import json; rows = json.load(open('test.json'))",
+        "# Hugging Face datasets: datasets.load_dataset('<this folder>')  (splits test / validation / train)",
+        "```",
+        "",
+        "## Citation",
+        "",
+        "The construction follows ResearchQA; please cite its paper:",
+        "",
+        "```bibtex",
+        CITATIONS["researchqa"],
+        "```",
+        "",
+    ]
+    return "\n".join(head + body)
+
+
 # ---------------------------------------------------------------------------------------------- writing
 def write_release(
     out_dir: Path,
@@ -291,6 +332,9 @@ def write_release(
     write_parquet(out_dir / "dropped.parquet", drops_frame)
     (out_dir / "CARD.md").write_text(card_text, encoding="utf-8")
     files["CARD.md"] = hashlib.sha256(card_text.encode()).hexdigest()
+    readme = hub_readme(str(meta["name"]), str(meta["licence"]), rows, card_text)
+    (out_dir / "README.md").write_text(readme, encoding="utf-8")
+    files["README.md"] = hashlib.sha256(readme.encode()).hexdigest()
     manifest = {**meta, "rows": {s: len(rows[s]) for s in SPLIT_FILES}, "files": files}
     (out_dir / "release.json").write_bytes(_dump(manifest))
     return manifest

@@ -55,9 +55,9 @@ DOMAIN_FALLBACK = {
     "Social Sciences": "Social Sciences",
 }
 DROP_REASONS = (
-    "no_title_keyword", "outside_window", "wrong_type", "language", "no_topic", "unmapped_field", "no_open_fulltext",
-    "not_a_review", "check_failed", "not_downloaded", "download_failed", "no_latex_source", "extract_failed",
-    "no_tex", "no_sections",
+    "bad_entry", "no_title_keyword", "outside_window", "wrong_type", "language", "no_topic", "unmapped_field",
+    "no_open_fulltext", "not_a_review", "check_failed", "not_downloaded", "download_failed", "no_latex_source",
+    "extract_failed", "no_tex", "no_sections",
 )  # fmt: skip
 
 
@@ -214,7 +214,10 @@ def list_surveys(
                         if wid in seen:
                             continue
                         seen.add(wid)
-                        got = listing_checks(work, cfg, field_id)
+                        try:
+                            got = listing_checks(work, cfg, field_id)
+                        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # one record, not the field
+                            got = ("bad_entry", f"unreadable OpenAlex record: {type(exc).__name__}: {exc}"[:300])
                         if isinstance(got, tuple):
                             _drop(out, wid, *got)
                         else:
