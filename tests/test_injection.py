@@ -130,8 +130,10 @@ def _offline_verdicts(report_text: str, page_text: str) -> dict[str, object]:
     """Offline verdicts of judge tasks from four benchmarks on one report and one cited page."""
     from reportbench.judges.offline import OfflineJudge
     from reportbench.judges.tasks import get_task
+    from reportbench.protocols.deer import tasks as deer
     from reportbench.protocols.liveresearchbench import tasks as lrb
     from reportbench.protocols.researcherbench.tasks import RubricInput as RBRubricInput
+    from reportbench.protocols.researcherbench.tasks import VerifyInput as RBVerifyInput
     from reportbench.protocols.researchqa import tasks as rqa
 
     inputs = {
@@ -147,12 +149,18 @@ def _offline_verdicts(report_text: str, page_text: str) -> dict[str, object]:
             query="IR evaluation", claim="Pooling misses relevant documents.", url="https://example.org/pooling",
             page_text=page_text,
         ),
+        "researcherbench_verify": RBVerifyInput(
+            source=page_text, claims=[{"id": 1, "claim": "Pooling misses relevant documents.", "context": ""}]
+        ),
+        "deer_verify": deer.VerifyInput(
+            url="https://example.org/pooling", claims=["Pooling misses relevant documents."], context=page_text
+        ),
     }
     out: dict[str, object] = {}
     for name, value in inputs.items():
         judgment = asyncio.run(OfflineJudge(get_task(name))("item", value, {}))
         assert judgment.status == "ok", judgment.error
-        out[name] = (judgment.value, judgment.label)
+        out[name] = (judgment.value, judgment.label, judgment.parsed)
     return out
 
 

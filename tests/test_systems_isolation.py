@@ -112,7 +112,7 @@ def test_symlink_out_of_the_folder_is_refused_and_listed(tmp_path: Path) -> None
     os.symlink("/etc/passwd", folder / "t1.md")
     outcomes = _run(folder, tmp_path / "out")
     assert outcomes["t1"].status == "missing" and outcomes["t2"].status == "ok"
-    assert outcomes["t1.md"].status == "unmapped" and "outside the systems folder" in outcomes["t1.md"].reason
+    assert outcomes["t1.md"].status == "unmapped" and "(the folder being read): refused" in outcomes["t1.md"].reason
     assert all("root:" not in r.body for r in read_reports(tmp_path / "out"))
 
 
@@ -148,3 +148,15 @@ def test_a_protocol_kind_gets_isolation_too(tmp_path: Path) -> None:
     outcomes = run_system("sys", {"kind": "researcherbench_responses", "path": str(path)}, tasks, tmp_path / "out")
     assert [o.status for o in outcomes] == ["ok", "missing", "ok"]
     assert "empty report: no body text" in (outcomes[1].reason or "")
+
+
+def test_a_command_output_linking_out_of_the_run_is_refused(tmp_path: Path) -> None:
+    """A produced output is confined too: a command that writes a symlink to /etc/passwd gets a parse_error."""
+    import sys
+
+    script = tmp_path / "agent.py"
+    script.write_text("import os, sys\nos.symlink('/etc/passwd', sys.argv[2])\n", encoding="utf-8")
+    spec = {"kind": "command", "cmd": [sys.executable, str(script), "{task_json}", "{output}"]}
+    outcomes = run_system("sys", spec, TASKS[:1], tmp_path / "out")
+    assert outcomes[0].status == "parse_error" and "(the folder being read): refused" in (outcomes[0].reason or "")
+    assert read_reports(tmp_path / "out") == []

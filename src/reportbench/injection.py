@@ -14,8 +14,9 @@ entry, or a page that says "ignore your instructions" tries to steer the judge. 
    the run outcome / page snapshot, a warning naming what was removed, and `flagged_reports` per system on
    the leaderboard. A system whose reports try to steer the judge is a finding users must see.
 
-Limits (docs/reliability-inputs.md): patterns, not understanding. A paraphrased or non-English instruction
-passes; a report *about* prompt injection that quotes an attack verbatim is flagged and loses that sentence.
+Limits (docs/reliability.md, "Reports and inputs"): patterns, not understanding. A paraphrased or non-English
+instruction passes; a report *about* prompt injection that quotes an attack verbatim is flagged and loses that
+sentence.
 """
 
 from __future__ import annotations

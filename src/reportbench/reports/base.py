@@ -82,7 +82,7 @@ def outside_root(path: Path, root: Path | None = None) -> str | None:
     except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop on older Pythons
         return f"cannot resolve: {exc}"
     if root is not None and not resolved.is_relative_to(root):
-        return f"symlink to {resolved}, outside the systems folder {root}: refused"
+        return f"symlink to {resolved}, outside {root} (the folder being read): refused"
     try:
         mode = os.stat(resolved).st_mode
     except OSError as exc:

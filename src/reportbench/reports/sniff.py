@@ -6,7 +6,7 @@ replacement characters. Each of those is a different user mistake with a differe
 one-line diagnosis (`ReportParseError`), and an empty file is `EmptyReportError` (scored as a missing report,
 never as an ok one).
 
-Decisions (docs/reliability-inputs.md):
+Decisions (docs/reliability.md, "Reports and inputs"):
 - UTF-8 is the report encoding. A BOM'd UTF-16/UTF-32 file is decoded (the BOM says what it is). Other
   non-UTF-8 text is refused with the likely encoding named, except for a handful of stray bytes (at most
   `MAX_STRAY_BYTES`, e.g. a cut multi-byte character at the end of a truncated output), which become U+FFFD

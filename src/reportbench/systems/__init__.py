@@ -7,7 +7,7 @@ Run outputs (written by `run_system`, read by every later stage):
 - `<out>/outcomes.jsonl`: one `TaskOutcome` per task of the release, task order; then one `unmapped` row
   (task_id "") per file of a systems folder that maps to no task.
 
-Guarantees `run_system` adds to every kind (docs/reliability-inputs.md):
+Guarantees `run_system` adds to every kind (docs/reliability.md, "Reports and inputs"):
 - isolation: if a kind raises anything but a config/fatal error on the whole batch, it is rerun task by task
   and each task that still raises becomes that task's `parse_error` (with the reason); the rest are kept;
 - an ok report with an empty body is turned into `missing` (scored as a missing report);

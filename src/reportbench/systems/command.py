@@ -100,9 +100,10 @@ def _secret_env_values(env: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def _tail(data: bytes | None, secrets: tuple[str, ...] = ()) -> str:
-    """Last STDERR_TAIL chars of stderr, secrets redacted: it goes into the DVC-tracked outcomes.jsonl,
-    and programs echo keys in auth errors."""
-    from reportbench.judges.client import redact
+    """Last STDERR_TAIL chars of stderr, secrets redacted (any >= 8-char fragment of a secret-looking value,
+    reversed or encoded: reportbench.redaction): it goes into the DVC-tracked outcomes.jsonl, and programs
+    echo keys, or pieces of them, in auth errors."""
+    from reportbench.redaction import redact
 
     text = (data or b"").decode("utf-8", errors="replace").strip()
     return redact(text, secrets)[-STDERR_TAIL:]

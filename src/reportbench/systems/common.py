@@ -271,9 +271,13 @@ def parse_output(
 ) -> tuple[Report | None, TaskOutcome]:
     """Parse a produced output with the report adapters; a missing or empty output is a failed outcome (the
     system was asked for a report and produced none), any unreadable output a parse_error."""
-    if not path.exists():
+    from reportbench.reports.base import confined_to
+
+    if not path.exists() and not path.is_symlink():
         return None, TaskOutcome(task_id=task_id, status="failed", reason="empty output: no file written")
-    report, outcome = isolated_load(path, fmt=fmt, task_id=task_id, system=system)
+    root = path if path.is_dir() and not path.is_symlink() else path.parent
+    with confined_to(root):  # a produced output never reads outside its run folder
+        report, outcome = isolated_load(path, fmt=fmt, task_id=task_id, system=system)
     if outcome.status == "missing":
         problem = (outcome.reason or "").split(": empty report: ", 1)[-1]
         bare = {"only whitespace", "the file holds no text", "the folder is empty"}
