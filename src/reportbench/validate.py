@@ -186,7 +186,7 @@ def validate_release(benchmark: str, cfg: Any) -> None:
         raise ConfigError(
             f"{where}.name: {name!r} is not a usable release name (letters, digits, '.', '_', '-'; no '/' or '..')"
         )
-    _text(f"{where}.kind", cfg.get("kind"))
+    _text(f"{where}.kind", cfg.get("kind"), optional=True)  # a plug-in benchmark may not dispatch on kind
     if cfg.get("max_tasks") is not None:
         _number(f"{where}.max_tasks", cfg["max_tasks"], 1, integer=True)
     source = cfg.get("source")
