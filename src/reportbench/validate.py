@@ -175,7 +175,7 @@ def validate_release(benchmark: str, cfg: Any) -> None:
         raise ConfigError(
             f"{where}.name: {name!r} is not a usable release name (letters, digits, '.', '_', '-'; no '/' or '..')"
         )
-    _text(f"{where}.kind", cfg.get("kind"))
+    _text(f"{where}.kind", cfg.get("kind"), optional=True)  # each benchmark's importer checks its own kinds
     if cfg.get("max_tasks") is not None:
         _number(f"{where}.max_tasks", cfg["max_tasks"], 1, integer=True)
     source = cfg.get("source")
@@ -189,11 +189,26 @@ def _formats() -> tuple[str, ...]:
     return ("auto", *list_formats())
 
 
-def validate_system(where: str, spec: Any) -> None:
+def _system_kinds(benchmark: str | None) -> tuple[str, ...]:
+    """Built-in kinds plus those a benchmark's protocol registers (imported only when needed: polars is slow)."""
+    from reportbench.systems import SYSTEM_KINDS as REGISTERED
+
+    if benchmark is not None:
+        from reportbench.benchmarks import get_benchmark
+
+        try:
+            get_benchmark(benchmark)
+        except Exception:  # noqa: BLE001 - an unknown benchmark is reported elsewhere
+            pass
+    return tuple(sorted({*SYSTEM_KINDS, *REGISTERED}))
+
+
+def validate_system(where: str, spec: Any, benchmark: str | None = None) -> None:
     """The fields every system kind shares; each kind checks its own knobs when it runs (one line each)."""
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where}: expected a mapping with a 'kind', got {spec!r}")
-    _choices(f"{where}.kind", spec.get("kind"), SYSTEM_KINDS)
+    if spec.get("kind") not in SYSTEM_KINDS:
+        _choices(f"{where}.kind", spec.get("kind"), _system_kinds(benchmark))
     if spec.get("path") is not None:
         _text(f"{where}.path", spec.get("path"))
     if spec.get("format") is not None:
