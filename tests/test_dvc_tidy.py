@@ -135,7 +135,9 @@ def test_plots_show_renders_offline(repo: Path, tmp_path: Path) -> None:
 def test_exp_run_dry_lists_only_what_an_override_touches(repo: Path) -> None:
     out = _out([*DVC, "exp", "run", "--dry", "--allow-missing", "-S", "judge=offline_strict"], repo)
     ran = set(RUNNING.findall(out))
-    assert ran and all(s.startswith(("judge@", "cross@", "score@")) for s in ran), ran
+    assert any(s.startswith("judge@") for s in ran), ran
+    # a judge switch never reruns what no judge setting reaches (releases, systems, page fetches)
+    assert not [s for s in ran if s.startswith(("release@", "system@", "fetch@", "plots_template"))], ran
     _out(["git", "checkout", "--", "params.yaml"], repo)
     assert _out(["git", "status", "--porcelain"], repo).strip() == ""
 
