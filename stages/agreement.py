@@ -21,6 +21,9 @@ if __name__ == "__main__":
     from reportbench.agreement.stage import run_agreement_stage
 
     with exit_on_error():
+        from reportbench.stale import prune_stale_outputs  # folders of systems no longer configured (docs/dvc.md)
+
+        prune_stale_outputs(load_params(), args.benchmark, runs_dir=args.runs, judgments_dir=args.judgments)
         run_agreement_stage(
             load_params(),
             args.benchmark,

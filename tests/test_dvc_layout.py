@@ -33,7 +33,7 @@ def test_only_the_root_pipeline_is_committed(repo_root: Path) -> None:
     tracked = _tracked(repo_root)
     pipelines = [p for p in tracked if Path(p).name in ("dvc.yaml", "dvc.lock")]
     assert sorted(pipelines) == ["dvc.lock", "dvc.yaml"] or sorted(pipelines) == ["dvc.yaml"], pipelines
-    assert "live/dvc.template.yaml" in tracked
+    assert "live/dvc.template.yaml" in tracked and "label/dvc.template.yaml" in tracked  # opt-in pipelines
     assert not any(p.startswith("metrics/live/") for p in tracked)
     # DVC writes no .gitignore inside folders that other stages hash (their lines changed the hashes)
     nested = [p for p in tracked if p.endswith(".gitignore") and p.startswith("data/")]
@@ -53,6 +53,10 @@ def test_live_init_writes_the_pipeline_and_refuses_to_clobber(tmp_path: Path, re
     with pytest.raises(LiveInitError, match="--force"):
         init_live_pipeline(tmp_path)
     init_live_pipeline(tmp_path, force=True)
+    (tmp_path / "label").mkdir()
+    (tmp_path / "label" / "dvc.template.yaml").write_text((repo_root / "label" / "dvc.template.yaml").read_text())
+    labelled = init_live_pipeline(tmp_path, name="label")
+    assert labelled == tmp_path / "label" / "dvc.yaml" and "label_importance" in labelled.read_text()
     with pytest.raises(LiveInitError, match="repository root"):
         init_live_pipeline(tmp_path / "elsewhere")
 

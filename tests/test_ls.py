@@ -17,3 +17,28 @@ def test_ls_lists_benchmarks_metrics_and_tasks(capsys: pytest.CaptureFixture[str
     assert "deepscholar/citation_precision" in out and "↑" in out
     assert main(["ls", "tasks"]) == 0
     assert "prompts/deepscholar/support.yaml" in capsys.readouterr().out
+
+
+def test_ls_lists_every_configurable_choice(capsys: pytest.CaptureFixture[str]) -> None:
+    expected = {
+        "releases": ["-S deepscholar/release=demo", "-S researchqa/release=researchqa", "kind="],
+        "systems": ["-S deepscholar/systems=with_ref", "deepscholar_ref (deepscholar_ref)", "-S agents=byo_examples"],
+        "judges": ["-S judge=offline_strict", "backend=litellm model=openai/gpt-4o"],
+        "prompt-packs": ["-S judge.prompts=ours", "authors:guestrin-lab/deepscholar-bench@"],
+        "formats": ["auto", "openai_deep_research", "markdown"],
+        "metrics": ["deepscholar/organization", "missing report:", "[0, 10]"],
+    }
+    for what, needles in expected.items():
+        assert main(["ls", what]) == 0
+        out = capsys.readouterr().out
+        for needle in needles:
+            assert needle in out, (what, needle)
+    assert main(["ls"]) == 0
+    summary = capsys.readouterr().out
+    assert all(f"reportbench ls {w}" in summary for w in expected)
+
+
+def test_ls_unknown_benchmark_names_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ls", "metrics", "--benchmark", "nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'nope'" in err and "researcherbench" in err

@@ -53,3 +53,18 @@ def test_a_config_error_names_the_key_without_a_traceback(repo_root: Path, tmp_p
     cmd = [sys.executable, str(repo_root / "stages" / "build_release.py"), "--benchmark", "nosuch", "--out", "x"]
     proc = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "benchmarks.nosuch" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.core
+def test_known_errors_anywhere_in_the_chain_become_one_line() -> None:
+    from reportbench.stage_errors import one_line_error
+    from reportbench.systems import SystemError_
+
+    try:
+        try:
+            raise SystemError_("systems.x.max_words: expected a non-negative integer, got 'many'")
+        except SystemError_ as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as exc:
+        assert one_line_error(exc) == "systems.x.max_words: expected a non-negative integer, got 'many'"
+    assert one_line_error(ZeroDivisionError("a bug")) is None  # a bug keeps its traceback in stages

@@ -95,10 +95,29 @@ def _cmd_compose(args: argparse.Namespace) -> int:
     compose_params(args.overrides, Path(args.out))
     print(f"wrote {args.out}")
     if Path(args.out) == PARAMS_FILE and LOCK_FILE.is_file():
-        dropped = prune_lock(load_params(args.out).get("plan") or {})
+        params = load_params(args.out)
+        dropped = prune_lock(params.get("plan") or {})
         if dropped:
             print(f"{LOCK_FILE}: dropped {len(dropped)} entries of stages no longer configured: {', '.join(dropped)}")
+        _prune_workspace(params)
     return 0
+
+
+def _prune_workspace(params: dict[str, Any]) -> None:
+    """Outputs of systems/members that left the config leave the folders later stages hash (reportbench.stale);
+    they stay in DVC's cache. Done here too because stages that read those folders may run in any order."""
+    from reportbench.stale import prune_stale_outputs
+
+    for b, entry in ((params.get("plan") or {}).get("benchmarks") or {}).items():
+        release = entry.get("release")
+        if release:
+            prune_stale_outputs(
+                params,
+                b,
+                runs_dir=Path("data/runs") / b / release,
+                judgments_dir=Path("data/judgments") / b / release,
+                usage_dir=Path("metrics") / b / release / "usage",
+            )
 
 
 LOCK_FILE = Path("dvc.lock")

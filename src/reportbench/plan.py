@@ -49,7 +49,7 @@ def build_plan(
         cfg = benchmarks[b] or {}
         validate_release(b, cfg.get("release"))
         for s, spec in (cfg.get("systems") or {}).items():
-            validate_system(f"benchmarks.{b}.systems.{s}", spec)
+            validate_system(f"benchmarks.{b}.systems.{s}", spec, b)
         if judge is not None:
             for m, overrides in (cfg.get("judges") or {}).items():
                 if overrides is not None and not isinstance(overrides, Mapping):

@@ -24,8 +24,7 @@ from reportbench.config import ConfigError
 JUDGE_BACKENDS = ("offline", "litellm")
 STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "none")
 PROMPT_PACKS = ("ours", "authors")
-# the built-in kinds registered by reportbench.systems (tests/test_validation.py checks the two lists agree)
-SYSTEM_KINDS = ("folder", "offline_baseline", "deepscholar_ref", "human_exemplar", "command", "endpoint")
+SYSTEM_KINDS = ("folder", "offline_baseline", "deepscholar_ref", "command", "endpoint")
 OFFLINE_MODEL = "offline-lexical-v1"
 # judge fields that change an answer (judge_identity); `name` and `runtime` never do
 JUDGE_IDENTITY_KEYS = (
@@ -42,17 +41,7 @@ JUDGE_IDENTITY_KEYS = (
 )
 # what the offline backend reads from the judge group (the rest is ignored by it)
 OFFLINE_READS = ("backend", "offline", "prompts")
-JUDGE_KEYS = (
-    *JUDGE_IDENTITY_KEYS,
-    "name",
-    "api_key_env",
-    "prompts_dir",
-    "runtime",
-    # client.ClientConfig fields that change the price or the transport, never the answer
-    "input_cost_per_token",
-    "output_cost_per_token",
-    "drop_params",
-)
+JUDGE_KEYS = (*JUDGE_IDENTITY_KEYS, "name", "api_key_env", "prompts_dir", "runtime")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _WARNED: set[str] = set()
@@ -186,7 +175,7 @@ def validate_release(benchmark: str, cfg: Any) -> None:
         raise ConfigError(
             f"{where}.name: {name!r} is not a usable release name (letters, digits, '.', '_', '-'; no '/' or '..')"
         )
-    _text(f"{where}.kind", cfg.get("kind"), optional=True)  # a plug-in benchmark may not dispatch on kind
+    _text(f"{where}.kind", cfg.get("kind"), optional=True)  # each benchmark's importer checks its own kinds
     if cfg.get("max_tasks") is not None:
         _number(f"{where}.max_tasks", cfg["max_tasks"], 1, integer=True)
     source = cfg.get("source")
@@ -200,11 +189,26 @@ def _formats() -> tuple[str, ...]:
     return ("auto", *list_formats())
 
 
-def validate_system(where: str, spec: Any) -> None:
+def _system_kinds(benchmark: str | None) -> tuple[str, ...]:
+    """Built-in kinds plus those a benchmark's protocol registers (imported only when needed: polars is slow)."""
+    from reportbench.systems import SYSTEM_KINDS as REGISTERED
+
+    if benchmark is not None:
+        from reportbench.benchmarks import get_benchmark
+
+        try:
+            get_benchmark(benchmark)
+        except Exception:  # noqa: BLE001 - an unknown benchmark is reported elsewhere
+            pass
+    return tuple(sorted({*SYSTEM_KINDS, *REGISTERED}))
+
+
+def validate_system(where: str, spec: Any, benchmark: str | None = None) -> None:
     """The fields every system kind shares; each kind checks its own knobs when it runs (one line each)."""
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where}: expected a mapping with a 'kind', got {spec!r}")
-    _choices(f"{where}.kind", spec.get("kind"), SYSTEM_KINDS)
+    if spec.get("kind") not in SYSTEM_KINDS:
+        _choices(f"{where}.kind", spec.get("kind"), _system_kinds(benchmark))
     if spec.get("path") is not None:
         _text(f"{where}.path", spec.get("path"))
     if spec.get("format") is not None:

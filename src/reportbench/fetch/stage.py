@@ -138,15 +138,22 @@ def fetch_pages(
         if todo:
             assert fetcher is not None
             live = fetcher
+            from reportbench.progress import progress_bar
+
+            bar = progress_bar(len(todo), desc="fetch pages", unit="page")  # with ETA: fetching can take minutes
 
             def work(i: int) -> PageSnapshot:
-                return _fetch_one(refs[i], live, cache, backend_id)
+                try:
+                    return _fetch_one(refs[i], live, cache, backend_id)
+                finally:
+                    bar.update(1)
 
             if cfg["workers"] > 1 and len(todo) > 1:
                 with ThreadPoolExecutor(max_workers=cfg["workers"]) as pool:
                     fetched = list(pool.map(work, todo))
             else:
                 fetched = [work(i) for i in todo]
+            bar.close()
             for i, snap in zip(todo, fetched, strict=True):
                 slots[i] = snap
             origin["fetched"] += len(todo)
