@@ -2,7 +2,7 @@
 
 Judges every exemplar reference of the release at --release with the root `judge` group (paper Fig. 4) and
 writes a labelled copy at --out whose card names the judge. Needs an LLM judge and its key, e.g.
-    reportbench live init label && dvc exp run label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o
+    reportbench label init && dvc exp run label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o
 then score with it: -S deepscholar/release=path -S benchmarks.deepscholar.release.source=<out dir>.
 Library code: reportbench.protocols.deepscholar.labelling (docs/deepscholar.md, "Importance labels").
 """
