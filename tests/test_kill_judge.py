@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from dvc_helpers import subprocess_env
-from judge_dvc_helpers import DVC, STAGE, compose, copy_repo, dvc, in_process_metrics, make_responder, metrics
+from judge_dvc_helpers import DVC, STAGE, TARGET, compose, copy_repo, dvc, in_process_metrics, make_responder, metrics
 from reportbench.stub_server import stub_server_thread
 
 pytestmark = [
@@ -59,7 +59,7 @@ def test_kill_mid_judge_stage_leaves_nothing_running_and_repays_at_most_the_in_f
         assert dvc(repo, "repro", "system@deepscholar.careful_writer").returncode == 0
         s.reset_counts()
         proc = subprocess.Popen(
-            [*DVC, "repro"],
+            [*DVC, "repro", TARGET],
             cwd=repo,
             env=subprocess_env(),
             stdout=subprocess.PIPE,
@@ -101,7 +101,7 @@ def test_kill_mid_judge_stage_leaves_nothing_running_and_repays_at_most_the_in_f
 
         s.reset_counts()
         s.latency_s = 0.0
-        again = dvc(repo, "repro")
+        again = dvc(repo, "repro", TARGET)
         assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
         asked_after = s.digests()
         repaid = answered_before & set(asked_after)
