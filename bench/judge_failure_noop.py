@@ -3,9 +3,9 @@
 Run from the repo root with the venv active:  `python bench/judge_failure_noop.py [--repeat 3]`
 
 A small pipeline (DeepScholar demo release, one system, the offline judge: release, system, judge, score) in a
-temp copy of the repo is reproduced once, then a no-op `dvc repro` is timed `--repeat` times with the
-mechanism we use (a judge stage with unanswered calls exits 3, so DVC records nothing; complete stages are
-ordinary stages). For comparison the same no-op is timed with `always_changed: true` on the judge stages (the
+temp copy of the repo is reproduced once (`dvc repro score@deepscholar`), then a no-op of it is timed `--repeat`
+times with the mechanism we use (a judge stage with unanswered calls exits 3, so DVC records nothing; complete
+stages are ordinary stages). For comparison the same no-op is timed with `always_changed: true` on the judge stages (the
 alternative that reruns every judge stage on every repro). Prints both figures.
 """
 
@@ -51,7 +51,12 @@ def _env() -> dict[str, str]:
 def _repro(repo: Path) -> tuple[float, str]:
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "dvc", "repro"], cwd=repo, env=_env(), capture_output=True, text=True, check=True
+        [sys.executable, "-m", "dvc", "repro", "score@deepscholar"],
+        cwd=repo,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return time.perf_counter() - t0, proc.stdout
 

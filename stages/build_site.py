@@ -8,8 +8,10 @@ from reportbench.config import load_params
 from reportbench.pipeline import setup_logging
 from reportbench.site.build import DEFAULT_MAX_SAMPLES, build_benchmark_site, build_index
 from reportbench.stage_errors import exit_on_error
+from reportbench.stage_guard import guard_stage
 
 if __name__ == "__main__":
+    guard_stage()  # dies with dvc; SIGTERM/SIGHUP stop its children too (docs/reliability.md)
     setup_logging()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--benchmark", help="build this benchmark's folder; without it, build the index page")

@@ -14,8 +14,10 @@ from pathlib import Path
 from reportbench.config import load_params
 from reportbench.pipeline import setup_logging
 from reportbench.stage_errors import exit_on_error
+from reportbench.stage_guard import guard_stage
 
 if __name__ == "__main__":
+    guard_stage()  # dies with dvc; SIGTERM/SIGHUP stop its children too (docs/reliability.md)
     setup_logging()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--release", type=Path, required=True, help="data/releases/deepscholar/<R> (built release)")

@@ -25,6 +25,7 @@ from spine_helpers import refresh_plan, run_benchmark
 SKIP_TOP = {".venv", ".git", ".pytest_cache", ".ruff_cache", ".reportbench", "outputs", "multirun", "data", "metrics"}
 KEEP_DATA = ("data/demo",)
 STAGE = "judge@deepscholar.careful_writer"
+TARGET = "score@deepscholar"  # release, system, judge, score: not the stages that judge again (agreement)
 JUDGMENTS = Path("data/judgments/deepscholar/demo/careful_writer/main")
 USAGE = Path("metrics/deepscholar/demo/usage/careful_writer.main.json")
 SYSTEMS_JSON = Path("metrics/deepscholar/demo/systems.json")

@@ -25,7 +25,7 @@ N_ITEMS = 120
 FAULTS = {kind: 0.2 / len(FAULT_KINDS) for kind in FAULT_KINDS}  # 20 % total: 429/500/timeout/malformed/truncated
 
 
-def _cfg(base_url: str, *, max_retries: int, parse_retries: int) -> dict[str, Any]:
+def _cfg(base_url: str, *, max_retries: int, parse_retries: int, timeout_s: float = 0.5) -> dict[str, Any]:
     return {
         "backend": "litellm",
         "model": "openai/stub-judge",
@@ -33,7 +33,7 @@ def _cfg(base_url: str, *, max_retries: int, parse_retries: int) -> dict[str, An
         "structured_output": "json_schema",
         "runtime": {
             "max_concurrency": 32,
-            "timeout_s": 0.5,
+            "timeout_s": timeout_s,
             "max_retries": max_retries,
             "backoff_base_s": 0.01,
             "backoff_max_s": 0.05,
@@ -62,7 +62,8 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[float | Non
         run = run_judgments_sync(
             LLMJudge(
                 stub_support_task(prompts),
-                _cfg(s.base_url, max_retries=0, parse_retries=0),
+                # no faults here: a generous timeout keeps a busy machine from failing the reference run
+                _cfg(s.base_url, max_retries=0, parse_retries=0, timeout_s=30),
                 prompts_dir=prompts,
             ),
             _items(),

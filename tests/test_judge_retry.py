@@ -268,3 +268,19 @@ def test_retry_reruns_only_the_stages_with_failed_items(
         (["repro", "--force", "--single-item", *stages], "1" if parse else None),
         (["repro", "score@b"], None),
     ]
+
+
+@pytest.mark.core
+@pytest.mark.parametrize(
+    ("runtime", "message"),
+    [
+        ({"max_failure_rate": "hot"}, r"judge\.runtime\.max_failure_rate: 'hot' is not a number"),
+        ({"max_call_failure_rate": 2}, r"judge\.runtime\.max_call_failure_rate: 2 is out of range"),
+        ({"reask_parse_failures": "maybe"}, r"judge\.runtime\.reask_parse_failures: 'maybe' must be true or false"),
+    ],
+)
+def test_bad_failure_settings_fail_at_compose(runtime: dict, message: str) -> None:
+    from reportbench.validate import validate_judge
+
+    with pytest.raises(ConfigError, match=message):
+        validate_judge({"backend": "offline", "runtime": runtime})

@@ -21,6 +21,7 @@ from dvc_helpers import subprocess_env
 from judge_dvc_helpers import (
     JUDGMENTS,
     STAGE,
+    TARGET,
     USAGE,
     compose,
     copy_repo,
@@ -59,10 +60,11 @@ def test_failed_then_recovered_judge_stage_pays_exactly_the_failed_calls(
     repo = copy_repo(repo_root, tmp_path / "repo")
     state = {"prose": True}
     with stub_server_thread(responder=make_responder(state), faults={"500": 0.3}, seed=4) as s:
-        compose(repo, s.base_url)
+        # the prose answers (about 1 in 12 support questions) are a result: keep them within the failure bound
+        compose(repo, s.base_url, "judge.runtime.max_failure_rate=0.3")
 
         # 1. The provider fails 30 % of the calls (no retries): the stage is incomplete, DVC records nothing.
-        first = dvc(repo, "repro")
+        first = dvc(repo, "repro", TARGET)
         out = first.stdout + first.stderr
         assert first.returncode != 0, out[-3000:]
         assert f"error: {STAGE} is incomplete: step " in out and "got no answer" in out, out[-3000:]
@@ -80,7 +82,7 @@ def test_failed_then_recovered_judge_stage_pays_exactly_the_failed_calls(
         # 2. The provider recovers: the next plain `dvc repro` asks exactly the failed calls, once each.
         s.faults = {}
         s.reset_counts()
-        second = dvc(repo, "repro")
+        second = dvc(repo, "repro", TARGET)
         assert second.returncode == 0, (second.stdout + second.stderr)[-3000:]
         assert sorted(s.digests()) == sorted(failed_calls)
         recovered = metrics(repo)
@@ -89,7 +91,7 @@ def test_failed_then_recovered_judge_stage_pays_exactly_the_failed_calls(
         #    the unparseable answers of this deterministic judge come from the response cache).
         s.reset_counts()
         t0 = time.perf_counter()
-        noop = dvc(repo, "repro")
+        noop = dvc(repo, "repro", TARGET)
         noop_s = time.perf_counter() - t0
         assert noop.returncode == 0 and "up to date" in noop.stdout, noop.stdout + noop.stderr
         forced = dvc(repo, "repro", "--force", "--single-item", STAGE)

@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from dvc_helpers import subprocess_env
-from judge_dvc_helpers import DVC, STAGE, compose, copy_repo, dvc, in_process_metrics, make_responder, metrics
+from judge_dvc_helpers import DVC, STAGE, TARGET, compose, copy_repo, dvc, in_process_metrics, make_responder, metrics
 from reportbench.stub_server import stub_server_thread
 
 pytestmark = [
@@ -59,7 +59,7 @@ def test_kill_mid_judge_stage_leaves_nothing_running_and_repays_at_most_the_in_f
         assert dvc(repo, "repro", "system@deepscholar.careful_writer").returncode == 0
         s.reset_counts()
         proc = subprocess.Popen(
-            [*DVC, "repro"],
+            [*DVC, "repro", TARGET],
             cwd=repo,
             env=subprocess_env(),
             stdout=subprocess.PIPE,
@@ -73,15 +73,19 @@ def test_kill_mid_judge_stage_leaves_nothing_running_and_repays_at_most_the_in_f
             stage = _judge_stage_process(dvc_proc)
             assert stage is not None
             descendants = dvc_proc.children(recursive=True)
+            asked_at_kill = len(s.chat_log)
             if kill == "dvc-sigkill":
                 os.kill(proc.pid, signal.SIGKILL)
             else:
                 stage.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)
-            # nothing keeps running: the stage (and any shell between dvc and it) is gone at once, long before
-            # the ~5 s of work it had left (an orphan would finish it and write outputs nobody locks)
-            _, alive = psutil.wait_procs(descendants, timeout=3)
+            # nothing keeps running: the stage (and any shell between dvc and it) is gone, and it stopped asking
+            # at once -- an orphan would go on paying for the ~110 calls it had left and write outputs no
+            # lock describes. (Seconds, not milliseconds, under load: a starved process takes a while to exit.)
+            _, alive = psutil.wait_procs(descendants, timeout=15)
             assert not alive, f"orphans after {kill}: {[p.pid for p in alive]}"
+            asked_after_kill = len(s.chat_log) - asked_at_kill
+            assert asked_after_kill <= 2 * IN_FLIGHT, f"{asked_after_kill} calls arrived after the kill"
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -97,7 +101,7 @@ def test_kill_mid_judge_stage_leaves_nothing_running_and_repays_at_most_the_in_f
 
         s.reset_counts()
         s.latency_s = 0.0
-        again = dvc(repo, "repro")
+        again = dvc(repo, "repro", TARGET)
         assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
         asked_after = s.digests()
         repaid = answered_before & set(asked_after)

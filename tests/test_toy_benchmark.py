@@ -59,7 +59,7 @@ def toy_params(tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch)
     )
     params["fetch"]["cache_path"] = str(tmp_path / "pages.sqlite")
     params["benchmarks"]["toy"] = {
-        "release": {"name": "toy-r1"},
+        "release": {"name": "toy-r1", "kind": "toy"},  # validate_release: every release names its kind
         "systems": systems,
         "judges": {"gpt": {}, "gemini": {}},
         "judging": {},

@@ -10,14 +10,15 @@ judge calls and writing outputs that no lock will ever describe, racing the next
 - asks the kernel for SIGTERM when its parent dies (Linux `PR_SET_PDEATHSIG`), and a watchdog thread polls
   the parent and, when the parent is a shell that did not `exec` the command, the process above it (`dvc`):
   when one is gone, the stage terminates itself;
-- on its way out terminates its own child processes (and, after a grace period, kills them), then exits
-  hard if a clean exit takes longer than `grace_s`.
+- on its way out terminates its own child processes (and, after a grace period, kills them), runs the
+  `finally` blocks, then exits without the interpreter's slow teardown (and at the latest after `grace_s`).
 
 Nothing here is specific to judges; any stage script can call `guard_stage()` first thing.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import os
@@ -78,8 +79,18 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     name = signal.Signals(signum).name
     print(f"reportbench: stage got {name}; stopping (nothing partial is recorded as done)", file=sys.stderr)
     _hard_exit_later(code, _grace_s)
+    # Once `finally` blocks have run, skip the interpreter's teardown (seconds with litellm loaded, and other
+    # libraries' atexit hooks may flush to the network): registered last, this atexit hook runs first.
+    atexit.register(_exit_now, code)
     terminate_children()
     raise SystemExit(code)
+
+
+def _exit_now(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _set_pdeathsig(sig: int) -> bool:

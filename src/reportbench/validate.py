@@ -130,6 +130,12 @@ def validate_judge(cfg: Mapping[str, Any], where: str = "judge", warn_ignored: b
     for key in ("timeout_s", "backoff_base_s", "backoff_max_s"):
         if key in runtime:
             _number(f"{where}.runtime.{key}", runtime[key], 0.0)
+    for key in ("max_failure_rate", "max_call_failure_rate"):  # judge-stage failure bounds (docs/reliability.md)
+        if key in runtime:
+            _number(f"{where}.runtime.{key}", runtime[key], 0.0, 1.0)
+    reask = runtime.get("reask_parse_failures", False)
+    if not isinstance(reask, bool):
+        raise ConfigError(f"{where}.runtime.reask_parse_failures: {reask!r} must be true or false")
     if backend == "litellm":
         _text(f"{where}.model", cfg.get("model"))
     elif warn_ignored:  # offline: only thresholds and the prompt pack matter; say what is ignored, rerun nothing
