@@ -265,6 +265,11 @@ def run_agreement_stage(
     if labels_path is None and source.is_dir() and (source / str(acfg["human_labels"])).is_file():
         labels_path = source / str(acfg["human_labels"])
     humans = read_human_labels(labels_path, benchmark) if labels_path else {}
+    judged_keys = {r.key for r in judges[first_name]}
+    for name, ratings in humans.items():
+        unmatched = sum(r.key not in judged_keys for r in ratings)
+        if unmatched:
+            notes.append(f"{name}: {unmatched} of {len(ratings)} label(s) name no item the judge stage judged (stale?)")
     judges.update(humans)
 
     # Pairs (candidate, reference): judge vs second judge, member vs member, judge vs human, human vs human.
