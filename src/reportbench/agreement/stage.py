@@ -34,7 +34,13 @@ from reportbench.agreement.card import (
     system_means_section,
     write_card,
 )
-from reportbench.agreement.compare import TaskAgreement, compare, position_consistency, self_consistency
+from reportbench.agreement.compare import (
+    TaskAgreement,
+    compare,
+    cross_position_consistency,
+    position_consistency,
+    self_consistency,
+)
 from reportbench.agreement.records import Rating, ratings_from_judgments, read_human_labels
 from reportbench.agreement.sampling import stratified_sample
 
@@ -178,6 +184,7 @@ def run_agreement_stage(
     metrics_dir: Path,
     pages_dir: Path | None = None,
     human_labels: Path | None = None,
+    cross_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Judge card for one benchmark x release; returns the card."""
     from reportbench.config import require
@@ -296,9 +303,13 @@ def run_agreement_stage(
         sections.append(agreement_section(a, b, res, _pair_note(a, b, second_name)))
     sections.append(confusion_section(results))
     sections.append(system_means_section(results))
-    sections.append(
-        position_section({n: position_consistency(r) for n, r in judges.items() if not n.startswith("human:")})
-    )
+    positions = {n: dict(position_consistency(r)) for n, r in judges.items() if not n.startswith("human:")}
+    if cross_dir is not None and Path(cross_dir).is_dir() and Path(cross_dir) != Path(release_dir):
+        for path in sorted(Path(cross_dir).glob("*.parquet")):  # cross stages: battles, depth vs a reference
+            found = cross_position_consistency(pl.read_parquet(path))
+            if found and found[0]:
+                positions.setdefault(first_name, {})[f"{path.stem} (cross stage)"] = found
+    sections.append(position_section(positions))
     sections.append(
         self_consistency_section(
             {n: self_consistency(s) for n, s in resamples.items()},
