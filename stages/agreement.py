@@ -17,6 +17,7 @@ if __name__ == "__main__":
     ap.add_argument("--runs", type=Path, required=True)
     ap.add_argument("--judgments", type=Path, required=True)
     ap.add_argument("--pages", type=Path, default=None, help="data/pages/<b>/<R> when the benchmark fetches pages")
+    ap.add_argument("--cross", type=Path, default=None, help="data/cross/<b>/<R> when the benchmark has a cross stage")
     ap.add_argument("--out", type=Path, required=True, help="data/agreement/<b>/<R> (every record judged here)")
     ap.add_argument("--metrics", type=Path, required=True, help="metrics/<b>/<R> (judge_card.json/.md)")
     args = ap.parse_args()
@@ -35,4 +36,5 @@ if __name__ == "__main__":
             args.out,
             args.metrics,
             pages_dir=args.pages,
+            cross_dir=args.cross,
         )

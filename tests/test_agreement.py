@@ -220,3 +220,21 @@ def test_kendall_tau_b_matches_scipy_with_ties() -> None:
 
     for x, y in [([1, 2, 3, 4], [1, 3, 2, 4]), ([1, 1, 2, 3], [2, 1, 2, 3]), ([0.5, 0.2, 0.9], [3, 1, 1])]:
         assert M.kendall_tau(x, y) == pytest.approx(kendalltau(x, y).statistic)
+
+
+def test_cross_stage_position_consistency() -> None:
+    import polars as pl
+
+    from reportbench.agreement.compare import cross_position_consistency
+
+    battles = pl.DataFrame(
+        {"battle_id": ["b1", "b1", "b2", "b2", "b3"], "order": ["ab", "ba", "ab", "ba", "ab"],
+         "status": ["ok"] * 5, "vote": ["A", "A", "A", "B", "A"]}
+    )  # fmt: skip
+    assert cross_position_consistency(battles) == (2, 1)  # b3 was asked in one order only
+    depth = pl.DataFrame(
+        {"system": ["s", "s"], "task_id": ["t", "t"], "member": ["m", "m"], "order": ["eval_first", "ref_first"],
+         "status": ["ok", "failed"], "judge_winner": ["eval", None]}
+    )  # fmt: skip
+    assert cross_position_consistency(depth) == (0, 0)
+    assert cross_position_consistency(pl.DataFrame({"x": [1]})) is None

@@ -113,3 +113,30 @@ def test_offline_self_consistency_is_one_and_recomputed(card_run: tuple[dict, Pa
         again = {j.item_id: j.label for j in read_judgments(tmp / "agreement/offline" / s / "support.s1.parquet")}
         first = {j.item_id: j.label for j in read_judgments(tmp / "run/judgments" / s / "main/support.parquet")}
         assert again and all(first[i] == lab for i, lab in again.items())
+
+
+def test_annotation_page_samples_the_demo_judgments(card_run: tuple[dict, Path], repo_root: Path) -> None:
+    import re
+
+    from reportbench.agreement.annotate import collect_items, sample, write_page
+
+    _, tmp = card_run
+    mp = pytest.MonkeyPatch()
+    mp.chdir(repo_root)
+    try:
+        params = composed_params(conf_dir=repo_root / "conf")
+        bench = params["benchmarks"]["deepscholar"]
+        bench["systems"] = {s: bench["systems"][s] for s in SYSTEMS}
+        from spine_helpers import refresh_plan
+
+        refresh_plan(params)
+        items = collect_items(params, "deepscholar", tmp / "run/releases", tmp / "run/runs", tmp / "run/judgments",
+                              tasks=["support", "relevance"])  # fmt: skip
+    finally:
+        mp.undo()
+    picked = sample(items, 120, seed=0)
+    assert len(picked) == 120 and {it["task"] for it in picked} == {"support", "relevance"}
+    assert sample(items, 120, seed=0) == picked
+    page = write_page(tmp / "annotate.html", "deepscholar", picked).read_text()
+    assert len(re.findall(r'"item_id":', page)) == 120
+    assert "claim" in picked[0]["fields"] or "ref_title" in picked[0]["fields"]

@@ -111,3 +111,15 @@ def test_semantic_judge_separates_the_held_out_probe_better() -> None:
         return auc(pos, neg)
 
     assert separation(semantic_scores(held, knobs)) > separation(lexical_scores(held))
+
+
+def test_disk_cache_gives_identical_vectors_across_embedders(tmp_path: Path) -> None:
+    store = semantic.EmbeddingStore(tmp_path / "emb.sqlite")
+    first = semantic.MiniLMEmbedder()
+    first.store = store
+    texts = ["disk cache sentence one", "disk cache sentence two"]
+    a = first.encode(texts)
+    second = semantic.MiniLMEmbedder()
+    second.store = semantic.EmbeddingStore(tmp_path / "emb.sqlite")
+    b = second.encode(texts)
+    assert second.encoded == 0 and (a == b).all()

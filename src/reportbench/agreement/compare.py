@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from reportbench.agreement import metrics as M
 from reportbench.agreement.records import Rating
@@ -220,3 +221,31 @@ def self_consistency(samples: Mapping[int, Sequence[Rating]]) -> dict[str, tuple
 def _sample_label(r: Rating) -> str:
     label = _discrete_label(r)
     return label if label is not None else str(r.value)
+
+
+def cross_position_consistency(table: Any) -> tuple[int, int] | None:
+    """(pairs judged in both orders, pairs whose outcome did not change) for a cross-stage table, or None.
+
+    Reads the two layouts the cross stages write: battles (`battle_id`, `order`, `vote`: the winner in system
+    terms, already mapped back from the order) and depth comparisons (`system`, `task_id`, `member`, `order`,
+    `judge_winner`). Rows that failed are skipped; a pair counts when two or more orders answered.
+    """
+    cols = set(table.columns)
+    if "order" not in cols:
+        return None
+    if {"battle_id", "vote"} <= cols:
+        keys, outcome = ["battle_id"], "vote"
+    elif {"system", "task_id", "judge_winner"} <= cols:
+        keys, outcome = [c for c in ("system", "task_id", "member") if c in cols], "judge_winner"
+    else:
+        return None
+    groups: dict[tuple[Any, ...], set[Any]] = {}
+    counts: dict[tuple[Any, ...], int] = {}
+    for row in table.iter_rows(named=True):
+        if row.get("status", "ok") != "ok" or row.get(outcome) is None:
+            continue
+        key = tuple(row[k] for k in keys)
+        groups.setdefault(key, set()).add(row[outcome])
+        counts[key] = counts.get(key, 0) + 1
+    pairs = [k for k, n in counts.items() if n >= 2]
+    return len(pairs), sum(len(groups[k]) == 1 for k in pairs)

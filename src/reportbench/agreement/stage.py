@@ -34,7 +34,13 @@ from reportbench.agreement.card import (
     system_means_section,
     write_card,
 )
-from reportbench.agreement.compare import TaskAgreement, compare, position_consistency, self_consistency
+from reportbench.agreement.compare import (
+    TaskAgreement,
+    compare,
+    cross_position_consistency,
+    position_consistency,
+    self_consistency,
+)
 from reportbench.agreement.records import Rating, ratings_from_judgments, read_human_labels
 from reportbench.agreement.sampling import stratified_sample
 
@@ -178,6 +184,7 @@ def run_agreement_stage(
     metrics_dir: Path,
     pages_dir: Path | None = None,
     human_labels: Path | None = None,
+    cross_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Judge card for one benchmark x release; returns the card."""
     from reportbench.config import require
@@ -194,6 +201,7 @@ def run_agreement_stage(
     notes: list[str] = []
 
     judges: dict[str, list[Rating]] = {}
+    judge_ids: dict[str, set[str]] = {}
     resamples: dict[str, dict[int, list[Rating]]] = {}
     primary_cfg = {m: judge_config(params, "support", benchmark, m) for m in members}
     for m in members:
@@ -203,6 +211,7 @@ def run_agreement_stage(
             recorded, _ = _load_member(judgments_dir, s, m)
             for step_records in recorded.values():
                 judges[name].extend(ratings_from_judgments(name, s, step_records))
+                judge_ids.setdefault(name, set()).update(j.judge_id for j in step_records)
 
     # Items to re-judge: rebuilt from the first member's derived tables, capped per judge task (stratified by
     # the recorded verdict, seeded).
@@ -233,6 +242,7 @@ def run_agreement_stage(
             write_judgments(out_dir / name / s / f"{step_name}.s{sample}.parquet", records)
             out.extend(ratings_from_judgments(name, s, records))
             judged[(name, task)] += len(records)
+            judge_ids.setdefault(name, set()).update(j.judge_id for j in records)
             for j in records:
                 if not j.ok:
                     failures.setdefault((name, task), Counter())[reason_class(j.error)] += 1
@@ -265,6 +275,11 @@ def run_agreement_stage(
     if labels_path is None and source.is_dir() and (source / str(acfg["human_labels"])).is_file():
         labels_path = source / str(acfg["human_labels"])
     humans = read_human_labels(labels_path, benchmark) if labels_path else {}
+    judged_keys = {r.key for r in judges[first_name]}
+    for name, ratings in humans.items():
+        unmatched = sum(r.key not in judged_keys for r in ratings)
+        if unmatched:
+            notes.append(f"{name}: {unmatched} of {len(ratings)} label(s) name no item the judge stage judged (stale?)")
     judges.update(humans)
 
     # Pairs (candidate, reference): judge vs second judge, member vs member, judge vs human, human vs human.
@@ -288,9 +303,13 @@ def run_agreement_stage(
         sections.append(agreement_section(a, b, res, _pair_note(a, b, second_name)))
     sections.append(confusion_section(results))
     sections.append(system_means_section(results))
-    sections.append(
-        position_section({n: position_consistency(r) for n, r in judges.items() if not n.startswith("human:")})
-    )
+    positions = {n: dict(position_consistency(r)) for n, r in judges.items() if not n.startswith("human:")}
+    if cross_dir is not None and Path(cross_dir).is_dir() and Path(cross_dir) != Path(release_dir):
+        for path in sorted(Path(cross_dir).glob("*.parquet")):  # cross stages: battles, depth vs a reference
+            found = cross_position_consistency(pl.read_parquet(path))
+            if found and found[0]:
+                positions.setdefault(first_name, {})[f"{path.stem} (cross stage)"] = found
+    sections.append(position_section(positions))
     sections.append(
         self_consistency_section(
             {n: self_consistency(s) for n, s in resamples.items()},
@@ -299,7 +318,8 @@ def run_agreement_stage(
             "with seed+k). A deterministic judge must show 0.",
         )
     )
-    sections.append(_limits_section(notes))
+    kinds = {n: _judge_kind(n, judge_ids.get(n, set()), second_name) for n in judges}
+    sections.append(_limits_section(kinds, notes))
     summary = _summary(benchmark, release.meta.name, results, second_name, humans)
     card = build_card(benchmark, release.meta.name, summary, sections)
     write_card(card, Path(metrics_dir))
@@ -340,15 +360,57 @@ def _pair_note(a: str, b: str, second: str | None) -> str:
     return base
 
 
-def _limits_section(notes: list[str]) -> Section:
-    rows = [[n] for n in notes]
+JUDGE_LIMITS: dict[str, tuple[str, str]] = {
+    "offline-lexical": (
+        "whether a claim is about what its source says (topical/lexical overlap); crude negation, number and "
+        "absolute-word guards; deterministic",
+        "entailment: paraphrase (scored low), swapped roles, reversed comparisons, wrong numbers in paraphrase; it "
+        "rewards extractive copying and can invert rankings between extractive and abstractive systems",
+    ),
+    "offline-lexsem": (
+        "as the lexical judge, plus paraphrase through MiniLM sentence embeddings (held-out probe: AUC 0.77 vs "
+        "0.73, kappa 0.53 vs 0.40); deterministic",
+        "entailment: MiniLM puts a sentence and its negation or role swap close together; only the guards catch "
+        "negations and numbers; English only; fitted on 60 self-authored pairs",
+    ),
+    "stub": (
+        "that the LLM judge path works end to end (rendering, schema, strict parsing, failures as values)",
+        "anything about quality: its answers are scripted from a hash of each request",
+    ),
+    "litellm": (
+        "what its model can judge from the prompt; agreement with human labels is the evidence",
+        "its own reliability: read its kappa against human labels and its self-consistency before trusting it",
+    ),
+    "human": (
+        "the reference for these items, as far as one annotator's reading goes",
+        "anything beyond the labelled sample; the shipped demo labels are self-authored by a maintainer session",
+    ),
+}
+
+
+def _judge_kind(name: str, judge_ids: set[str], second: str | None) -> str:
+    if name.startswith("human:"):
+        return "human"
+    if name == second and name == "stub":
+        return "stub"
+    if any(i.startswith("offline-lexsem") for i in judge_ids):
+        return "offline-lexsem"
+    if any(i.startswith("offline-lexical") for i in judge_ids):
+        return "offline-lexical"
+    return "litellm"
+
+
+def _limits_section(judge_kinds: Mapping[str, str], notes: list[str]) -> Section:
+    rows: list[list[Any]] = []
+    for name, kind in judge_kinds.items():
+        can, cannot = JUDGE_LIMITS[kind]
+        rows.append([name, can, cannot])
+    rows.extend(["run note", n, None] for n in notes)
     return Section(
         "What these judges can and cannot tell",
-        "The offline judges measure topical and lexical (offline_semantic: plus MiniLM embedding) support, not "
-        "entailment: negation, swapped roles, reversed comparisons and wrong numbers in paraphrase are caught "
-        "only by crude guards. They reward extractive writing. Intervals resample benchmark tasks; with the "
-        "demo's 2-5 tasks they are wide or undefined (null). Notes from this run follow.",
-        ["note"],
+        "Per judge, what its verdicts can and cannot tell; then notes from this run (failures, stale labels). "
+        "Intervals resample benchmark tasks: with the demos' 2-5 tasks they are wide, or null with one task.",
+        ["judge", "can tell", "cannot tell"],
         rows,
     )
 

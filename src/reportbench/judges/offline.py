@@ -12,6 +12,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from reportbench.judges.base import JudgeInput, JudgeTask, Judgment, dump_parsed
@@ -111,6 +112,11 @@ class OfflineJudge:
         digest = hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:8]
         base = SEMANTIC_JUDGE_ID if semantic_on else OFFLINE_JUDGE_ID
         self.judge_id = f"{base}+thr-{digest}"
+        cache_path = (cfg.get("runtime") or {}).get("cache_path")
+        if semantic_on and cache_path:  # embeddings persist next to the response cache (operational, not a param)
+            from reportbench.judges.semantic import configure_disk_cache
+
+            configure_disk_cache(Path(cache_path).with_name("embeddings.sqlite"))
         try:
             template = load_prompt(task.prompt_id, cfg.get("prompts_dir", "prompts"))
             self.prompt_id: str | None = template.prompt_id
@@ -121,8 +127,7 @@ class OfflineJudge:
     async def __call__(self, item_id: str, inputs: JudgeInput, input_ids: dict[str, str]) -> Judgment:
         if not isinstance(inputs, self.task.input_model):
             raise TypeError(
-                f"task {self.task.name!r} expects {self.task.input_model.__name__}, "
-                f"got {type(inputs).__name__}"
+                f"task {self.task.name!r} expects {self.task.input_model.__name__}, got {type(inputs).__name__}"
             )
         record: dict[str, Any] = {
             "task": self.task.name,

@@ -101,6 +101,7 @@ class MiniLMEmbedder:
         self.batch_size = batch_size
         self.cache: dict[str, np.ndarray] = {}
         self.encoded = 0  # texts actually run through the model (cache misses)
+        self.store: EmbeddingStore | None = None  # on-disk cache shared by stage processes (configure_disk_cache)
         self._lock = threading.Lock()
 
     @staticmethod
@@ -112,6 +113,10 @@ class MiniLMEmbedder:
         keys = [self.key(t) for t in texts]
         with self._lock:
             missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}.items())
+            if missing and self.store is not None:
+                stored = self.store.get([k for k, _ in missing])
+                self.cache.update(stored)
+                missing = [(k, t) for k, t in missing if k not in stored]
             if missing:
                 order = sorted(missing, key=lambda kt: len(kt[1]))
                 for start in range(0, len(order), self.batch_size):
@@ -119,6 +124,8 @@ class MiniLMEmbedder:
                     vectors = self._run([t for _, t in chunk])
                     for (k, _), v in zip(chunk, vectors, strict=True):
                         self.cache[k] = v
+                    if self.store is not None:
+                        self.store.put([(k, v) for (k, _), v in zip(chunk, vectors, strict=True)])
                 self.encoded += len(missing)
             if not keys:
                 return np.zeros((0, 384), dtype=np.float32)
@@ -141,8 +148,58 @@ class MiniLMEmbedder:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
+class EmbeddingStore:
+    """sqlite map sha256(text) -> float32 vector, keyed by the embedder id too (WAL: stage processes share it).
+
+    Why: every judge stage is its own process, and the systems of a benchmark cite the same pages; a rerun after a
+    code change should not embed them again. Vectors are stored exactly (float32 bytes), so a hit equals a miss.
+    """
+
+    def __init__(self, path: Path) -> None:
+        import sqlite3
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))"
+        )
+        self.model = f"{EMBEDDER_ID}/{MAX_TOKENS}"
+
+    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT key, vec FROM vectors WHERE model = ? AND key IN ({marks})", [self.model, *chunk]
+            ).fetchall()
+            out.update({k: np.frombuffer(v, dtype=np.float32).copy() for k, v in rows})
+        return out
+
+    def put(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)",
+            [(self.model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items],
+        )
+
+
 _EMBEDDER: MiniLMEmbedder | None = None
 _EMBEDDER_LOCK = threading.Lock()
+_STORE_PATH: Path | None = None
+
+
+def configure_disk_cache(path: Path | None) -> None:
+    """Use an on-disk embedding cache at `path` (None: memory only) for the process's embedder."""
+    global _STORE_PATH
+    with _EMBEDDER_LOCK:
+        if (Path(path) if path else None) == _STORE_PATH:
+            return  # every judge of a stage configures the same file: open it once
+        _STORE_PATH = Path(path) if path else None
+        if _EMBEDDER is not None:
+            _EMBEDDER.store = EmbeddingStore(_STORE_PATH) if _STORE_PATH else None
 
 
 def get_embedder() -> MiniLMEmbedder:
@@ -151,6 +208,7 @@ def get_embedder() -> MiniLMEmbedder:
     with _EMBEDDER_LOCK:
         if _EMBEDDER is None:
             _EMBEDDER = MiniLMEmbedder()
+            _EMBEDDER.store = EmbeddingStore(_STORE_PATH) if _STORE_PATH else None
         return _EMBEDDER
 
 
