@@ -24,7 +24,8 @@ from reportbench.config import ConfigError
 JUDGE_BACKENDS = ("offline", "litellm")
 STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "none")
 PROMPT_PACKS = ("ours", "authors")
-SYSTEM_KINDS = ("folder", "offline_baseline", "deepscholar_ref", "command", "endpoint")
+# the built-in kinds registered by reportbench.systems (tests/test_validation.py checks the two lists agree)
+SYSTEM_KINDS = ("folder", "offline_baseline", "deepscholar_ref", "human_exemplar", "command", "endpoint")
 OFFLINE_MODEL = "offline-lexical-v1"
 # judge fields that change an answer (judge_identity); `name` and `runtime` never do
 JUDGE_IDENTITY_KEYS = (
@@ -41,7 +42,17 @@ JUDGE_IDENTITY_KEYS = (
 )
 # what the offline backend reads from the judge group (the rest is ignored by it)
 OFFLINE_READS = ("backend", "offline", "prompts")
-JUDGE_KEYS = (*JUDGE_IDENTITY_KEYS, "name", "api_key_env", "prompts_dir", "runtime")
+JUDGE_KEYS = (
+    *JUDGE_IDENTITY_KEYS,
+    "name",
+    "api_key_env",
+    "prompts_dir",
+    "runtime",
+    # client.ClientConfig fields that change the price or the transport, never the answer
+    "input_cost_per_token",
+    "output_cost_per_token",
+    "drop_params",
+)
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _WARNED: set[str] = set()
