@@ -239,7 +239,10 @@ def run_agreement_stage(
         for (s, step_name), items in sorted(chosen.items()):
             task = step_task[step_name]
             records = _rejudge(task, cfg_for(task), items, sample, f"agreement:{name}:{s}:{step_name}:{sample}")
-            write_judgments(out_dir / name / s / f"{step_name}.s{sample}.parquet", records)
+            # latency, attempts and cache hits describe this run, not the verdicts: zeroed so that the outputs are a
+            # function of the inputs (a fresh clone reproduces dvc.lock byte for byte); usage lives in the main stages
+            stable = [r.model_copy(update={"latency_s": 0.0, "cache_hit": False, "attempts": 0}) for r in records]
+            write_judgments(out_dir / name / s / f"{step_name}.s{sample}.parquet", stable)
             out.extend(ratings_from_judgments(name, s, records))
             judged[(name, task)] += len(records)
             judge_ids.setdefault(name, set()).update(j.judge_id for j in records)
