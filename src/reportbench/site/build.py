@@ -9,8 +9,8 @@ Layout (every page self-contained, relative links, opens from file:// with the n
 
 Benchmarks come from `plan.benchmarks` in params.yaml, never from globbing `metrics/`, so stale folders of
 a removed release are never shown. Provenance shown per page: release manifest, judges and ensemble members,
-models that answered (usage files), prompt pack, prompt ids and hashes (judgment records), the date the site
-was built and the reportbench version (+ git commit when available).
+models that answered (usage files), prompt pack, prompt ids and hashes (judgment records), the date of the
+code it was built from and the reportbench version.
 """
 
 from __future__ import annotations
@@ -46,23 +46,28 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def build_date() -> str:
-    """UTC date of the build; `SOURCE_DATE_EPOCH` pins it (reproducible builds convention)."""
+def build_date(root: Path | str = ".") -> str:
+    """The date of the code and data the site was built from: `SOURCE_DATE_EPOCH` if set (reproducible-builds
+    convention), else the UTC day of the checked-out commit, else today. Not the wall-clock build time: the pages
+    are DVC outputs, and a fresh clone must rebuild them byte for byte (tests/test_dvc_pipeline.py)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if not (epoch and epoch.isdigit()):
+        try:
+            epoch = subprocess.run(
+                ["git", "log", "-1", "--format=%ct"], cwd=root, capture_output=True, text=True, timeout=5, check=True
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            epoch = ""
     now = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() else datetime.now(UTC)
     return now.strftime("%Y-%m-%d")
 
 
 def version_string(root: Path) -> str:
+    """The package version. No commit id: the lock that records these pages is committed after they are built,
+    so a commit id on the page could never match a fresh clone's rebuild."""
     from reportbench import __version__
 
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        commit = ""
-    return f"reportbench {__version__}" + (f" (git {commit})" if commit else "")
+    return f"reportbench {__version__}"
 
 
 def prompt_hashes(judgments_dir: Path) -> list[tuple[str, str]]:
@@ -122,7 +127,7 @@ def provenance(
     hashes = prompt_hashes(root / "data" / "judgments" / benchmark / release)
     if hashes:
         out["prompts (id sha256)"] = "; ".join(f"{pid} {h[:12]}" for pid, h in hashes)
-    out["evaluated (site built)"] = date
+    out["evaluated (code date)"] = date
     out["version"] = version
     return out
 
@@ -175,7 +180,7 @@ def build_benchmark_site(
             f"benchmark {benchmark!r} is not in plan.benchmarks (enabled: "
             f"{sorted((params.get('plan') or {}).get('benchmarks') or {})})"
         )
-    date = date or build_date()
+    date = date or build_date(root)
     version = version or version_string(root)
     counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
     release = str(entry.get("release"))
@@ -255,7 +260,7 @@ def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Pat
         th("overall of the leader"),
         th("judge", kind="text", cls="s"),
     ]
-    date, version = build_date(), version_string(root)
+    date, version = build_date(root), version_string(root)
     miss = (
         (f'<div class="warn">No leaderboard yet for: {esc(", ".join(missing))} (run <code>dvc repro</code>).</div>')
         if missing
@@ -283,7 +288,7 @@ def build_site(
     """The whole site in one call (tests, `reportbench view --site`): every benchmark folder, then the index."""
     root, out = Path(root), Path(out)
     plan = (params.get("plan") or {}).get("benchmarks") or {}
-    date, version = build_date(), version_string(root)
+    date, version = build_date(root), version_string(root)
     counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
     for b in plan:
         if benchmarks is not None and b not in benchmarks:
