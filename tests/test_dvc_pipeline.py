@@ -62,7 +62,7 @@ def test_fresh_clone_repro_then_noop_then_judge_switch_then_prompt_edit(clone: P
     out, _ = run_timed([*dvc, "exp", "run", "-S", "judge=offline_strict"], clone)
     ran = _stages(out)
     assert ran, "judge switch reran nothing"
-    assert all(s.startswith(("judge@", "cross@", "score@", "agreement@")) for s in ran), ran
+    assert all(s.startswith(("judge@", "cross@", "score@", "agreement@", "site@", "site_index")) for s in ran), ran
     assert {s.split("@")[1].split(".")[0] for s in ran if s.startswith("judge@")} == set(plan["benchmarks"])
     params = (clone / "params.yaml").read_text()
     assert "name: offline_strict" in params
@@ -74,5 +74,5 @@ def test_fresh_clone_repro_then_noop_then_judge_switch_then_prompt_edit(clone: P
     ran = _stages(out)
     # One judge stage per (system, member) runs all the benchmark's judge steps: the edited step re-asks, the
     # others are answered from the response cache; no other benchmark's stage reruns.
-    allowed = ("judge@deepscholar.", "score@deepscholar", "agreement@deepscholar")
+    allowed = ("judge@deepscholar.", "score@deepscholar", "agreement@deepscholar", "site@deepscholar", "site_index")
     assert ran and all(s.startswith(allowed) for s in ran), ran

@@ -182,7 +182,7 @@ def test_removed_or_failed_systems_leave_no_folder_and_no_lock_change(repo: Path
     forced = _out([*DVC, "repro", "-f", "score@deepscholar"], repo)
     assert "score@deepscholar" in forced
     _assert_same_lock(lock_before, (repo / "dvc.lock").read_text())
-    _out(["git", "commit", "-qam", "system switched off again"], repo)
+    _out(["git", "commit", "-qam", "system switched off again", "--allow-empty"], repo)
 
     # a failed experiment (a system stage that stops: no credentials) leaves no run folder behind, and the
     # workspace is clean once params are restored

@@ -132,19 +132,22 @@ def test_faults_without_retries_become_failure_records(tmp_path: Path, baseline:
 TRANSPORT = {"reset": 0.1, "drip": 0.1}  # connection reset before any byte; an answer sent in slow chunks
 
 
-def _transport_run(prompts: Path, *, max_retries: int, drip_s: float) -> tuple[JudgmentRun, dict[str, int]]:
+def _transport_run(
+    prompts: Path, *, max_retries: int, drip_s: float, timeout_s: float = 0.5
+) -> tuple[JudgmentRun, dict[str, int]]:
     with stub_server_thread(faults=TRANSPORT, seed=5, drip_s=drip_s) as s:
         judge = LLMJudge(
             stub_support_task(prompts),
-            _cfg(s.base_url, max_retries=max_retries, parse_retries=0),
+            _cfg(s.base_url, max_retries=max_retries, parse_retries=0, timeout_s=timeout_s),
             prompts_dir=prompts,
         )
         return run_judgments_sync(judge, _items(), "transport"), dict(s.counts)
 
 
 def test_resets_and_slow_drips_with_retries_give_identical_scores(tmp_path: Path, baseline: list[Any]) -> None:
-    # a drip within the client's 0.5 s timeout is just slow; a reset is retried like any connection error
-    run, counts = _transport_run(tmp_path, max_retries=8, drip_s=0.2)
+    # a drip well within the client's timeout is just slow; a reset is retried like any connection error
+    # (timeout 2 s against 25 ms gaps: on a loaded CI machine a 0.5 s read timeout was occasionally hit)
+    run, counts = _transport_run(tmp_path, max_retries=8, drip_s=0.2, timeout_s=2.0)
     assert counts.get("reset", 0) > 0 and counts.get("drip", 0) > 0, counts
     assert all(j.ok for j in run), [j.error for j in run if not j.ok]
     assert [(j.value, j.parsed) for j in run] == baseline
