@@ -8,20 +8,17 @@ import argparse
 import sys
 from pathlib import Path
 
-TEMPLATE = Path("live_researchqa/dvc.template.yaml")
-PIPELINE = Path("live_researchqa/dvc.yaml")
-
 
 def init(force: bool) -> int:
-    if not TEMPLATE.is_file():
-        print(f"error: {TEMPLATE} not found; run this from the repository root", file=sys.stderr)
+    """The same template mechanism as `reportbench live init` / `label init` (reportbench.live_pipeline)."""
+    from reportbench.live_pipeline import LiveInitError, init_live_pipeline
+
+    try:
+        path = init_live_pipeline(Path("."), force=force, name="live_researchqa")
+    except LiveInitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
-    text = TEMPLATE.read_text()
-    if PIPELINE.is_file() and PIPELINE.read_text() != text and not force:
-        print(f"error: {PIPELINE} exists and differs from {TEMPLATE}; pass --force to overwrite it", file=sys.stderr)
-        return 2
-    PIPELINE.write_text(text)
-    print(f"wrote {PIPELINE}; build with `dvc exp run {PIPELINE} -S live_researchqa.name=<name> ...`")
+    print(f"wrote {path}; build with `dvc exp run {path} -S live_researchqa.name=<name> ...`")
     return 0
 
 
