@@ -94,4 +94,4 @@ def test_leaderboard_overall_modes() -> None:
     assert [r["system"] for r in build_leaderboard(summaries, overall="x").rows] == ["b", "a"]
     assert [r["system"] for r in build_leaderboard(summaries, overall="mean").rows] == ["a", "b"]
     lb = build_leaderboard(summaries, overall="mean", overall_metrics=["y"])
-    assert [r["system"] for r in lb.rows] == ["a", "b"] and lb.rows[0]["geomean"] == 0.8
+    assert [r["system"] for r in lb.rows] == ["a", "b"] and lb.rows[0]["overall_value"] == 0.8

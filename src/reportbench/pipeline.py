@@ -479,11 +479,16 @@ def score_stage(
     scores_dir.mkdir(parents=True, exist_ok=True)
     judge = params.get("judge") or {}
     summaries = {}
+    release_tasks = [t.task_id for t in release.tasks]
+    task_sets = {s: _reported_tasks(ctx.reports[s], release_tasks) for s in systems}
     for sc in result.systems:
         sc.per_task.write_parquet(scores_dir / f"{sc.system}.parquet", statistics=False)
         summary = dict(sc.summary)
         summary.update(
             {
+                # task counts come from the release, never from score rows (docs/reading-scores.md)
+                "n_tasks": len(release_tasks),
+                "n_missing_reports": len(release_tasks) - len(task_sets[sc.system]),
                 "benchmark": benchmark,
                 "release": release.meta.name,
                 "judge": {"name": judge.get("name"), "backend": judge.get("backend"), "model": judge.get("model")},
@@ -505,9 +510,27 @@ def score_stage(
         overall=result.overall,
         overall_metrics=result.overall_metrics,
         extra_metrics=result.extra_metrics,
+        release_tasks=release_tasks,
+        task_sets=task_sets,
+        **_ranking_params(bench),
     )
     _write_dvc_metrics(metrics_dir, summaries, spec.metric_names, benchmark, lb)
     return write_leaderboard(lb, metrics_dir)
+
+
+def _reported_tasks(reports: list[Any], release_tasks: list[str]) -> set[str]:
+    """Release tasks the system has a report for (its evaluated task set)."""
+    known = set(release_tasks)
+    return {r.task_id for r in reports if r.task_id in known}
+
+
+def _ranking_params(bench: Mapping[str, Any]) -> dict[str, Any]:
+    """`benchmarks.<b>.ranking` (min_task_share, tie_break): which rows are ranked and how ties read."""
+    cfg = dict(bench.get("ranking") or {})
+    unknown = set(cfg) - {"min_task_share", "tie_break"}
+    if unknown:
+        raise ValueError(f"benchmarks.<b>.ranking: unknown key(s) {sorted(unknown)}")
+    return {"min_task_share": float(cfg.get("min_task_share", 1.0)), "tie_break": cfg.get("tie_break")}
 
 
 def _count_flagged(outcomes: list[Any]) -> int:
@@ -519,7 +542,7 @@ def _write_dvc_metrics(metrics_dir: Path, summaries: dict[str, Any], names: Any,
     from reportbench.metrics.registry import metrics_for
 
     rows = getattr(lb, "rows", None) or []
-    overall = {r.get("system"): r.get("geomean") for r in rows if isinstance(r, dict) and r.get("overall")}
+    overall = {r.get("system"): r.get("overall_value") for r in rows if isinstance(r, dict) and r.get("overall")}
     higher = {m.name: m.higher_is_better for m in metrics_for(benchmark)}
     write_dvc_metrics(metrics_dir, summaries, names, overall, higher)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from reportbench.metrics.registry import MetricSpec
+from reportbench.metrics.registry import MetricSpec, reason_code
 from reportbench.metrics.stats import nan_mean
 
 ROW_SCHEMA: dict[str, Any] = {
@@ -108,10 +108,30 @@ def summarise_metric(per_task: pl.DataFrame, spec: MetricSpec) -> dict[str, Any]
         mr = nan_mean(group_means.values())
         out.update({"mean": mr.mean, "n_defined": sum(1 for v in values if v == v), "groups": group_means})
         out["task_weighted_mean"] = nan_mean(values).mean
+        if math.isnan(mr.mean):
+            out["reason"] = undefined_reason(status, sub["reason"].to_list())
         return out
     mr = nan_mean(values)
     out.update({"mean": mr.mean, "n_defined": mr.n_defined})
+    if math.isnan(mr.mean):
+        out["reason"] = undefined_reason(status, sub["reason"].to_list())
     return out
+
+
+def undefined_reason(statuses: Sequence[str | None], reasons: Sequence[str | None]) -> str:
+    """Why a whole system value is undefined: the most frequent code among its undefined tasks
+    (`failed` for judge failures, `no_report` for missing reports, else the protocol's code)."""
+    codes: dict[str, int] = {}
+    for st, why in zip(statuses, reasons, strict=True):
+        if st == "ok":
+            continue
+        code = st if st in ("failed", "no_report", "nothing_to_score") else reason_code(why)
+        if st == "failed":
+            code = "failed"
+        codes[code] = codes.get(code, 0) + 1
+    if not codes:
+        return "undefined"
+    return max(sorted(codes), key=lambda c: codes[c])
 
 
 def summarise_rows(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from reportbench.jsonio import json_safe
-from reportbench.metrics.registry import MetricRegistryError, MetricSpec, get_metric
+from reportbench.metrics.registry import MetricRegistryError, MetricSpec, get_metric, reason_code
 from reportbench.metrics.stats import (
     bootstrap_ci,
     fdr_adjust,
@@ -63,6 +63,7 @@ class Leaderboard:
     metric_info: dict[str, dict[str, Any]] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)  # benchmark, release, judge, members (from the summaries)
+    shared: dict[str, Any] | None = None  # the shared-task comparison (partial submissions), or None
 
     def as_dict(self) -> dict[str, Any]:
         return json_safe(
@@ -74,6 +75,7 @@ class Leaderboard:
                 "pairwise": self.pairwise,
                 "stats": self.stats,
                 "meta": self.meta,
+                "shared_tasks": self.shared,
             }
         )
 
@@ -177,9 +179,18 @@ def _interval(
             return None, "n/a: no group has 2 tasks with a defined value"
         lo, hi = stratified_bootstrap_ci(by_group, n_boot=N_BOOT, seed=0)
         return [lo, hi], "bootstrap over tasks, stratified by group"
-    if not _close(nan_mean(defined.values()).mean, mean):
+    raw = nan_mean(defined.values()).mean
+    rng = spec.value_range if spec is not None else None
+    clipped = spec is not None and spec.clip_mean and rng is not None
+    if clipped and rng is not None:
+        raw = min(max(raw, rng[0]), rng[1])
+    if not _close(raw, mean):
         return None, "n/a: the summary is not the mean of per-task values"
     lo, hi = bootstrap_ci(defined.values(), n_boot=N_BOOT, seed=0)
+    if clipped and rng is not None:
+        # the reported statistic is the mean clipped to the declared range (e.g. DeepScholar's Document
+        # Importance, Table 2): clipping is monotone, so the interval of the clipped mean is the clipped interval
+        return [min(max(lo, rng[0]), rng[1]), min(max(hi, rng[0]), rng[1])], "bootstrap over tasks, clipped mean"
     return [lo, hi], "bootstrap over tasks"
 
 
@@ -192,14 +203,28 @@ def build_leaderboard(
     overall: str | None = "geomean",
     overall_metrics: Sequence[str] | None = None,
     extra_metrics: Mapping[str, Any] | None = None,
+    release_tasks: Sequence[str] | None = None,
+    task_sets: Mapping[str, Collection[str]] | None = None,
+    min_task_share: float = 1.0,
+    tie_break: str | None = None,
 ) -> Leaderboard:
     """Rows from `summaries` (each {"system", "metrics": {name: {"mean", "n_defined", ...}}, ...});
     pairwise tests from `per_task` (all systems concatenated) when given.
 
     `overall` ranks the rows: "geomean" (DeepScholar's overall score), "mean" (arithmetic mean), a metric name,
     or None (no overall; rows by name). `overall_metrics` restricts which metrics enter it (e.g. LRB's Avg of four);
-    the value is stored as `geomean` for the CSV/plot column either way. `extra_metrics` (the score stage's
-    extra.json) supplies the bootstrap intervals of `rating` metrics."""
+    the value is stored as `overall_value` (and as `geomean` only when it is one). `extra_metrics` (the score
+    stage's extra.json) supplies the bootstrap intervals of `rating` metrics.
+
+    Ranking (docs/reading-scores.md): only systems evaluated on the same task set are ranked — those with a
+    report for at least `min_task_share` of `release_tasks` (default 1.0: the full set; below 1 partial rows
+    are ranked and marked `partial`); `task_sets` (system -> task ids with a report) says who answered what.
+    Equal overall scores share a rank unless `tie_break` ("arithmetic_mean": the mean of the defined metric
+    means) is configured. Every unranked row says why (`unranked_reason`)."""
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break {tie_break!r} is not one of {TIE_BREAKS}")
+    if not 0.0 < min_task_share <= 1.0:
+        raise ValueError(f"min_task_share {min_task_share!r} must be in (0, 1]")
     if not summaries:
         raise ValueError("no system summaries")
     protocol = protocol or summaries[0].get("protocol")
@@ -222,7 +247,8 @@ def build_leaderboard(
         rows.append(
             {
                 "system": s["system"],
-                "geomean": score,
+                **({"geomean": score} if overall == "geomean" else {}),
+                "overall_value": score,
                 "overall": overall,
                 # a geomean over a subset is labelled with its metrics; the all-metric one is kept next to it
                 **({"overall_metrics": parts, "geomean_all": geometric_mean(means.values())} if subset else {}),
@@ -231,6 +257,8 @@ def build_leaderboard(
                 # judge failures (NaN, excluded) and protocol-undefined values, kept apart per metric
                 "n_failed": {m: int(ms.get(m, {}).get("n_failed", 0)) for m in names},
                 "n_undefined": {m: int(ms.get(m, {}).get("n_undefined", 0)) for m in names},
+                # why a metric has no value (docs/reading-scores.md): shown as "—" with this code, never 0
+                "undefined_reason": {m: _why(ms.get(m)) for m in names if math.isnan(means[m])},
                 "authors_aggregate": {m: ms.get(m, {}).get("authors_aggregate", math.nan) for m in names},
                 "n_tasks": int(s.get("n_tasks", 0)),
                 "n_missing_reports": int(s.get("n_missing_reports", 0)),
@@ -239,22 +267,7 @@ def build_leaderboard(
                 **({"flagged_reports": int(s["flagged_reports"])} if "flagged_reports" in s else {}),
             }
         )
-    def rank_key(r: dict[str, Any]) -> tuple[bool, float, float, str]:
-        # Geometric mean first; it is 0 as soon as one metric is 0, so ties are broken by the arithmetic
-        # mean of the defined metric means, then by name (deterministic).
-        g = r["geomean"]
-        arith = nan_mean(r["metrics"].values()).mean
-        return (math.isnan(g), -g if not math.isnan(g) else 0.0, -arith if not math.isnan(arith) else 0.0, r["system"])
-
-    rows.sort(key=rank_key)
-    rank = 0
-    for r in rows:
-        # blank (null) where the overall score is undefined or the benchmark has none: never a rank by name
-        if overall is None or math.isnan(r["geomean"]):
-            r["rank"] = None
-        else:
-            rank += 1
-            r["rank"] = rank
+    _rank_rows(rows, summaries, overall, release_tasks, task_sets, min_task_share, tie_break)
     ratings = rating_intervals(extra_metrics)
     has_tasks = per_task is not None and per_task.height > 0
     task_vals: dict[tuple[str, str], dict[str, float]] = {}
@@ -289,10 +302,156 @@ def build_leaderboard(
         "fdr": FDR_METHOD,
         "n_tests": sum(1 for pw in pairwise if not math.isnan(pw["p"])),
     }
+    stats["ranking"] = {
+        "min_task_share": min_task_share,
+        "tie_break": tie_break or "none: equal overall scores share a rank",
+        "rule": "only systems with reports for the same task set (the release's, or min_task_share of it) are "
+        "ranked; the others are listed unranked with the reason (docs/reading-scores.md)",
+    }
     info = {m: metric_info(m, protocol) for m in names}
+    stats["range_violations"] = range_violations(rows, info)
     first = summaries[0]
     meta = {k: first[k] for k in ("benchmark", "release", "judge", "members") if k in first}
-    return Leaderboard(protocol, names, rows, pairwise, info, stats, meta)
+    meta["overall"] = {"kind": overall, "column": overall_column(overall), "metrics": parts if overall else None}
+    lb = Leaderboard(protocol, names, rows, pairwise, info, stats, meta)
+    if task_sets is not None and has_tasks:
+        lb.shared = shared_task_comparison(rows, per_task, names, protocol, task_sets, release_tasks)
+    return lb
+
+
+TIE_BREAKS = (None, "arithmetic_mean")
+
+
+def _why(summary_metric: Mapping[str, Any] | None) -> str:
+    """The reason code of an undefined system value (`reason` in the summary; `undefined` when unstated)."""
+    reason = (summary_metric or {}).get("reason")
+    return reason_code(str(reason)) if reason else "undefined"
+
+
+def overall_column(overall: str | None) -> str | None:
+    """The overall column's name in every output, named for what it is: `geomean` / `mean` (over the metrics),
+    or `overall_<metric>` when one metric ranks (DEER's `overall_deer_mean`, LRB's `overall_avg`)."""
+    if overall is None:
+        return None
+    return overall if overall in ("geomean", "mean") else f"overall_{overall}"
+
+
+def _rank_rows(
+    rows: list[dict[str, Any]],
+    summaries: Sequence[Mapping[str, Any]],
+    overall: str | None,
+    release_tasks: Sequence[str] | None,
+    task_sets: Mapping[str, Collection[str]] | None,
+    min_task_share: float,
+    tie_break: str | None,
+) -> None:
+    """Sort `rows` in place and set rank, task coverage and (for unranked rows) the reason."""
+    n_release = len(set(release_tasks)) if release_tasks is not None else None
+    for r, s in zip(rows, summaries, strict=True):
+        total = n_release if n_release is not None else int(s.get("n_tasks", 0))
+        if task_sets is not None and r["system"] in task_sets:
+            done = set(task_sets[r["system"]])
+            answered = len(done & set(release_tasks)) if release_tasks is not None else len(done)
+        else:
+            answered = max(0, total - int(s.get("n_missing_reports", 0)))
+        share = answered / total if total else 0.0
+        r["n_release_tasks"], r["n_answered"], r["task_share"] = total, answered, share
+        r["partial"] = answered < total
+        g = r["overall_value"]
+        if overall is None:
+            r["unranked_reason"] = "the benchmark has no overall score"
+        elif math.isnan(g):
+            r["unranked_reason"] = "overall score undefined"
+        elif share + 1e-12 < min_task_share:
+            r["unranked_reason"] = (
+                f"evaluated on {answered} of {total} release tasks (ranking needs "
+                f"{'all' if min_task_share >= 1 else f'at least {min_task_share:.0%}'}; see the shared-task table)"
+            )
+        else:
+            r["unranked_reason"] = None
+
+    def arith(r: dict[str, Any]) -> float:
+        a = nan_mean(r["metrics"].values()).mean
+        return a if not math.isnan(a) else -math.inf
+
+    def key(r: dict[str, Any]) -> tuple[bool, float, float, str]:
+        g = r["overall_value"]
+        return (
+            r["unranked_reason"] is not None,
+            -g if not math.isnan(g) else math.inf,
+            -arith(r) if tie_break == "arithmetic_mean" else 0.0,
+            r["system"],
+        )
+
+    rows.sort(key=key)
+    ranked = [r for r in rows if r["unranked_reason"] is None]
+    for i, r in enumerate(ranked):
+        prev = ranked[i - 1] if i else None
+        same = prev is not None and _close(prev["overall_value"], r["overall_value"])
+        if same and tie_break == "arithmetic_mean":
+            same = _close(arith(prev), arith(r))  # type: ignore[arg-type]
+        r["rank"] = prev["rank"] if same else i + 1  # type: ignore[index]
+    counts: dict[int, int] = {}
+    for r in ranked:
+        counts[r["rank"]] = counts.get(r["rank"], 0) + 1
+    for r in rows:
+        if r["unranked_reason"] is not None:
+            r["rank"] = None
+        r["tied"] = r["rank"] is not None and counts.get(r["rank"], 0) > 1
+        if r["unranked_reason"] is None:
+            del r["unranked_reason"]
+
+
+def shared_task_comparison(
+    rows: Sequence[Mapping[str, Any]],
+    per_task: pl.DataFrame,
+    names: Sequence[str],
+    protocol: str | None,
+    task_sets: Mapping[str, Collection[str]],
+    release_tasks: Sequence[str] | None,
+) -> dict[str, Any] | None:
+    """Every listed system's metric means over the tasks ALL of them answered, so partial submissions can be
+    compared like with like; None when every system answered the same tasks. Ratings (cross-system) are left
+    out: they have no per-task values."""
+    systems = [str(r["system"]) for r in rows]
+    sets = [set(task_sets.get(s, ())) for s in systems]
+    if release_tasks is not None:
+        sets = [x & set(release_tasks) for x in sets]
+    if not sets or all(x == sets[0] for x in sets):
+        return None
+    shared = sorted(set.intersection(*sets))
+    metrics = [m for m in names if (sp := _spec(m, protocol)) is None or sp.aggregation == "mean"]
+    values: dict[str, dict[str, float]] = {}
+    for s in systems:
+        values[s] = {}
+        for m in metrics:
+            tv = _task_values(per_task, s, m)
+            values[s][m] = nan_mean(tv.get(t, math.nan) for t in shared).mean
+    return {
+        "n_tasks": len(shared),
+        "task_ids": shared,
+        "metrics": metrics,
+        "values": values,
+        "note": "means over the tasks every listed system has a report for (macro mean of defined values); "
+        "metrics aggregated otherwise (group means, counts, win rates, ratings) are left out",
+    }
+
+
+def range_violations(rows: Sequence[Mapping[str, Any]], info: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Values or interval ends outside a metric's declared range (should be empty; tests assert it)."""
+    out = []
+    for r in rows:
+        for m, meta in info.items():
+            rng = meta.get("value_range")
+            if not rng:
+                continue
+            lo, hi = rng
+            v = r["metrics"].get(m)
+            ci = (r.get("ci") or {}).get(m) or []
+            for what, x in (("value", v), *(("ci", c) for c in ci)):
+                if isinstance(x, float | int) and not math.isnan(x) and not (lo - 1e-9 <= x <= hi + 1e-9):
+                    out.append(f"{r['system']}/{m}: {what} {x:.4g} outside [{lo}, {hi}]")
+    return out
 
 
 def per_task_columns(per_task: pl.DataFrame) -> list[str]:
@@ -329,6 +488,8 @@ def overall_label(lb: Leaderboard) -> str:
     """Header of the overall column: GeoMean, Mean, or the ranking metric's label."""
     overall = _overall(lb)
     parts = lb.rows[0].get("overall_metrics") if lb.rows else None
+    if overall == "mean" and parts is not None:
+        return f"Mean ({', '.join(_label(m, lb.protocol) for m in parts)})"
     if parts is not None and overall == "geomean":
         return f"GeoMean ({len(parts)} of {len(lb.metrics)}: {', '.join(_label(m, lb.protocol) for m in parts)})"
     if overall in (None, "geomean"):
@@ -338,8 +499,27 @@ def overall_label(lb: Leaderboard) -> str:
     return f"Overall ({_label(overall, lb.protocol)})"
 
 
+def _cell(r: Mapping[str, Any], m: str, rating: bool) -> str:
+    """One metric cell: the value, or "—" with the reason code; (k/n) defined/total; [f failed]."""
+    v = r["metrics"][m]
+    if isinstance(v, float) and math.isnan(v):
+        cell = f"— ({(r.get('undefined_reason') or {}).get(m, 'undefined')})"
+    else:
+        cell = _fmt(v)
+    if not rating and r["n_defined"][m] < r["n_tasks"] and not math.isnan(v):
+        cell += f" ({r['n_defined'][m]}/{r['n_tasks']})"
+    if r.get("n_failed", {}).get(m):
+        cell += f" [{r['n_failed'][m]} failed]"
+    return cell
+
+
+def _is_rating(lb: Leaderboard, m: str) -> bool:
+    return (lb.metric_info.get(m) or {}).get("aggregation") == "rating"
+
+
 def to_markdown(lb: Leaderboard) -> str:
-    """A ranking table, then one paired t-test table (A − B) over tasks both systems have defined."""
+    """A ranking table, then unranked rows' reasons, the shared-task comparison (partial submissions) and one
+    paired t-test table (A − B) over tasks both systems have defined."""
     show_overall = _overall(lb) is not None  # a benchmark without a combined score (ResearcherBench) shows none
     heads = ["#", "system", *[_label(m, lb.protocol) for m in lb.metrics]]
     heads += [overall_label(lb)] if show_overall else []
@@ -348,15 +528,11 @@ def to_markdown(lb: Leaderboard) -> str:
     heads += ["tasks", "failed items"]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in lb.rows:
-        cells = ["" if r["rank"] is None else str(r["rank"]), r["system"]]
-        for m in lb.metrics:
-            cell = _fmt(r["metrics"][m])
-            if r["n_defined"][m] < r["n_tasks"]:
-                cell += f" ({r['n_defined'][m]}/{r['n_tasks']})"
-            if r.get("n_failed", {}).get(m):
-                cell += f" [{r['n_failed'][m]} failed]"
-            cells.append(cell)
-        cells += [_fmt(r["geomean"])] if show_overall else []
+        rank = "" if r["rank"] is None else (f"={r['rank']}" if r.get("tied") else str(r["rank"]))
+        name = r["system"] + (f" (partial: {r['n_answered']}/{r['n_release_tasks']})" if r.get("partial") else "")
+        cells = [rank, name]
+        cells += [_cell(r, m, _is_rating(lb, m)) for m in lb.metrics]
+        cells += [_fmt(r["overall_value"])] if show_overall else []
         cells += [_fmt(r.get("geomean_all"))] if show_all else []
         missing = r.get("n_missing_reports", 0)
         cells += [f"{r['n_tasks']} ({missing} no_report)" if missing else str(r["n_tasks"]), str(r["n_failed_items"])]
@@ -364,9 +540,21 @@ def to_markdown(lb: Leaderboard) -> str:
     lines.append("")
     lines.append(
         "Means are over tasks with a defined value; (k/n) = defined/total when some are undefined; "
-        "[f failed] = tasks whose judgments failed (NaN, excluded, never 0); no rank where the overall "
-        "score is undefined. 95 % bootstrap intervals: leaderboard.json (`ci`) and the scorecard site."
+        "— (code) = undefined, with its reason code (docs/reading-scores.md), never 0; "
+        "[f failed] = tasks whose judgments failed (NaN, excluded, never 0); =k = tied rank. "
+        "95 % bootstrap intervals: leaderboard.json (`ci`) and the scorecard site."
     )
+    unranked = [r for r in lb.rows if r["rank"] is None and r.get("unranked_reason")]
+    if unranked and show_overall:
+        lines += ["", "Not ranked: " + "; ".join(f"{r['system']} ({r['unranked_reason']})" for r in unranked) + "."]
+    if lb.shared:
+        sh = lb.shared
+        lines += ["", f"Shared-task comparison: means over the {sh['n_tasks']} task(s) every system above has a "
+                  "report for:", ""]
+        lines.append("| system | " + " | ".join(_label(m, lb.protocol) for m in sh["metrics"]) + " |")
+        lines.append("|" + "|".join(["---"] * (len(sh["metrics"]) + 1)) + "|")
+        for sys_name, vals in sh["values"].items():
+            lines.append(f"| {sys_name} | " + " | ".join(_fmt(vals[m]) for m in sh["metrics"]) + " |")
     if lb.pairwise:
         lines += ["", "Paired t-tests (A − B, over tasks both define); p (FDR) = Benjamini–Hochberg adjusted over "
                   "all the tests below:", ""]
@@ -384,20 +572,33 @@ def to_markdown(lb: Leaderboard) -> str:
 
 
 def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
-    """Wide table for `dvc plots` (e.g. template bar_horizontal, x: geomean, y: system)."""
+    """Wide table for `dvc plots`. The overall column is named for what it is (`geomean`, `overall_avg`,
+    …; none when the benchmark has no overall score); undefined values are empty cells with
+    their reason codes in `undefined` (`metric=code;…`); `ranked_why_not` says why a row has no rank."""
+    column = overall_column(_overall(lb))
     rows = []
     for r in lb.rows:
+        reasons = r.get("undefined_reason") or {}
         rows.append(
             {
                 "rank": r["rank"],
                 "system": r["system"],
-                "geomean": r["geomean"],
-                **{m: r["metrics"][m] for m in lb.metrics},
+                **({column: _null(r["overall_value"])} if column else {}),
+                **{m: _null(r["metrics"][m]) for m in lb.metrics},
+                "undefined": ";".join(f"{m}={c}" for m, c in reasons.items()),
                 "n_tasks": r["n_tasks"],
+                "n_answered": r.get("n_answered", r["n_tasks"]),
+                "n_missing_reports": r.get("n_missing_reports", 0),
                 "n_failed_items": r["n_failed_items"],
+                "ranked_why_not": r.get("unranked_reason") or "",
             }
         )
-    return pl.DataFrame(rows)
+    schema = {m: pl.Float64 for m in lb.metrics} | ({column: pl.Float64} if column else {}) | {"rank": pl.Int64}
+    return pl.DataFrame(rows, schema_overrides=schema)
+
+
+def _null(v: Any) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
 
 def to_html(lb: Leaderboard, title: str | None = None) -> str:

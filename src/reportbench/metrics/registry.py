@@ -23,6 +23,31 @@ Aggregation = Literal["mean", "group_mean", "count_mean", "win_rate", "rating"]
 """
 MissingReport = Literal["undefined", "zero"]
 
+REASON_CODES: Mapping[str, str] = MappingProxyType(
+    {
+        # no evidence: what the metric rests on was never judged, fetched or counted (docs/reading-scores.md)
+        "not_checked": "none of the cited URLs or (claim, source) pairs was checked (e.g. no page fetched)",
+        "no_pages": "every cited page is unfetched, so no claim could be verified against its source",
+        "no_counts": "no citation count exists for any cited paper (offline without a count cache)",
+        "no_games": "no decisive comparison (win or loss) was played",
+        "not_identifiable": "the rating cannot be estimated from these battles (separable or too few)",
+        # the system left something out; the protocol decides whether that scores 0 or stays undefined
+        "no_report": "the system returned no report for the task",
+        "nothing_to_score": "the report gives the metric nothing to score (no citation, no link)",
+        # judging and protocol
+        "failed": "a judgment the value needs failed after retries or did not parse (never 0)",
+        "undefined": "the protocol leaves the value undefined here (e.g. 0/0)",
+        "reference": "the reference system is never compared with itself",
+    }
+)
+"""Why a value is undefined: every "—" on a leaderboard carries one of these codes."""
+
+
+def reason_code(reason: str | None) -> str:
+    """The code of a free-text reason (`"not_checked: 12 URLs not fetched"` -> `not_checked`)."""
+    head = (reason or "").split(":", 1)[0].strip()
+    return head if head in REASON_CODES else "undefined"
+
 
 @dataclass(frozen=True)
 class MetricSpec:
@@ -42,6 +67,14 @@ class MetricSpec:
     # ("zero" for most published protocols). A JUDGE failure is always NaN, excluded and counted as failed.
     missing_report: MissingReport = "undefined"
     group_by: str | None = None  # for group_mean: the per-task column that names the group
+    # What must have been judged, fetched or counted for a value to exist, and the reason code (REASON_CODES)
+    # a value gets when that evidence is absent: then it is undefined ("—"), never 0.
+    # The system value is the task mean clipped to `value_range` (per-task values may lie outside it: they are
+    # then declared by `task_range`); its bootstrap interval is the clipped interval.
+    clip_mean: bool = False
+    task_range: tuple[float, float | None] | None = None
+    evidence: str = "the judgments of the metric's judge tasks"
+    no_evidence: str = "failed"
 
     @property
     def key(self) -> str:

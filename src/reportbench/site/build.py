@@ -309,10 +309,13 @@ def _index_row(d: BenchmarkData, href: str) -> str:
     judge = (d.leaderboard.get("meta") or {}).get("judge") or {}
     leader = esc(str(rows[leader_i]["system"])) if leader_i is not None else '<span class="na">no overall score</span>'
     overall = (
-        num(rows[leader_i].get("geomean"), f"{d.metrics_rel}/leaderboard.json#{pointer('rows', leader_i, 'geomean')}")
+        num(
+            rows[leader_i].get("overall_value"),
+            f"{d.metrics_rel}/leaderboard.json#{pointer('rows', leader_i, 'overall_value')}")
         if leader_i is not None
         else '<span class="na">—</span>'
     )
+    lead_value = rows[leader_i].get("overall_value") if leader_i is not None else ""
     n_tasks_html = (
         num(n_tasks, f"{d.metrics_rel}/leaderboard.json#{pointer('rows', ti, 'n_tasks')}", 0) if rows else "—"
     )
@@ -320,7 +323,7 @@ def _index_row(d: BenchmarkData, href: str) -> str:
         f'<tr><td class="s"><a href="{esc(href)}">{esc(d.benchmark)}</a></td><td class="s">{esc(d.release)}</td>'
         f'<td class="s">{esc(", ".join(str(r["system"]) for r in rows))}</td>'
         f'<td data-sort="{n_tasks}">{n_tasks_html}</td>'
-        f'<td class="s">{leader}</td><td data-sort="{rows[leader_i].get("geomean") if leader_i is not None else ""}">'
+        f'<td class="s">{leader}</td><td data-sort="{lead_value}">'
         f'{overall}</td><td class="s">{esc(str(judge.get("name") or ""))} '
         f"{esc(str(judge.get('model') or ''))}</td></tr>"
     )

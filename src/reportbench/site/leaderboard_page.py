@@ -138,15 +138,23 @@ def leaderboard_table(d: BenchmarkData) -> str:
     for i, r in enumerate(rows):
         sysname = str(r["system"])
         rank = r.get("rank")
+        tie = "=" if r.get("tied") else ""
         cells = [
-            f'<td data-sort="{sort_value(rank)}">{num(rank, d.src("leaderboard.json", "rows", i, "rank"), 0)}</td>'
+            f'<td data-sort="{sort_value(rank)}">{tie}{num(rank, d.src("leaderboard.json", "rows", i, "rank"), 0)}</td>'
             if rank is not None
-            else '<td data-sort="" title="overall score undefined: not ranked"></td>'
+            else f'<td data-sort="" title="not ranked: {esc(str(r.get("unranked_reason") or "no overall score"))}">'
+            "</td>"
         ]
         name_html = esc(sysname)
+        partial_html = (
+            f' <span class="cnt" title="evaluated on part of the release\'s tasks">partial '
+            f"{esc(str(r.get('n_answered')))}/{esc(str(r.get('n_release_tasks')))}</span>"
+            if r.get("partial")
+            else ""
+        )
         if d.sample_href:
             name_html = f'<a href="{esc(d.sample_href(sysname, None))}">{name_html}</a>'
-        cells.append(f'<td class="s" data-sort="{esc(sysname)}">{name_html}</td>')
+        cells.append(f'<td class="s" data-sort="{esc(sysname)}">{name_html}{partial_html}</td>')
         for m in metrics:
             info = _info(d, m)
             digits = digits_for(info)
@@ -154,6 +162,9 @@ def leaderboard_table(d: BenchmarkData) -> str:
             w = _bar_width(v, info)
             bar = f'<span class="bar" style="width:{100 * w:.1f}%"></span>' if w is not None else ""
             value = num(v, d.src("leaderboard.json", "rows", i, "metrics", m), digits)
+            why = (r.get("undefined_reason") or {}).get(m)
+            if why and not is_number(v):  # undefined: "—" with its reason code, never a number
+                value = f'<span class="na" title="undefined: {esc(why)} (docs/reading-scores.md)">— {esc(why)}</span>'
             if d.sample_href:
                 value = f'<a href="{esc(d.sample_href(sysname, m))}" title="per-task values and samples">{value}</a>'
             ci = (r.get("ci") or {}).get(m)
@@ -184,8 +195,8 @@ def leaderboard_table(d: BenchmarkData) -> str:
                 f'<td class="cell" data-metric="{esc(m)}" data-sort="{sort_value(v)}">{bar}{value}{ci_html}{cnt}</td>'
             )
         if olabel:
-            g = r.get("geomean")
-            cells.append(ncell(g, lsrc("rows", i, "geomean"), overall_digits))
+            key = "overall_value" if "overall_value" in r else "geomean"
+            cells.append(ncell(r.get(key), lsrc("rows", i, key), overall_digits))
         for key in ("n_tasks", "n_missing_reports", "n_failed_items"):
             v = r.get(key)
             cells.append(ncell(v, lsrc("rows", i, key), 0, cls="fail" if key == "n_failed_items" and v else ""))
@@ -220,9 +231,18 @@ def warnings_html(d: BenchmarkData) -> str:
                 f"{num(n_tasks, d.src('leaderboard.json', 'rows', i, 'n_tasks'), 0)} tasks "
                 f"({len(thin)} metric(s) affected)."
             )
-    unranked = [r["system"] for r in lb.get("rows") or [] if r.get("rank") is None]
+    unranked = [r for r in lb.get("rows") or [] if r.get("rank") is None]
     if unranked and _overall_label(lb, d):
-        out.append("Not ranked (overall score undefined): " + ", ".join(f"<b>{esc(s)}</b>" for s in unranked) + ".")
+        out.append(
+            "Not ranked: "
+            + "; ".join(
+                f"<b>{esc(r['system'])}</b> ({esc(str(r.get('unranked_reason') or 'overall score undefined'))})"
+                for r in unranked
+            )
+            + "."
+        )
+    if any(r.get("tied") for r in lb.get("rows") or []):
+        out.append("Equal overall scores share a rank (=k); no unstated tie-break is applied.")
     judge = (lb.get("meta") or {}).get("judge") or {}
     if judge.get("backend") == "offline":
         out.append(
