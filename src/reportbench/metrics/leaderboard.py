@@ -131,18 +131,20 @@ def _task_groups(per_task: pl.DataFrame, system: str, metric: str) -> dict[str, 
     return {str(t): str(g or "") for t, g in zip(sub["task_id"].to_list(), sub["group"].to_list(), strict=True)}
 
 
-def rating_intervals(extra_metrics: Mapping[str, Any] | None) -> dict[str, dict[str, float]]:
+def rating_intervals(extra_metrics: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """system -> {rating, boot_median, boot_mean, ci_low, ci_high} from a cross stage's reported rating table
     (ResearchQA's Bradley–Terry bootstrap: `extra.json` ratings.tables[ratings.reported])."""
     ratings = (extra_metrics or {}).get("ratings")
     if not isinstance(ratings, Mapping):
         return {}
     table = (ratings.get("tables") or {}).get(ratings.get("reported"))
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for row in table or []:
         if isinstance(row, Mapping) and "system" in row:
             out[str(row["system"])] = {k: row[k] for k in ("rating", "boot_median", "boot_mean", "ci_low", "ci_high")
                                        if isinstance(row.get(k), int | float)}
+            if row.get("ci_reason"):
+                out[str(row["system"])]["ci_reason"] = str(row["ci_reason"])
     return out
 
 
@@ -155,7 +157,7 @@ def _interval(
     mean: float,
     task_vals: Mapping[str, float],
     groups: Mapping[str, str],
-    rating: Mapping[str, float] | None,
+    rating: Mapping[str, Any] | None,
 ) -> tuple[list[float] | None, str]:
     """A 95 % interval for one cell and how it was obtained, or None and why there is none."""
     if math.isnan(mean):
@@ -164,6 +166,8 @@ def _interval(
         if rating and "ci_low" in rating and "ci_high" in rating:
             if any(_close(mean, float(rating[k])) for k in ("rating", "boot_median", "boot_mean") if k in rating):
                 return [float(rating["ci_low"]), float(rating["ci_high"])], "bootstrap over battles (cross stage)"
+        if rating and rating.get("ci_reason"):
+            return None, f"n/a: {rating['ci_reason']}"
         return None, "n/a: no bootstrap table for this rating"
     defined = {t: v for t, v in task_vals.items() if not math.isnan(v)}
     if len(defined) < 2:

@@ -43,9 +43,20 @@ REASON_CODES: Mapping[str, str] = MappingProxyType(
 """Why a value is undefined: every "—" on a leaderboard carries one of these codes."""
 
 
+_ALIASES = {
+    "no_counts_for_report_sources": "no_counts",
+    "no_counts_for_exemplar_refs": "no_counts",
+    "judgment_failed": "failed",
+    "no report": "no_report",
+    "zero": "nothing_to_score",
+}
+
+
 def reason_code(reason: str | None) -> str:
-    """The code of a free-text reason (`"not_checked: 12 URLs not fetched"` -> `not_checked`)."""
+    """The code of a free-text reason (`"not_checked: 12 URLs not fetched"` -> `not_checked`); protocols' own
+    spellings map through `_ALIASES`; anything else is `undefined` (the free text is kept beside it)."""
     head = (reason or "").split(":", 1)[0].strip()
+    head = _ALIASES.get(head, head)
     return head if head in REASON_CODES else "undefined"
 
 

@@ -100,6 +100,12 @@ DOCUMENT_IMPORTANCE = register_metric(
         "median citations of S / 647.5 (one global divisor, Table 7), the system mean clipped at 1 "
         "(reproduces Table 2; modes per_exemplar and code in docs/deepscholar.md).",
         short="DocImp",
+        # Table 2 clips the SYSTEM mean: a per-report ratio may exceed 1 (task_range), the reported value and
+        # its bootstrap interval never do (the interval of the clipped mean is the clipped interval)
+        clip_mean=True,
+        task_range=(0.0, None),
+        evidence="a citation count for at least one of the report's cited arXiv papers",
+        no_evidence="no_counts",
     )
 )
 CITATION_PRECISION = register_metric(
@@ -682,6 +688,24 @@ def task_values(per_task: pl.DataFrame, metric: str) -> dict[str, float]:
     return out
 
 
+def _has_evidence(sub: pl.DataFrame) -> bool:
+    """Document Importance rests on counts: True unless no report had one and some report needed one."""
+    reasons = [str(r or "") for r in sub["reason"].to_list()]
+    needed = any(r.startswith("no_counts") for r in reasons)
+    rested = any(v == v and not r.startswith("zero:") for v, r in zip(sub["value"].to_list(), reasons, strict=True))
+    return rested or not needed
+
+
+def _undefined_reason(sub: pl.DataFrame) -> str:
+    """The reason code of an all-undefined metric (docs/reading-scores.md)."""
+    from reportbench.metrics.aggregate import undefined_reason
+
+    reasons = sub["reason"].to_list()
+    status = ["failed" if r == "judgment_failed" else ("no_report" if r == "no_report" else "undefined")
+              for r in reasons]
+    return undefined_reason(status, reasons)
+
+
 def summarise(system: str, per_task: pl.DataFrame, params: DeepScholarParams | None = None) -> dict[str, Any]:
     """System summary from a per-task table (see `score_system`)."""
     from reportbench.metrics.registry import get_metric
@@ -699,6 +723,12 @@ def summarise(system: str, per_task: pl.DataFrame, params: DeepScholarParams | N
             if p.document_importance.clip == "aggregate" and not math.isnan(mean):
                 extra = {"mean_unclipped": mean, "clipped_at": 1.0}
                 mean = min(mean, 1.0)
+        if m == "document_importance" and not _has_evidence(sub):
+            # Evidence: a value rests on citation counts. Reports with no arXiv link score 0 (the protocol),
+            # but when no report's papers have a count at all the system value is undefined (no_counts), not 0
+            mean, extra = math.nan, {"reason": "no_counts", "mean_without_counts": mean}
+        elif math.isnan(mean):
+            extra = {**extra, "reason": _undefined_reason(sub)}
         metrics[m] = {
             "mean": mean,
             **extra,

@@ -50,6 +50,17 @@ STEP_OF = {
 CIT_METRICS = ("cit_e1", "cit_e2", "cit_e3", "cit_total", "cit_n_urls", "cit_blocked", "cit_not_checked")
 _POINTS = {"unit": "points", "value_range": (0.0, 100.0)}
 _COUNT = {"aggregation": "count_mean", "unit": "count", "value_range": None}
+_FETCHED = {
+    **_COUNT,
+    "evidence": "a fetched status (ok, invalid, blocked) for a cited URL",
+    "no_evidence": "not_checked",
+}
+_CHECKED = {
+    **_COUNT,
+    "evidence": "a fetch status and a relevance or support verdict for a cited URL or (claim, source) pair",
+    "no_evidence": "not_checked",
+}
+_DEPTH = {"evidence": "a decisive depth comparison (win or loss) against the reference", "no_evidence": "no_games"}
 
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("presentation", NAME, "pass rate of the ten presentation checks (0-100)", short="Pres", **_POINTS),
@@ -64,6 +75,7 @@ METRICS: tuple[MetricSpec, ...] = (
         aggregation="win_rate",
         short="Depth",
         **_POINTS,
+        **_DEPTH,
     ),
     MetricSpec(
         "depth_win_rate_nondegenerate",
@@ -72,14 +84,21 @@ METRICS: tuple[MetricSpec, ...] = (
         aggregation="win_rate",
         short="Depth*",
         **_POINTS,
+        **_DEPTH,
     ),
-    MetricSpec("cit_e1", NAME, "E1 invalid links per report (our reconstruction)", higher_is_better=False, **_COUNT),
-    MetricSpec("cit_e2", NAME, "E2 irrelevant links per report", higher_is_better=False, **_COUNT),
-    MetricSpec("cit_e3", NAME, "E3 unsupported (claim, source) pairs per report", higher_is_better=False, **_COUNT),
-    MetricSpec("cit_total", NAME, "E1+E2+E3 per report", higher_is_better=False, **_COUNT),
+    MetricSpec(
+        "cit_e1", NAME, "E1 invalid links per report (our reconstruction)", higher_is_better=False, **_FETCHED
+    ),
+    MetricSpec("cit_e2", NAME, "E2 irrelevant links per report", higher_is_better=False, **_CHECKED),
+    MetricSpec("cit_e3", NAME, "E3 unsupported (claim, source) pairs per report", higher_is_better=False, **_CHECKED),
+    MetricSpec("cit_total", NAME, "E1+E2+E3 per report", higher_is_better=False, **_CHECKED),
     MetricSpec("cit_n_urls", NAME, "distinct cited URLs per report (read the error counts with it)", **_COUNT),
     MetricSpec(
-        "cit_blocked", NAME, "401/403/paywall URLs per report (flagged apart from E1)", higher_is_better=False, **_COUNT
+        "cit_blocked",
+        NAME,
+        "401/403/paywall URLs per report (flagged apart from E1)",
+        higher_is_better=False,
+        **_FETCHED,
     ),
     MetricSpec(
         "cit_not_checked",
@@ -668,17 +687,22 @@ def _depth_rows(
         for t in ctx.release.tasks:
             for n in names:
                 rows.append(
-                    metric_row(s, t.task_id, n, math.nan, "undefined", "the reference is never compared with itself")
+                    metric_row(
+                        s, t.task_id, n, math.nan, "undefined", "reference: the reference is never compared with itself"
+                    )
                 )
         return rows
     if df is None or df.height == 0:
         for t in ctx.release.tasks:
             for n in names:
-                rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", "no depth stage output"))
+                rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", "no_games: no depth stage output"))
         return rows
     outcomes = depth_outcomes(df, s, members, margin)
+    reported = {r.task_id for r in ctx.reports.get(s, [])}
     for t in ctx.release.tasks:
-        outcome, te, tr, degenerate, reason = outcomes.get(t.task_id, ("no_report", math.nan, math.nan, False, ""))
+        # a report with no depth comparison is not a missing report: no game was played (no_games)
+        absent = ("no_games" if t.task_id in reported else "no_report", math.nan, math.nan, False, "")
+        outcome, te, tr, degenerate, reason = outcomes.get(t.task_id, absent)
         for n in names:
             if n.endswith("nondegenerate") and degenerate:
                 rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", "degenerate reference report"))
@@ -694,7 +718,9 @@ def _depth_rows(
                     )
                 )
             elif outcome == "tie":
-                rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", f"tie ({te:.2f} vs {tr:.2f})"))
+                rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", f"no_games: tie ({te:.2f} vs {tr:.2f})"))
+            elif outcome == "no_games":
+                rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", "no_games: no depth comparison"))
             elif outcome == "failed":
                 rows.append(metric_row(s, t.task_id, n, math.nan, "failed", reason))
             elif outcome == "no_reference":
@@ -749,6 +775,16 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
             if n_urls == 0:
                 rows.append(metric_row(s, tid, n, math.nan, "nothing_to_score", "no cited URLs (not zero errors)"))
                 continue
-            v = sum(getattr(c, attr) for c in per_member) / len(per_member)
+            # Evidence (docs/reading-scores.md): an error count exists only where something was checked — E1 and
+            # blocked need a fetched URL, E2/E3/total a verdict. A member that checked nothing has no count (its
+            # 0 would read as "no errors"); with no member left the value is undefined, reason not_checked.
+            need = "n_fetched" if attr in ("e1", "blocked") else "n_checked"
+            usable = per_member if attr == "not_checked" else [c for c in per_member if getattr(c, need) > 0]
+            if not usable:
+                done = "fetched" if need == "n_fetched" else "checked"
+                why = f"not_checked: none of {n_urls} cited URL(s) was {done}"
+                rows.append(metric_row(s, tid, n, math.nan, "undefined", why, n_items=n_urls))
+                continue
+            v = sum(getattr(c, attr) for c in usable) / len(usable)
             rows.append(metric_row(s, tid, n, v, n_items=n_urls))
     return rows

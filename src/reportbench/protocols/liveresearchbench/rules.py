@@ -142,13 +142,20 @@ def win_rate(outcomes: Iterable[str]) -> tuple[float, int, int, int]:
 
 def code_win_rates(winners_by_judge: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The authors' aggregation: each call's declared winner is a game (2 per task per judge); per judge
-    W/(W+L)·100 (0 when none is decisive, as their code does); the ensemble is the mean of the judges' rates."""
-    per_judge = {}
+    W/(W+L)·100 (0 when none is decisive but games were played, as their code does); the ensemble is the mean
+    of the judges' rates. A judge with no game at all has no rate (None, reason `no_games`), never 0: their 0
+    is for ties, not for comparisons that never happened."""
+    per_judge: dict[str, dict[str, Any]] = {}
     for judge, winners in sorted(winners_by_judge.items()):
         rate, w, lost, t = win_rate(winners)
+        if not winners:
+            per_judge[judge] = {"win_rate": None, "reason": "no_games", "wins": 0, "losses": 0, "ties": 0}
+            continue
         per_judge[judge] = {"win_rate": 0.0 if rate != rate else 100.0 * rate, "wins": w, "losses": lost, "ties": t}
-    rates = [v["win_rate"] for v in per_judge.values()]
-    return {"win_rate": sum(rates) / len(rates) if rates else NAN, "by_judge": per_judge}
+    rates = [v["win_rate"] for v in per_judge.values() if v["win_rate"] is not None]
+    if not rates:
+        return {"win_rate": None, "reason": "no_games", "by_judge": per_judge}
+    return {"win_rate": sum(rates) / len(rates), "by_judge": per_judge}
 
 
 # ------------------------------------------------------------------------------------ citation accuracy
@@ -163,6 +170,8 @@ class AccuracyCounts:
     blocked: int = 0  # 401/403/paywall: flagged apart (counted in E1 only if configured)
     not_checked: int = 0  # not fetched (offline) or a failed judgment: neither an error nor a pass
     n_pairs: int = 0
+    n_fetched: int = 0  # URLs the fetch stage gave a status (ok, invalid, blocked): the evidence for E1/blocked
+    n_checked: int = 0  # URLs with a verdict (E1, blocked, E2, or relevant) + pairs with a support verdict
     flags: list[str] = field(default_factory=list)
 
     @property
@@ -191,6 +200,8 @@ def count_errors(
     stopped: set[str] = set()
     for u in urls:
         status = url_status.get(u, "not_fetched")
+        if status in ("ok", "invalid", "blocked"):
+            c.n_fetched += 1
         if status == "invalid" or (status == "blocked" and blocked_is_e1):
             c.e1 += 1
             stopped.add(u)
@@ -206,6 +217,7 @@ def count_errors(
         elif relevant[u] is False:
             c.e2 += 1
             stopped.add(u)
+    c.n_checked = c.e1 + c.blocked + c.e2 + sum(1 for u in urls if u not in stopped)  # + relevant URLs
     for claim, u in pairs:
         if u in stopped:
             continue

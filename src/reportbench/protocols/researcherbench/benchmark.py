@@ -55,6 +55,8 @@ METRICS = [
         "cited claims the cited page supports: yes/(yes+no)",
         judge_tasks=(EXTRACT_TASK, VERIFY_TASK),
         short="Faith.",
+        evidence="a fetched page for at least one cited claim, and the verifier's verdict on it",
+        no_evidence="no_pages",
     ),
     MetricSpec(
         "groundedness",
@@ -62,6 +64,8 @@ METRICS = [
         "claims that cite a source: cited/all claims",
         judge_tasks=(EXTRACT_TASK,),
         short="Ground.",
+        evidence="extracted claims; when claims cite sources, a fetched page for at least one of them",
+        no_evidence="no_pages",
     ),
 ]
 
@@ -316,9 +320,11 @@ def _member_values(
         if not j.ok:
             failed_extract[j.input_ids["task_id"]] += 1
     by_task_results: dict[str, list[str]] = defaultdict(list)
+    unfetched: dict[str, int] = defaultdict(int)
     if results is not None:
         for row in results.iter_rows(named=True):
             by_task_results[row["task_id"]].append(row["result"])
+            unfetched[row["task_id"]] += row["result"] == "fetch_error" and row["page_status"] == "not_fetched"
     out: dict[str, dict[str, M.Value]] = {}
     for r in ctx.reports[system]:
         tid = r.task_id
@@ -327,6 +333,12 @@ def _member_values(
         if failed_extract.get(tid) and modes.on_failure == "nan":
             why = f"{failed_extract[tid]} section extraction(s) failed"
             faith, ground = M.Value(math.nan, "failed", why), M.Value(math.nan, "failed", why)
+        cited = sum(counts.values()) - counts["no_url"] - counts["judge_error"]
+        if cited and unfetched.get(tid, 0) == cited and faith.status != "failed":
+            # Evidence: a claim is verified against its fetched page. Never fetched (offline) is not a fetch
+            # error: with no page at all both values are undefined (no_pages), never 0 (docs/reading-scores.md)
+            why = f"no_pages: none of the {cited} cited claim(s)' pages was fetched"
+            faith, ground = M.Value(math.nan, "undefined", why), M.Value(math.nan, "undefined", why)
         faith.details.update(counts)
         out[tid] = {"coverage": cov, "faithfulness": faith, "groundedness": ground}
     return out

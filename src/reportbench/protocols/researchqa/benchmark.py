@@ -411,7 +411,10 @@ def score(ctx: ScoreContext) -> ScoreResult:
     out = []
     for s in ctx.systems:
         rows = list(cov_rows[s])
-        if s in chosen:
+        if s in chosen and chosen[s][key] is None:
+            why = chosen[s].get("reason") or chosen[s].get("ci_reason") or "not_identifiable"
+            rows.append(metric_row(s, "*", "elo", math.nan, "undefined", str(why)))
+        elif s in chosen:
             rows.append(
                 metric_row(
                     s,
@@ -432,7 +435,10 @@ def score(ctx: ScoreContext) -> ScoreResult:
             coverage_sem=sems[s],
             coverage_by_domain=by_domain[s],
             coverage_by_type=by_type[s],
-            elo_interval=[chosen[s]["ci_low"], chosen[s]["ci_high"]] if s in chosen else None,
+            elo_interval=[chosen[s]["ci_low"], chosen[s]["ci_high"]]
+            if s in chosen and chosen[s]["ci_low"] is not None
+            else None,
+            **({"elo_interval_reason": chosen[s]["ci_reason"]} if "ci_reason" in chosen.get(s, {}) else {}),
         )
         out.append(SystemScore(s, per_task, summary))
     extra = {

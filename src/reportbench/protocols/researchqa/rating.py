@@ -9,16 +9,25 @@
 - Bootstrap: `default_rng(seed)`, `multinomial(n=len(rows), pvals=w/sum(w), size=rounds) / len(rows)`.
 - Ties: `duplicate` = the authors' code (every battle twice; a tie is one win each way) or `half` = outcome
   0.5 (same point estimate; the bootstrap resamples real battles, so the spread is not ~sqrt(2) too small).
+- Identifiability (our addition; the notebook has none): the unregularised BT maximum-likelihood estimate
+  exists only when the "beat or tied" graph of the battles is strongly connected; on separable battles (one
+  system never loses to another group) L-BFGS-B just stops somewhere on a ray to infinity and prints a
+  number that means nothing (the demo's intervals of [-4741, 976]). We keep the authors' unregularised fit
+  for parity and report such ratings, and any interval whose resamples include a separable one, as
+  `not_identifiable` instead of a number (docs/researchqa.md).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 ALPHA = math.log(10.0)
@@ -136,6 +145,22 @@ def fit_bt_joint(grouped: Grouped, weights: np.ndarray, alpha: float = ALPHA, ch
     return np.concatenate(out) if out else np.zeros((0, n))
 
 
+def identifiable(grouped: Grouped, weights: np.ndarray | None = None) -> bool:
+    """True when the BT MLE exists: the graph with an edge winner -> loser (both ways for a tie) over the rows
+    with positive weight is strongly connected (Zermelo 1929; Ford 1957)."""
+    n = len(grouped.models)
+    if n < 2:
+        return False
+    w = grouped.weights if weights is None else weights
+    keep = w > 0
+    a, b, y = grouped.matchups[keep, 0], grouped.matchups[keep, 1], grouped.outcomes[keep]
+    src = np.concatenate([a[y > 0], b[y < 1]])  # A beat (or tied) B: A -> B; B beat (or tied) A: B -> A
+    dst = np.concatenate([b[y > 0], a[y < 1]])
+    graph = csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    n_comp, _ = connected_components(graph, directed=True, connection="strong")
+    return bool(n_comp == 1)
+
+
 def to_elo(raw: np.ndarray, scale: float = SCALE, init: float = INIT_RATING) -> np.ndarray:
     return raw * scale + init
 
@@ -154,26 +179,49 @@ class Ratings:
     boot: np.ndarray
     ties: str
     n_battles: int
+    point_identifiable: bool = True
+    n_rounds_separable: int = 0
 
-    def table(self) -> list[dict[str, float | str | int]]:
-        """One row per model, sorted by bootstrap median (the authors' column order), with 95% intervals."""
-        rows = []
+    def table(self) -> list[dict[str, float | str | int | bool | None]]:
+        """One row per model, sorted by bootstrap median (the authors' column order), with 95% intervals.
+
+        Not identifiable (separable battles): rating and bootstrap values are None with `reason`
+        `not_identifiable`; an identifiable point whose resamples are separable keeps its rating and
+        loses its interval (`ci_reason`)."""
+        rows: list[dict[str, float | str | int | bool | None]] = []
+        n_rounds = int(self.boot.shape[0])
         for i, m in enumerate(self.models):
             col = self.boot[:, i] if self.boot.size else np.array([self.point[i]])
-            rows.append(
-                {
-                    "system": m,
-                    "rating": float(self.point[i]),
-                    "boot_mean": float(np.mean(col)),
-                    "boot_median": float(np.median(col)),
-                    "boot_std": float(np.std(col)),
-                    "ci_low": float(np.quantile(col, 0.025)),
-                    "ci_high": float(np.quantile(col, 0.975)),
-                    "n_rounds": int(self.boot.shape[0]),
-                    "ties": self.ties,
-                }
-            )
-        return sorted(rows, key=lambda r: -float(r["boot_median"]))
+            row: dict[str, float | str | int | bool | None] = {
+                "system": m,
+                "rating": float(self.point[i]),
+                "boot_mean": float(np.mean(col)),
+                "boot_median": float(np.median(col)),
+                "boot_std": float(np.std(col)),
+                "ci_low": float(np.quantile(col, 0.025)),
+                "ci_high": float(np.quantile(col, 0.975)),
+                "n_rounds": n_rounds,
+                "n_rounds_separable": self.n_rounds_separable,
+                "identifiable": self.point_identifiable,
+                "ties": self.ties,
+            }
+            if not self.point_identifiable:
+                for k in ("rating", "boot_mean", "boot_median", "boot_std", "ci_low", "ci_high"):
+                    row[k] = None
+                row["reason"] = "not_identifiable: the battles are separable (no maximum-likelihood rating)"
+            elif self.n_rounds_separable:
+                for k in ("boot_mean", "boot_median", "boot_std", "ci_low", "ci_high"):
+                    row[k] = None
+                row["ci_reason"] = (
+                    f"not_identifiable: {self.n_rounds_separable} of {n_rounds} bootstrap resamples are separable"
+                )
+            rows.append(row)
+
+        def order(r: Mapping[str, Any]) -> tuple[bool, float]:
+            v = r["boot_median"] if r["boot_median"] is not None else r["rating"]
+            return (v is None, -float(v) if v is not None else 0.0)
+
+        return sorted(rows, key=order)
 
 
 def bootstrap_bt(
@@ -202,4 +250,7 @@ def bootstrap_bt(
             boot = to_elo(fit_bt_joint(grouped, boot_w))
         else:
             raise ValueError(f"solver must be joint|per_round, got {solver!r}")
-    return Ratings(grouped.models, point, boot, ties, len(outcome))
+        separable = sum(1 for w in counts if not identifiable(grouped, w.astype(np.float64)))
+    else:
+        separable = 0
+    return Ratings(grouped.models, point, boot, ties, len(outcome), identifiable(grouped), separable)
