@@ -536,6 +536,10 @@ def sources_table(ctx: JudgeContext) -> pl.DataFrame:
 
 # --------------------------------------------------------------------------------------------- metrics
 METRIC_NAMES = (*DIMENSIONS, "deer_mean")
+_FACT_EVIDENCE: dict[str, Any] = {
+    "evidence": "the report's claims verified against at least one fetched cited page",
+    "no_evidence": "no_pages",
+}
 METRICS = [
     *(
         MetricSpec(
@@ -548,6 +552,7 @@ METRICS = [
             value_range=(0.0, 10.0),
             missing_report="zero",
             short=PAPER_NAMES[d],
+            **(_FACT_EVIDENCE if d in ("information_integrity", "information_sufficiency") else {}),
         )
         for d in DIMENSIONS
     ),
@@ -561,6 +566,7 @@ METRICS = [
         value_range=(0.0, 10.0),
         missing_report="zero",
         short="MEAN",
+        **_FACT_EVIDENCE,
     ),
 ]
 for _m in METRICS:
@@ -643,7 +649,8 @@ def score(ctx: ScoreContext) -> ScoreResult:
                         )
                     )
                 elif any(v is None for v in vals):
-                    rows.append(metric_row(system, tid, name, math.nan, "undefined", "all N/A", group=domain[tid]))
+                    why = next((r["undefined"][name] for r in results if name in r.get("undefined", {})), "all N/A")
+                    rows.append(metric_row(system, tid, name, math.nan, "undefined", why, group=domain[tid]))
                 else:
                     rows.append(metric_row(system, tid, name, sum(vals) / len(vals), group=domain[tid]))
             for r in results:
@@ -694,9 +701,31 @@ def _score_report(
     res = integrate({g: v for g, v in judge_subs.items()}, fact["subs"], recency=sc["recency"])
     values: dict[str, Any] = dict(res["dimensions"])
     values["deer_mean"] = res["mean"]
+    undefined: dict[str, str] = {}
+    why = _no_pages(rep.report_id, derived.get("verifications"))
+    if why and not fact_failed:
+        # Evidence (docs/reading-scores.md): the fact side rests on claims verified against fetched pages. A
+        # page never fetched (offline, no snapshot) is not an unreachable source: with none of the report's
+        # pages available, both fact-side dimensions and the MEAN are undefined (no_pages), never 0.
+        for name in ("information_integrity", "information_sufficiency", "deer_mean"):
+            values[name] = None
+            undefined[name] = why
     if failed:
         failed["deer_mean"] = "a dimension failed"
-    return {"values": values, "failed": failed, "criteria": res["criteria"]}
+    return {"values": values, "failed": failed, "criteria": res["criteria"], "undefined": undefined}
+
+
+def _no_pages(report_id: str, verifs: pl.DataFrame | None) -> str | None:
+    """`no_pages: …` when the report cites pages and none of them is in the page table (never fetched)."""
+    if verifs is None or verifs.height == 0:
+        return None
+    mine = verifs.filter(pl.col("report_id") == report_id)
+    if mine.height == 0:
+        return None
+    never = mine.filter((pl.col("error_kind") == "fetch") & (pl.col("explanation") == "fetch: not in the page table"))
+    if never.height < mine.height:
+        return None
+    return f"no_pages: none of the {mine['url'].n_unique()} cited page(s) was fetched"
 
 
 BENCHMARK = BenchmarkSpec(
