@@ -255,13 +255,15 @@ def usage_summary(judgments: Sequence[Judgment], wall_s: float | None = None) ->
     """Calls, cache hits, failures by reason class, tokens and spend of one run.
 
     `cost_usd` sums the known cost of answers fetched in this run (cache hits cost nothing now; their
-    original cost is `cost_usd_cached`); `calls_unknown_cost` counts items that got an answer with no
-    price (failed calls that got no answer are not billed and not counted).
+    original cost is `cost_usd_cached`), or is None when answers came back and none had a price;
+    `calls_unknown_cost` counts items that got an answer with no price (failed calls that got no answer
+    are not billed and not counted).
     """
     fetched = [j for j in judgments if not j.cache_hit]
     failures = Counter(reason_class(j.error) for j in judgments if not j.ok)
     known = [j.cost_usd for j in fetched if j.cost_usd is not None]
     wall = wall_s if wall_s is not None else getattr(judgments, "wall_s", None)
+    unpriced = sum(1 for j in fetched if j.cost_usd is None and (j.ok or j.raw_output is not None))
     return {
         "items": len(judgments),
         "ok": sum(1 for j in judgments if j.ok),
@@ -271,10 +273,9 @@ def usage_summary(judgments: Sequence[Judgment], wall_s: float | None = None) ->
         "calls": sum(j.attempts for j in fetched),
         "prompt_tokens": sum(j.prompt_tokens or 0 for j in fetched),
         "completion_tokens": sum(j.completion_tokens or 0 for j in fetched),
-        "cost_usd": math.fsum(known),
-        "calls_unknown_cost": sum(
-            1 for j in fetched if j.cost_usd is None and (j.ok or j.raw_output is not None)
-        ),
+        # unknown is not free: with answers but no price at all the cost is null ("—"), never $0.0000
+        "cost_usd": None if unpriced and not known else math.fsum(known),
+        "calls_unknown_cost": unpriced,
         "cost_usd_cached": math.fsum(j.cost_usd for j in judgments if j.cache_hit and j.cost_usd is not None),
         "wall_s": wall,
     }
@@ -290,7 +291,7 @@ def format_usage(summary: dict[str, Any]) -> str:
         f"{summary['cache_hits']} cache hits",
         f"{summary['calls']} calls",
         f"{summary['prompt_tokens']}+{summary['completion_tokens']} tokens",
-        f"${summary['cost_usd']:.4f}"
+        ("cost unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}")
         + (f" (+{summary['calls_unknown_cost']} unpriced)" if summary["calls_unknown_cost"] else ""),
     ]
     if wall is not None:

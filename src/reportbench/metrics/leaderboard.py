@@ -324,6 +324,7 @@ def build_leaderboard(
 
 
 TIE_BREAKS = (None, "arithmetic_mean")
+TASK_MEANS = ("mean", "count_mean", "win_rate")  # aggregations that are the mean of per-task values
 
 
 def _why(summary_metric: Mapping[str, Any] | None) -> str:
@@ -424,7 +425,7 @@ def shared_task_comparison(
     if not sets or all(x == sets[0] for x in sets):
         return None
     shared = sorted(set.intersection(*sets))
-    metrics = [m for m in names if (sp := _spec(m, protocol)) is None or sp.aggregation == "mean"]
+    metrics = [m for m in names if (sp := _spec(m, protocol)) is None or sp.aggregation in TASK_MEANS]
     values: dict[str, dict[str, float]] = {}
     for s in systems:
         values[s] = {}
@@ -437,7 +438,7 @@ def shared_task_comparison(
         "metrics": metrics,
         "values": values,
         "note": "means over the tasks every listed system has a report for (macro mean of defined values); "
-        "metrics aggregated otherwise (group means, counts, win rates, ratings) are left out",
+        "group means (per-domain macro) and cross-system ratings are left out",
     }
 
 

@@ -303,7 +303,7 @@ def render_judgment(n: int, rec: Mapping[str, Any], report: Any | None) -> str:
         fields["explanation"] = f"<pre>{esc(str(rec['explanation']))}</pre>"
     usage = (
         f"{rec.get('prompt_tokens') or 0}+{rec.get('completion_tokens') or 0} tokens, "
-        f"${float(rec.get('cost_usd') or 0):.4f}, {float(rec.get('latency_s') or 0):.2f} s, "
+        f"{_cost(rec.get('cost_usd'))}, {float(rec.get('latency_s') or 0):.2f} s, "
         f"attempts {rec.get('attempts')}, cache hit {bool(rec.get('cache_hit'))}"
     )
     fields["call"] = esc(usage)
@@ -629,3 +629,8 @@ def render_text(sd: SystemData, task_id: str) -> str:
         if j.get("explanation"):
             lines.append(f"    why: {str(j['explanation'])[:300]}")
     return "\n".join(lines) + "\n"
+
+
+def _cost(v: object) -> str:
+    """A judge call's cost: unknown (null: no price for the model) is "—", never $0.0000."""
+    return "cost —" if v is None or not isinstance(v, int | float) else f"${float(v):.4f}"
