@@ -108,14 +108,34 @@ def summarise_metric(per_task: pl.DataFrame, spec: MetricSpec) -> dict[str, Any]
         mr = nan_mean(group_means.values())
         out.update({"mean": mr.mean, "n_defined": sum(1 for v in values if v == v), "groups": group_means})
         out["task_weighted_mean"] = nan_mean(values).mean
-        if math.isnan(mr.mean):
-            out["reason"] = undefined_reason(status, sub["reason"].to_list())
+        _evidence_rule(out, spec, status, sub["reason"].to_list())
         return out
     mr = nan_mean(values)
     out.update({"mean": mr.mean, "n_defined": mr.n_defined})
-    if math.isnan(mr.mean):
-        out["reason"] = undefined_reason(status, sub["reason"].to_list())
+    _evidence_rule(out, spec, status, sub["reason"].to_list())
     return out
+
+
+NO_EVIDENCE_NEEDED = "zero:"
+"""Reason prefix of a defined per-task value that needed no evidence (a report citing nothing scores 0)."""
+
+
+def _evidence_rule(out: dict[str, Any], spec: MetricSpec, status: Sequence[str], reasons: Sequence[str | None]) -> None:
+    """Set `reason` of an undefined system value; and make a value undefined when it rests on no evidence:
+    every defined task needed none (reason `zero:…`, e.g. a report citing nothing) while other tasks lacked
+    it (reason code = the metric's `no_evidence`). A 0.000 (1/63) from the one report with nothing to check,
+    when nothing was checked for the other 62, is not a score (docs/reading-scores.md)."""
+    if not math.isnan(out["mean"]) and spec.no_evidence != "failed":
+        lacked = any(st != "ok" and reason_code(r) == spec.no_evidence for st, r in zip(status, reasons, strict=True))
+        rested = any(st == "ok" and not str(r or "").startswith(NO_EVIDENCE_NEEDED)
+                     for st, r in zip(status, reasons, strict=True))
+        if lacked and not rested:
+            out["mean_without_evidence"] = out["mean"]
+            out["mean"] = math.nan
+            out["reason"] = spec.no_evidence
+            return
+    if math.isnan(out["mean"]):
+        out["reason"] = undefined_reason(status, reasons)
 
 
 def undefined_reason(statuses: Sequence[str | None], reasons: Sequence[str | None]) -> str:

@@ -652,7 +652,11 @@ def score(ctx: ScoreContext) -> ScoreResult:
                     why = next((r["undefined"][name] for r in results if name in r.get("undefined", {})), "all N/A")
                     rows.append(metric_row(system, tid, name, math.nan, "undefined", why, group=domain[tid]))
                 else:
-                    rows.append(metric_row(system, tid, name, sum(vals) / len(vals), group=domain[tid]))
+                    # a report citing nothing needed no page: its fact-side 0 is the protocol's (zero:…)
+                    why = "zero: no cited source to verify" if name in _FACT_SIDE and all(
+                        r.get("no_sources") for r in results
+                    ) else None
+                    rows.append(metric_row(system, tid, name, sum(vals) / len(vals), reason=why, group=domain[tid]))
             for r in results:
                 for d, subs in r["criteria"].items():
                     for s, v in subs.items():
@@ -712,20 +716,35 @@ def _score_report(
             undefined[name] = why
     if failed:
         failed["deer_mean"] = "a dimension failed"
-    return {"values": values, "failed": failed, "criteria": res["criteria"], "undefined": undefined}
+    vs = derived.get("verifications")
+    no_sources = vs is None or vs.filter(pl.col("report_id") == rep.report_id).height == 0
+    return {
+        "values": values,
+        "failed": failed,
+        "criteria": res["criteria"],
+        "undefined": undefined,
+        "no_sources": no_sources,
+    }
 
 
 def _no_pages(report_id: str, verifs: pl.DataFrame | None) -> str | None:
-    """`no_pages: …` when the report cites pages and none of them is in the page table (never fetched)."""
+    """`no_pages: …` when the report cites pages and none was fetched (not in the page table, or recorded as
+    not_fetched offline); unresolved citation indices are the report's own error and fetch nothing."""
     if verifs is None or verifs.height == 0:
         return None
     mine = verifs.filter(pl.col("report_id") == report_id)
     if mine.height == 0:
         return None
-    never = mine.filter((pl.col("error_kind") == "fetch") & (pl.col("explanation") == "fetch: not in the page table"))
-    if never.height < mine.height:
-        return None
-    return f"no_pages: none of the {mine['url'].n_unique()} cited page(s) was fetched"
+    fetch = pl.col("error_kind") == "fetch"
+    never = mine.filter(fetch & pl.col("explanation").is_in(list(_NEVER_FETCHED)))
+    unresolved = mine.filter(fetch & (pl.col("explanation") == "unresolved citation index"))
+    if never.height == 0 or never.height + unresolved.height < mine.height:
+        return None  # some page was read (or fetching it failed: the protocol's unreachable source)
+    return f"no_pages: none of the {never['url'].n_unique()} cited page(s) was fetched"
+
+
+_NEVER_FETCHED = ("fetch: not in the page table", "fetch: not_fetched")
+_FACT_SIDE = ("information_integrity", "information_sufficiency", "deer_mean")
 
 
 BENCHMARK = BenchmarkSpec(
