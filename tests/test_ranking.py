@@ -1,0 +1,113 @@
+"""Leaderboards compare like with like (issue 21 §3): only systems evaluated on the same task set are ranked
+(default: the release's full set; `min_task_share` ranks partial submissions, marked), the others are listed
+unranked with why and compared in a shared-task table; ties share a rank unless a documented tie-break is
+configured; the overall column is named for what it is in every output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from reportbench.metrics.leaderboard import build_leaderboard, to_csv_frame, to_markdown, write_leaderboard
+
+pytestmark = pytest.mark.core
+
+TASKS = [f"t{i}" for i in range(6)]
+
+
+def summary(system: str, x: float, y: float, n_missing: int = 0) -> dict:
+    return {
+        "system": system,
+        "n_tasks": len(TASKS),
+        "n_missing_reports": n_missing,
+        "metrics": {"x": {"mean": x, "n_defined": len(TASKS)}, "y": {"mean": y, "n_defined": len(TASKS)}},
+    }
+
+
+def per_task(values: dict[str, dict[str, float]]) -> pl.DataFrame:
+    rows = [
+        {"system": s, "task_id": t, "metric": m, "value": v}
+        for s, by_task in values.items()
+        for t, v in by_task.items()
+        for m in ("x", "y")
+    ]
+    return pl.DataFrame(rows)
+
+
+def test_partial_systems_are_unranked_with_why_and_compared_on_shared_tasks() -> None:
+    # "tiny" answered 2 of 6 tasks, brilliantly; "full" answered all 6
+    sets = {"full": set(TASKS), "tiny": {"t0", "t1"}}
+    pt = per_task({"full": {t: 0.5 + 0.05 * i for i, t in enumerate(TASKS)}, "tiny": {"t0": 0.9, "t1": 0.9}})
+    s = [summary("tiny", 0.9, 0.9, n_missing=4), summary("full", 0.625, 0.625)]
+    lb = build_leaderboard(s, pt, overall="mean", release_tasks=TASKS, task_sets=sets)
+    by = {r["system"]: r for r in lb.rows}
+    assert by["full"]["rank"] == 1 and by["tiny"]["rank"] is None  # never ranked above the complete run
+    assert "2 of 6" in by["tiny"]["unranked_reason"] and by["tiny"]["partial"] and not by["full"]["partial"]
+    assert [r["system"] for r in lb.rows] == ["full", "tiny"]  # ranked rows first
+    # the shared-task comparison: both systems over t0, t1 only
+    assert lb.shared is not None and lb.shared["task_ids"] == ["t0", "t1"]
+    assert lb.shared["values"]["full"]["x"] == pytest.approx(0.525)
+    assert lb.shared["values"]["tiny"]["x"] == pytest.approx(0.9)
+    md = to_markdown(lb)
+    assert "Not ranked: tiny (evaluated on 2 of 6" in md and "Shared-task comparison" in md
+    assert "tiny (partial: 2/6)" in md
+    # min_task_share ranks partial submissions, marked
+    lb = build_leaderboard(s, pt, overall="mean", release_tasks=TASKS, task_sets=sets, min_task_share=0.3)
+    by = {r["system"]: r for r in lb.rows}
+    assert by["tiny"]["rank"] == 1 and by["tiny"]["partial"] and by["full"]["rank"] == 2
+
+
+def test_disjoint_task_sets_are_not_ranked_against_each_other() -> None:
+    sets = {"a": {"t0", "t1", "t2"}, "b": {"t3", "t4", "t5"}}
+    pt = per_task({"a": {t: 0.8 for t in sets["a"]}, "b": {t: 0.7 for t in sets["b"]}})
+    s = [summary("a", 0.8, 0.8, 3), summary("b", 0.7, 0.7, 3)]
+    lb = build_leaderboard(s, pt, overall="mean", release_tasks=TASKS, task_sets=sets)
+    assert all(r["rank"] is None for r in lb.rows)
+    assert lb.shared is not None and lb.shared["n_tasks"] == 0  # nothing in common: no comparison possible
+
+
+def test_ties_share_a_rank_unless_a_tie_break_is_configured() -> None:
+    # four systems tied at GeoMean 0 (one metric is 0), different arithmetic means
+    s = [summary("w", 0.0, 0.9), summary("x", 0.0, 0.5), summary("y", 0.0, 0.7), summary("z", 0.8, 0.8)]
+    lb = build_leaderboard(s, overall="geomean")
+    ranks = {r["system"]: r["rank"] for r in lb.rows}
+    assert ranks == {"z": 1, "w": 2, "x": 2, "y": 2}
+    assert [r["tied"] for r in lb.rows] == [False, True, True, True]
+    assert "| =2 | w |" in to_markdown(lb)
+    lb = build_leaderboard(s, overall="geomean", tie_break="arithmetic_mean")
+    assert {r["system"]: r["rank"] for r in lb.rows} == {"z": 1, "w": 2, "y": 3, "x": 4}
+    assert lb.stats["ranking"]["tie_break"] == "arithmetic_mean"
+    with pytest.raises(ValueError, match="tie_break"):
+        build_leaderboard(s, tie_break="by_name")
+
+
+@pytest.mark.parametrize(
+    ("overall", "column", "header"),
+    [
+        ("geomean", "geomean", "GeoMean"),
+        ("mean", "mean", "Mean"),
+        ("y", "overall_y", "Overall (y)"),
+        (None, None, None),
+    ],
+)
+def test_overall_column_is_named_for_what_it_is(
+    overall: str | None, column: str | None, header: str | None, tmp_path: Path
+) -> None:
+    lb = build_leaderboard([summary("a", 0.4, 0.9), summary("b", 0.5, 0.5)], overall=overall)
+    csv = to_csv_frame(lb)
+    overall_cols = [c for c in csv.columns if c in ("geomean", "mean") or c.startswith("overall_")]
+    assert overall_cols == ([column] if column else [])
+    paths = write_leaderboard(lb, tmp_path)
+    data = json.loads(paths["json"].read_text())
+    assert data["meta"]["overall"]["column"] == column and data["meta"]["overall"]["kind"] == overall
+    assert ("geomean" in data["rows"][0]) == (overall == "geomean")  # never `geomean` for what is not one
+    head = paths["md"].read_text().splitlines()[0]
+    if header:
+        assert f"| {header} |" in head
+    else:
+        assert all(
+            r["rank"] is None and r["unranked_reason"] == "the benchmark has no overall score" for r in data["rows"]
+        )
