@@ -269,7 +269,9 @@ def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Pat
     body = (
         f'<h1>reportbench scorecard</h1><p class="note">Built {esc(date)} · {esc(version)}. One leaderboard per '
         "benchmark × release; click a benchmark for its leaderboard, metric definitions, intervals, pairwise "
-        "comparisons and the per-sample viewer.</p>" + miss + table(head, rows, id_="benchmarks")
+        "comparisons and the per-sample viewer. How to read a score: a number only where something was judged, "
+        "fetched or measured, otherwise “— <i>reason</i>”, never 0; only systems on the same task set are ranked "
+        "(<code>docs/reading-scores.md</code>).</p>" + miss + table(head, rows, id_="benchmarks")
     )
     site_dir.mkdir(parents=True, exist_ok=True)
     path = site_dir / "index.html"

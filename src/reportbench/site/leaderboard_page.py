@@ -484,6 +484,43 @@ def usage_html(d: BenchmarkData) -> str:
     )
 
 
+def reading_html(d: BenchmarkData) -> str:
+    """"How to read a score" under the leaderboard: the rule, the reason codes this page shows, the ranking
+    rule and the shared-task comparison for partial submissions (docs/reading-scores.md)."""
+    from reportbench.metrics.registry import REASON_CODES
+
+    lb = d.leaderboard
+    codes = sorted({c for r in lb.get("rows") or [] for c in (r.get("undefined_reason") or {}).values()})
+    items = "".join(f"<li><code>{esc(c)}</code>: {esc(REASON_CODES.get(c, 'undefined'))}</li>" for c in codes)
+    out = [
+        '<h3 id="reading">How to read a score</h3><p class="note">A number is shown only when it was computed from '
+        "something actually judged, fetched or measured; otherwise the cell is “— <i>code</i>” (undefined, with "
+        "its reason), never 0. What the protocol itself scores as 0 stays 0. Only systems evaluated on the same "
+        "task set are ranked; equal overall scores share a rank (=k). Every reason code: "
+        "<code>docs/reading-scores.md</code>.</p>"
+    ]
+    if items:
+        out.append(f"<ul class=\"note\">{items}</ul>")
+    shared = lb.get("shared_tasks")
+    if shared and shared.get("metrics"):
+        ms = list(shared["metrics"])
+        head = [th("system", kind="text", cls="s"), *[th(esc(str(_info(d, m).get("label", m)))) for m in ms]]
+        body = []
+        for sys_name, vals in (shared.get("values") or {}).items():
+            cells = [f'<td class="s">{esc(sys_name)}</td>']
+            for m in ms:
+                digits = digits_for(_info(d, m))
+                src = d.src("leaderboard.json", "shared_tasks", "values", sys_name, m)
+                cells.append(ncell(vals.get(m), src, digits))
+            body.append(f"<tr>{''.join(cells)}</tr>")
+        n = num(shared.get("n_tasks"), d.src("leaderboard.json", "shared_tasks", "n_tasks"), 0)
+        out.append(
+            f'<h3 id="shared-tasks">Shared-task comparison</h3><p class="note">Means over the {n} task(s) every '
+            "listed system has a report for (systems answered different task sets).</p>" + table(head, body)
+        )
+    return "".join(out)
+
+
 def render_benchmark_page(d: BenchmarkData) -> str:
     title = f"{d.benchmark} · {d.release}"
     meta = dict(d.provenance)
@@ -500,6 +537,7 @@ def render_benchmark_page(d: BenchmarkData) -> str:
         + "</p>"
     )
     body.append(leaderboard_table(d))
+    body.append(reading_html(d))
     body.append('<h2 id="definitions">Metrics</h2>' + definitions_table(d))
     body.append('<h2 id="plots">Plots</h2>' + plots_html(d))
     body.append('<h2 id="pairwise-h">Pairwise comparisons</h2>' + pairwise_table(d))
