@@ -180,4 +180,7 @@ def test_reference_system_on_the_public_tasks(
     assert s["metrics"]["depth_win_rate"]["n_defined"] == 0
     assert pl.read_parquet(root / "cross" / "depth.parquet").height == 0
     assert s["metrics"]["cit_n_urls"]["mean"] > 20  # offline: pages not fetched -> not_checked, not errors
-    assert s["metrics"]["cit_e1"]["mean"] == 0 and s["metrics"]["cit_not_checked"]["mean"] > 0
+    # nothing checked is not "no errors" (issue 21): undefined with its reason, and the 53 missing reports counted
+    assert s["metrics"]["cit_e1"]["mean"] is None and s["metrics"]["cit_e1"]["reason"] == "not_checked"
+    assert s["metrics"]["cit_not_checked"]["mean"] > 0
+    assert s["n_missing_reports"] == 53 and s["n_tasks"] == 80

@@ -67,9 +67,12 @@ def test_demo_release_end_to_end(params: dict, tmp_path: Path) -> None:
     thinking = summary["thinking_model"]["metrics"]
     assert thorough["coverage"]["mean"] > thinking["coverage"]["mean"] > brief["coverage"]["mean"]
     assert thinking["coverage"]["n_undefined"] == 1  # no answer for one query: skipped, counted
-    assert thorough["elo"]["mean"] > brief["elo"]["mean"]
+    # 9 battles: many bootstrap resamples are separable, so the reported (bootstrap) Elo is not identifiable
+    assert thorough["elo"]["mean"] is None and thorough["elo"]["reason"] == "not_identifiable"
     extra = json.loads((root / "metrics" / "extra.json").read_text())
-    elos = [row["rating"] for row in extra["ratings"]["tables"]["half"]]
+    point = {row["system"]: row["rating"] for row in extra["ratings"]["tables"]["half"]}
+    assert point["thorough_reviewer"] > point["brief_answerer"]  # the point fit itself is identifiable
+    elos = list(point.values())
     assert sum(elos) / len(elos) == pytest.approx(1000.0, abs=1e-6)
     assert set(extra["ratings"]["tables"]) == {"half", "duplicate"}
     assert extra["ensemble"]["rated"] == main.filter(pl.col("status") == "ok").height

@@ -139,8 +139,8 @@ def _evidence_rule(out: dict[str, Any], spec: MetricSpec, status: Sequence[str],
 
 
 def undefined_reason(statuses: Sequence[str | None], reasons: Sequence[str | None]) -> str:
-    """Why a whole system value is undefined: the most frequent code among its undefined tasks
-    (`failed` for judge failures, `no_report` for missing reports, else the protocol's code)."""
+    """Why a whole system value is undefined: the most frequent code among its undefined tasks that have a
+    report (`failed` for judge failures, else the protocol's code); `no_report` only when no task has one."""
     codes: dict[str, int] = {}
     for st, why in zip(statuses, reasons, strict=True):
         if st == "ok":
@@ -151,7 +151,9 @@ def undefined_reason(statuses: Sequence[str | None], reasons: Sequence[str | Non
         codes[code] = codes.get(code, 0) + 1
     if not codes:
         return "undefined"
-    return max(sorted(codes), key=lambda c: codes[c])
+    # missing reports explain only the tasks without one: the tasks WITH a report say why the value is missing
+    answered = {c: n for c, n in codes.items() if c != "no_report"} or codes
+    return max(sorted(answered), key=lambda c: answered[c])
 
 
 def summarise_rows(
