@@ -2,9 +2,11 @@
 
 Why this shape: the JSON is the DVC metrics file (`cache: false`, diffable across releases), the CSV is
 what `dvc plots` reads, the markdown goes into docs/PRs, and the HTML is self-contained (no CDN: `dvc plots
-show` pulls vega from jsdelivr, which does not render offline). Rows are sorted by the geometric mean of a
-system's metric means (ties, e.g. all 0 because one metric is 0, by the arithmetic mean of the defined metric
-means); NaN metrics make the geometric mean NaN and such rows sort last.
+show` pulls vega from jsdelivr, which does not render offline). Rows are ranked by the benchmark's overall
+score (named for what it is: `geomean`, `mean`, or the ranking metric), and only rows evaluated on the same task
+set are ranked (docs/reading-scores.md): partial submissions are listed unranked with the reason (or ranked and
+marked with `min_task_share`), with a shared-task comparison; equal scores share a rank unless a tie-break is
+configured. An undefined value is "—" with its reason code in every output, never 0.
 
 Inputs are plain data (a summary dict per system as written by a protocol's `score_system`, and a long
 per-task table with columns system, task_id, metric, value[, group]) so this module knows no protocol.
