@@ -93,7 +93,7 @@ def test_written_files(three: list[SystemScores], tmp_path: Path) -> None:
     assert pl.read_csv(paths["pairwise_csv"]).height == 3 * len(METRIC_NAMES)
     md = paths["md"].read_text()
     assert md.splitlines()[0].startswith("| # | system | Org | NuggetCov")
-    assert "— (undefined)" in md  # undefined metric shown as "—" with its reason code, never 0
+    assert "— (failed)" in md  # undefined metric shown as "—" with its reason code (judgments failed), never 0
     page = paths["html"].read_text()
     # self-contained: inline CSS/JS only (sorting), nothing fetched from anywhere
     assert page.startswith("<!doctype html>") and "http" not in page and "<script src" not in page

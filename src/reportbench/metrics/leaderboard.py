@@ -318,7 +318,8 @@ def build_leaderboard(
     stats["range_violations"] = range_violations(rows, info)
     first = summaries[0]
     meta = {k: first[k] for k in ("benchmark", "release", "judge", "members") if k in first}
-    meta["overall"] = {"kind": overall, "column": overall_column(overall), "metrics": parts if overall else None}
+    combined = overall in ("geomean", "mean")
+    meta["overall"] = {"kind": overall, "column": overall_column(overall), "metrics": parts if combined else None}
     lb = Leaderboard(protocol, names, rows, pairwise, info, stats, meta)
     if task_sets is not None and has_tasks:
         lb.shared = shared_task_comparison(rows, per_task, names, protocol, task_sets, release_tasks)
@@ -429,9 +430,13 @@ def shared_task_comparison(
     shared = sorted(set.intersection(*sets))
     metrics = [m for m in names if (sp := _spec(m, protocol)) is None or sp.aggregation in TASK_MEANS]
     values: dict[str, dict[str, float]] = {}
-    for s in systems:
+    for r in rows:
+        s = str(r["system"])
         values[s] = {}
         for m in metrics:
+            if math.isnan(r["metrics"][m]):  # undefined for the system (e.g. no evidence): undefined here too
+                values[s][m] = math.nan
+                continue
             tv = _task_values(per_task, s, m)
             values[s][m] = nan_mean(tv.get(t, math.nan) for t in shared).mean
     return {

@@ -31,6 +31,7 @@ REASON_CODES: Mapping[str, str] = MappingProxyType(
         "no_counts": "no citation count exists for any cited paper (offline without a count cache)",
         "no_games": "no decisive comparison (win or loss) was played",
         "not_identifiable": "the rating cannot be estimated from these battles (separable or too few)",
+        "no_labels": "the release has no labels the metric needs (e.g. no importance labels for Reference Coverage)",
         # the system left something out; the protocol decides whether that scores 0 or stays undefined
         "no_report": "the system returned no report for the task",
         "nothing_to_score": "the report gives the metric nothing to score (no citation, no link)",
@@ -47,6 +48,7 @@ _ALIASES = {
     "no_counts_for_report_sources": "no_counts",
     "no_counts_for_exemplar_refs": "no_counts",
     "judgment_failed": "failed",
+    "no_important_labels": "no_labels",
     "no report": "no_report",
     "zero": "nothing_to_score",
 }
