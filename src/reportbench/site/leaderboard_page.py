@@ -268,11 +268,19 @@ def definitions_table(d: BenchmarkData) -> str:
         method = next((k for k, _ in methods.most_common() if k and not k.startswith("n/a")), "none")
         direction = "higher is better ↑" if info.get("higher_is_better", True) else "lower is better ↓"
         label = esc(str(info.get("label", m)))
+        ev = info.get("evidence")
+        evidence = f'<br><span class="note">needs: {esc(str(ev))}</span>' if ev else ""
+        trng = info.get("task_range")
+        task_rng = (
+            f'<br><span class="note">per task {trng[0]:g}–{"∞" if trng[1] is None else f"{trng[1]:g}"}</span>'
+            if trng
+            else ""
+        )
         body.append(
             f'<tr id="def-{esc(m)}"><td class="s" data-sort="{label}"><b>{label}</b></td>'
             f'<td class="s">{esc(str(info.get("full_name", m)))} <code>{esc(m)}</code></td>'
-            f'<td class="s">{esc(str(info.get("description", "")))}</td><td class="s">{direction}</td>'
-            f'<td class="s">{esc(rng_txt)} {esc(str(info.get("unit") or ""))}</td>'
+            f'<td class="s">{esc(str(info.get("description", "")))}{evidence}</td><td class="s">{direction}</td>'
+            f'<td class="s">{esc(rng_txt)} {esc(str(info.get("unit") or ""))}{task_rng}</td>'
             f'<td class="s">{esc(str(info.get("aggregation") or ""))}</td><td class="s">{esc(method)}</td></tr>'
         )
     return table(head, body, cls="defs")
