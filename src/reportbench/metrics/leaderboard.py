@@ -98,7 +98,7 @@ def metric_info(metric: str, protocol: str | None) -> dict[str, Any]:
         "value_range": list(spec.value_range) if spec.value_range is not None else None,
         # per-task values may differ (DeepScholar DocImp: ratios above 1, the system mean is clipped at 1)
         "task_range": list(spec.task_range) if spec.task_range is not None else None,
-        "evidence": spec.evidence,
+        "evidence": spec.needs,
         "aggregation": spec.aggregation,
     }
 

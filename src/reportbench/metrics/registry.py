@@ -86,13 +86,20 @@ class MetricSpec:
     # then declared by `task_range`); its bootstrap interval is the clipped interval.
     clip_mean: bool = False
     task_range: tuple[float, float | None] | None = None
-    evidence: str = "the judgments of the metric's judge tasks"
+    evidence: str = ""  # empty: the judgments of `judge_tasks` (see `needs`)
     no_evidence: str = "failed"
 
     @property
     def key(self) -> str:
         """Registry key: metric names are only unique within a protocol."""
         return f"{self.protocol}/{self.name}"
+
+    @property
+    def needs(self) -> str:
+        """What must exist for a value: the declared evidence, else the metric's judge tasks' judgments."""
+        if self.evidence:
+            return self.evidence
+        return f"judgments of {', '.join(self.judge_tasks)}" if self.judge_tasks else "a graded report"
 
     @property
     def label(self) -> str:

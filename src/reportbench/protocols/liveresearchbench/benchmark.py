@@ -92,7 +92,13 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("cit_e2", NAME, "E2 irrelevant links per report", higher_is_better=False, **_CHECKED),
     MetricSpec("cit_e3", NAME, "E3 unsupported (claim, source) pairs per report", higher_is_better=False, **_CHECKED),
     MetricSpec("cit_total", NAME, "E1+E2+E3 per report", higher_is_better=False, **_CHECKED),
-    MetricSpec("cit_n_urls", NAME, "distinct cited URLs per report (read the error counts with it)", **_COUNT),
+    MetricSpec(
+        "cit_n_urls",
+        NAME,
+        "distinct cited URLs per report (read the error counts with it)",
+        evidence="the report's cited URLs (counted: a measurement, no judgment needed)",
+        **_COUNT,
+    ),
     MetricSpec(
         "cit_blocked",
         NAME,
@@ -105,6 +111,7 @@ METRICS: tuple[MetricSpec, ...] = (
         NAME,
         "URLs or pairs not checked (not fetched, failed judgment)",
         higher_is_better=False,
+        evidence="the report's cited URLs and what the fetch and judge stages did with them (a measurement)",
         **_COUNT,
     ),
 )
