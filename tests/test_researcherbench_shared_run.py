@@ -48,3 +48,5 @@ def test_shared_release_and_systems_run_offline(
         assert s["claims"]["fetch_error"] == cited.height
         # paper mode: a fetch error is an unknown (excluded), so faithfulness is undefined, never 0
         assert s["metrics"]["faithfulness"]["n_defined"] == 0 and s["metrics"]["faithfulness"]["n_failed"] == 0
+        # groundedness too: with every cited page unfetched it is "— (no_pages)", not 0.000 (issue 21)
+        assert s["metrics"]["groundedness"]["mean"] is None and s["metrics"]["groundedness"]["reason"] == "no_pages"

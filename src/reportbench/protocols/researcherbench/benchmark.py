@@ -339,6 +339,8 @@ def _member_values(
             # error: with no page at all both values are undefined (no_pages), never 0 (docs/reading-scores.md)
             why = f"no_pages: none of the {cited} cited claim(s)' pages was fetched"
             faith, ground = M.Value(math.nan, "undefined", why), M.Value(math.nan, "undefined", why)
+        elif not cited and ground.status == "ok" and ground.value == 0.0:
+            ground.reason = "zero: no claim cites a source"  # the protocol's 0, needing no page
         faith.details.update(counts)
         out[tid] = {"coverage": cov, "faithfulness": faith, "groundedness": ground}
     return out
@@ -350,7 +352,10 @@ def _combine(values: list[M.Value]) -> M.Value:
         bad = [v for v in values if v.status == status]
         if bad:
             return M.Value(math.nan, status, bad[0].reason)
-    return M.Value(sum(v.value for v in values) / len(values), details=values[0].details if values else {})
+    reason = values[0].reason if values and all(v.reason == values[0].reason for v in values) else ""
+    return M.Value(
+        sum(v.value for v in values) / len(values), reason=reason, details=values[0].details if values else {}
+    )
 
 
 def score(ctx: ScoreContext) -> ScoreResult:
