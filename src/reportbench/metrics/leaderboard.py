@@ -397,11 +397,14 @@ def _rank_rows(
     rows.sort(key=key)
     ranked = [r for r in rows if r["unranked_reason"] is None]
     for i, r in enumerate(ranked):
-        prev = ranked[i - 1] if i else None
-        same = prev is not None and _close(prev["overall_value"], r["overall_value"])
-        if same and tie_break == "arithmetic_mean":
-            same = _close(arith(prev), arith(r))  # type: ignore[arg-type]
-        r["rank"] = prev["rank"] if same else i + 1  # type: ignore[index]
+        r["rank"] = i + 1  # competition ranking: a tie takes the rank of the first of its group (1, 2, 2, 4)
+        if i:
+            prev = ranked[i - 1]
+            same = _close(prev["overall_value"], r["overall_value"])
+            if same and tie_break == "arithmetic_mean":
+                same = _close(arith(prev), arith(r))
+            if same:
+                r["rank"] = prev["rank"]
     counts: dict[int, int] = {}
     for r in ranked:
         counts[r["rank"]] = counts.get(r["rank"], 0) + 1
