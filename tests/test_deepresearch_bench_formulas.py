@@ -115,7 +115,7 @@ def test_race_parsers_strict_vs_authors() -> None:
     assert parse_race_authors(text).insight[0].article_1_score == 7.0
     assert extract_json(text) == json.dumps(ANSWER)
     # the keyword scrape (their method 6) rebuilds the object from a broken answer
-    broken = '"comprehensiveness": [{"criterion": "a", "article_1_score": 6, "article_2_score": 4}, "insight"'
+    broken = '"comprehensiveness": [{"criterion": "a", "article_1_score": 6, "article_2_score": 4,}] "insight"'
     assert json.loads(extract_json(broken) or "{}")["comprehensiveness"][0]["article_2_score"] == 4.0
     with pytest.raises(ParseError, match="missing expected dimensions"):
         parse_race_authors(json.dumps({"insight": []}))
