@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from reportbench.judges.base import ParseError
 from reportbench_deepresearch_bench import fact, race
 from reportbench_deepresearch_bench.authors_json import extract_json
 from reportbench_deepresearch_bench.tasks import parse_race, parse_race_authors
+
+from reportbench.judges.base import ParseError
 
 pytestmark = pytest.mark.core
 
@@ -22,8 +22,13 @@ CRITERIA = [
     race.Criterion("readability", "r1", "e", 1.0),
 ]
 W = {"comprehensiveness": 0.3, "insight": 0.3, "instruction_following": 0.25, "readability": 0.15}
-SCORES = {("comprehensiveness", "c1"): (8, 6), ("comprehensiveness", "c2"): (5, 5), ("insight", "i1"): (7, 7),
-          ("instruction_following", "f1"): (9, 3), ("readability", "r1"): (6, 8)}
+SCORES = {
+    ("comprehensiveness", "c1"): (8, 6),
+    ("comprehensiveness", "c2"): (5, 5),
+    ("insight", "i1"): (7, 7),
+    ("instruction_following", "f1"): (9, 3),
+    ("readability", "r1"): (6, 8),
+}
 
 
 def items(skip: tuple[str, ...] = (), **over: tuple[float | None, float | None]) -> list[race.ScoreItem]:
@@ -100,8 +105,18 @@ def test_fact_accuracy_and_effective_citations() -> None:
     assert fact.effective_citations(b, "paper") == 0.0
     assert fact.effective_citations(b, "code") is None
     assert fact.effective_citations(c) is None
-    assert fact.summary([a, b, c], "paper") == {"total_citations": 2.0, "total_valid_citations": 1.5, "valid_rate": 0.75, "n_tasks": 2}
-    assert fact.summary([a, b, c], "code") == {"total_citations": 4.0, "total_valid_citations": 3.0, "valid_rate": 0.75, "n_tasks": 1}
+    assert fact.summary([a, b, c], "paper") == {
+        "total_citations": 2.0,
+        "total_valid_citations": 1.5,
+        "valid_rate": 0.75,
+        "n_tasks": 2,
+    }
+    assert fact.summary([a, b, c], "code") == {
+        "total_citations": 4.0,
+        "total_valid_citations": 3.0,
+        "valid_rate": 0.75,
+        "n_tasks": 1,
+    }
     assert fact.count_results([{"result": "supported"}, {"result": "unknown"}, {"result": "unsupported"}]) == (1, 1)
 
 

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from reportbench.release.format import Release, ReleaseMeta
-from reportbench.types import Task
 from reportbench_deepresearch_bench import pack
 from reportbench_deepresearch_bench.authors_json import extract_json
 from reportbench_deepresearch_bench.benchmark import criteria_json
 from reportbench_deepresearch_bench.release import DrbCriterion
+
+from reportbench.release.format import Release, ReleaseMeta
+from reportbench.types import Task
 
 GOLDENS = Path(__file__).parent / "fixtures" / "deepresearch_bench" / "goldens.json"
 DIMS = ("comprehensiveness", "insight", "instruction_following", "readability")
@@ -38,7 +38,9 @@ def mirror_root() -> Path | None:
     return root if root.is_dir() else None
 
 
-needs_mirror = pytest.mark.skipif(mirror_root() is None, reason="REPORTBENCH_AUTHORS_MIRROR with the pinned commit not set")
+needs_mirror = pytest.mark.skipif(
+    mirror_root() is None, reason="REPORTBENCH_AUTHORS_MIRROR with the pinned commit not set"
+)
 pytestmark = [pytest.mark.core, needs_mirror]
 
 
@@ -50,7 +52,14 @@ def digest(messages: list[dict[str, Any]]) -> str:
 def _criteria_string(case: dict[str, Any]) -> str:
     """Our release path: criteria rows -> the JSON the RACE judge gets (criteria_json)."""
     rows = [
-        DrbCriterion(task_id="t", dimension=d, index=i, criterion=c["criterion"], explanation=c["explanation"], weight=c["weight"])
+        DrbCriterion(
+            task_id="t",
+            dimension=d,
+            index=i,
+            criterion=c["criterion"],
+            explanation=c["explanation"],
+            weight=c["weight"],
+        )
         for d, lst in case["criteria"]["criterions"].items()
         for i, c in enumerate(lst)
     ]
@@ -65,8 +74,15 @@ def _criteria_string(case: dict[str, Any]) -> str:
 def pack_messages(case: dict[str, Any]) -> list[dict[str, Any]]:
     step, lang = case["step"], case["language"]
     if step == "race":
-        return pack.render_race({"task_prompt": case["prompt"], "criteria": _criteria_string(case),
-                                 "article_1": case["target"], "article_2": case["reference"], "language": lang})
+        return pack.render_race(
+            {
+                "task_prompt": case["prompt"],
+                "criteria": _criteria_string(case),
+                "article_1": case["target"],
+                "article_2": case["reference"],
+                "language": lang,
+            }
+        )
     if step == "clean":
         return pack.render_clean({"article": case["article"], "language": lang})
     if step == "fact_extract":
@@ -134,8 +150,14 @@ def authors_messages(a: types.SimpleNamespace, case: dict[str, Any], tmp: Path) 
     if step == "race":  # process_single_item's prompt construction
         tmpl = a.race.zh_merged_score_prompt if lang == "zh" else a.race.en_merged_score_prompt
         crit = {"id": 1, "prompt": case["prompt"], **case["criteria"]}
-        a.sent.append(tmpl.format(task_prompt=case["prompt"], article_1=case["target"], article_2=case["reference"],
-                                  criteria_list=a.race.format_criteria_list(crit)))
+        a.sent.append(
+            tmpl.format(
+                task_prompt=case["prompt"],
+                article_1=case["target"],
+                article_2=case["reference"],
+                criteria_list=a.race.format_criteria_list(crit),
+            )
+        )
     elif step == "clean":
         a.clean.ArticleCleaner(a.api.AIClient())._clean_text(case["article"], lang)
     elif step == "fact_extract":
@@ -147,8 +169,10 @@ def authors_messages(a: types.SimpleNamespace, case: dict[str, Any], tmp: Path) 
         a.dedup.run([{"id": 1, "citations": cits}], str(tmp / "d.jsonl"), {1: lang})
     else:
         a.api.answer = json.dumps([{"idx": i + 1, "result": "supported"} for i in range(len(case["statements"]))])
-        a.validate.validate(("https://example.org/u", {"url_content": case["reference"], "facts": case["statements"],
-                                                       "article_id": 1}), {1: lang})
+        a.validate.validate(
+            ("https://example.org/u", {"url_content": case["reference"], "facts": case["statements"], "article_id": 1}),
+            {1: lang},
+        )
     assert len(a.sent) == 1, f"{step}: the authors' code sent {len(a.sent)} prompts"
     return [{"role": "user", "content": a.sent[0]}]
 
@@ -157,21 +181,48 @@ def authors_messages(a: types.SimpleNamespace, case: dict[str, Any], tmp: Path) 
 def cases() -> list[dict[str, Any]]:
     """Self-authored inputs (one per step and language)."""
     crit = {
-        "dimension_weight": {"comprehensiveness": 0.4, "insight": 0.3, "instruction_following": 0.2, "readability": 0.1},
-        "criterions": {d: [{"criterion": f"{d}: 覆盖 coverage", "explanation": "Does it \"quote\" {braces}?", "weight": 1.0}] for d in DIMS},
+        "dimension_weight": {
+            "comprehensiveness": 0.4,
+            "insight": 0.3,
+            "instruction_following": 0.2,
+            "readability": 0.1,
+        },
+        "criterions": {
+            d: [{"criterion": f"{d}: 覆盖 coverage", "explanation": 'Does it "quote" {braces}?', "weight": 1.0}]
+            for d in DIMS
+        },
     }
     out: list[dict[str, Any]] = []
     for lang, prompt, art in (
-        ("en", "Compare two heat-pump designs.", "Heat pumps move heat [1].\n\n## References\n[1] https://example.org/hp"),
+        (
+            "en",
+            "Compare two heat-pump designs.",
+            "Heat pumps move heat [1].\n\n## References\n[1] https://example.org/hp",
+        ),
         ("zh", "比较两种热泵设计。", "热泵搬运热量[1]。\n\n参考文献\n[1] https://example.org/hp"),
     ):
         out += [
-            {"step": "race", "language": lang, "prompt": prompt, "criteria": crit, "target": art, "reference": "Ref {x} report."},
+            {
+                "step": "race",
+                "language": lang,
+                "prompt": prompt,
+                "criteria": crit,
+                "target": art,
+                "reference": "Ref {x} report.",
+            },
             {"step": "clean", "language": lang, "article": art},
             {"step": "fact_extract", "language": lang, "article": art},
-            {"step": "fact_dedup", "language": lang, "statements": ["Heat pumps move heat.", "Heat is moved by heat pumps."]},
-            {"step": "fact_validate", "language": lang, "reference": "A page {about} heat pumps.",
-             "statements": ["Heat pumps move heat.", "They are 300% efficient."]},
+            {
+                "step": "fact_dedup",
+                "language": lang,
+                "statements": ["Heat pumps move heat.", "Heat is moved by heat pumps."],
+            },
+            {
+                "step": "fact_validate",
+                "language": lang,
+                "reference": "A page {about} heat pumps.",
+                "statements": ["Heat pumps move heat.", "They are 300% efficient."],
+            },
         ]
     return out
 
@@ -201,7 +252,7 @@ ANSWERS = [
     '"comprehensiveness": [{"criterion": "x", "article_1_score": 6.5, "article_2_score": 4}] "insight": '
     '[{"criterion": "y", "article_1_score": 3, "article_2_score": 2}] readability',
     "no json at all",
-    '```json\n[1, 2]\n```',
+    "```json\n[1, 2]\n```",
 ]
 
 
@@ -222,5 +273,7 @@ if __name__ == "__main__":  # regenerate the goldens from the authors' code (mir
     with tempfile.TemporaryDirectory() as tmp:
         out = [{"inputs": c, "sha256": digest(authors_messages(a, c, Path(tmp)))} for c in cases()]
     GOLDENS.parent.mkdir(parents=True, exist_ok=True)
-    GOLDENS.write_text(json.dumps({"authors": f"{pack.REPO}@{pack.COMMIT}", "cases": out}, ensure_ascii=False, indent=1) + "\n")
+    GOLDENS.write_text(
+        json.dumps({"authors": f"{pack.REPO}@{pack.COMMIT}", "cases": out}, ensure_ascii=False, indent=1) + "\n"
+    )
     print(f"wrote {len(out)} goldens to {GOLDENS}")

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from reportbench.config import ConfigError
 from reportbench_deepresearch_bench.release import build_release, read_authors_layout
 from reportbench_deepresearch_bench.systems import run_drb_jsonl
+
+from reportbench.config import ConfigError
 
 pytestmark = pytest.mark.core
 
@@ -28,15 +28,32 @@ def authors_layout(root: Path, *, ref_id: int = 8) -> Path:
         {"id": 8, "topic": "Tech", "language": "en", "prompt": "Explain how a heat pump works."},
     ]
     crit = {
-        "dimension_weight": {"comprehensiveness": 0.4, "insight": 0.2, "instruction_following": 0.2, "readability": 0.2},
-        "criterions": {d: [{"criterion": f"{d} a", "explanation": "x", "weight": 0.5},
-                           {"criterion": f"{d} b", "explanation": "y", "weight": 0.5}] for d in DIMS},
+        "dimension_weight": {
+            "comprehensiveness": 0.4,
+            "insight": 0.2,
+            "instruction_following": 0.2,
+            "readability": 0.2,
+        },
+        "criterions": {
+            d: [
+                {"criterion": f"{d} a", "explanation": "x", "weight": 0.5},
+                {"criterion": f"{d} b", "explanation": "y", "weight": 0.5},
+            ]
+            for d in DIMS
+        },
     }
     _write(root / "data/prompt_data/query.jsonl", q)
-    _write(root / "data/criteria_data/criteria.jsonl", [{"id": t["id"], "prompt": t["prompt"], **crit} for t in reversed(q)])
-    _write(root / "data/test_data/cleaned_data/reference.jsonl",
-           [{"id": ref_id, "prompt": q[1]["prompt"], "article": "Heat pumps move heat."},
-            {"id": 7, "prompt": q[0]["prompt"], "article": "潮汐由月球引力引起。"}])
+    _write(
+        root / "data/criteria_data/criteria.jsonl",
+        [{"id": t["id"], "prompt": t["prompt"], **crit} for t in reversed(q)],
+    )
+    _write(
+        root / "data/test_data/cleaned_data/reference.jsonl",
+        [
+            {"id": ref_id, "prompt": q[1]["prompt"], "article": "Heat pumps move heat."},
+            {"id": 7, "prompt": q[0]["prompt"], "article": "潮汐由月球引力引起。"},
+        ],
+    )
     return root
 
 
@@ -47,8 +64,11 @@ def test_importer_reads_the_authors_layout(tmp_path: Path) -> None:
     info = {r.task_id: r for r in rel.table("drb_tasks")}
     assert info["7"].language == "zh" and info["8"].comprehensiveness == 0.4
     assert len(rel.table("drb_criteria")) == 16
-    assert set(rel.meta.provenance) == {"data/prompt_data/query.jsonl", "data/criteria_data/criteria.jsonl",
-                                        "data/test_data/cleaned_data/reference.jsonl"}
+    assert set(rel.meta.provenance) == {
+        "data/prompt_data/query.jsonl",
+        "data/criteria_data/criteria.jsonl",
+        "data/test_data/cleaned_data/reference.jsonl",
+    }
     only_en = read_authors_layout(tmp_path, languages=("en",))
     assert [t.task_id for t in only_en.tasks] == ["8"]
 
@@ -80,16 +100,25 @@ def test_submission_kind_maps_by_prompt_and_reports_the_rest(tmp_path: Path) -> 
     rel = read_authors_layout(authors_layout(tmp_path / "rel"))
     sub = tmp_path / "model.jsonl"
     art = "# Heat pumps\n\nA heat pump moves heat from outside to inside [1].\n\n## References\n[1] Doc https://example.org/hp\n"
-    sub.write_text("\n".join([
-        json.dumps({"id": 8, "prompt": "Explain how a heat pump works.", "article": art}),
-        json.dumps({"id": 7, "prompt": "Explain how a heat pump works.", "article": art}),  # id disagrees
-        json.dumps({"id": 3, "prompt": "unknown", "article": art}),
-        "{not json",
-    ]) + "\n")
+    sub.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": 8, "prompt": "Explain how a heat pump works.", "article": art}),
+                json.dumps({"id": 7, "prompt": "Explain how a heat pump works.", "article": art}),  # id disagrees
+                json.dumps({"id": 3, "prompt": "unknown", "article": art}),
+                "{not json",
+            ]
+        )
+        + "\n"
+    )
     reports, outcomes = run_drb_jsonl("m", {"kind": "drb_jsonl", "path": str(sub)}, rel.tasks, tmp_path / "run")
     assert [r.task_id for r in reports] == ["8"]
     assert (tmp_path / "run/articles/8.md").read_text() == art
     status = [(o.task_id, o.status) for o in outcomes]
     assert status[:2] == [("7", "missing"), ("8", "ok")]
     reasons = [o.reason for o in outcomes if o.status == "unmapped"]
-    assert any("id 7" in r for r in reasons) and any("no task" in r for r in reasons) and any("not JSON" in r for r in reasons)
+    assert (
+        any("id 7" in r for r in reasons)
+        and any("no task" in r for r in reasons)
+        and any("not JSON" in r for r in reasons)
+    )

@@ -18,7 +18,6 @@ from reportbench.judges.tasks import register_task
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
 from reportbench.protocols import JudgeItem, content_hash
-
 from reportbench_deepresearch_bench import fact as fact_math
 from reportbench_deepresearch_bench import pack as _pack  # noqa: F401  (registers the authors' steps)
 from reportbench_deepresearch_bench import race as race_math
@@ -95,13 +94,23 @@ def clean_items(ctx: JudgeContext) -> list[JudgeItem]:
     if not judging(ctx.params)["clean"]:
         return []
     return [
-        JudgeItem("drb_clean", f"{r.report_id}:clean", {"article": raw_article(r), "language": _lang(ctx, r.task_id)},
-                  {"task_id": r.task_id, "report_id": r.report_id})
+        JudgeItem(
+            "drb_clean",
+            f"{r.report_id}:clean",
+            {"article": raw_article(r), "language": _lang(ctx, r.task_id)},
+            {"task_id": r.task_id, "report_id": r.report_id},
+        )
         for r in ctx.reports
     ]
 
 
-CLEAN_SCHEMA = {"report_id": pl.String, "task_id": pl.String, "status": pl.String, "article": pl.String, "reason": pl.String}
+CLEAN_SCHEMA = {
+    "report_id": pl.String,
+    "task_id": pl.String,
+    "status": pl.String,
+    "article": pl.String,
+    "reason": pl.String,
+}
 
 
 def cleaned_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
@@ -111,13 +120,35 @@ def cleaned_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
     for r in ctx.reports:
         j = by_report.get(r.report_id)
         if j is None:
-            rows.append({"report_id": r.report_id, "task_id": r.task_id, "status": "raw", "article": raw_article(r), "reason": None})
+            rows.append(
+                {
+                    "report_id": r.report_id,
+                    "task_id": r.task_id,
+                    "status": "raw",
+                    "article": raw_article(r),
+                    "reason": None,
+                }
+            )
         elif j.ok:
-            rows.append({"report_id": r.report_id, "task_id": r.task_id, "status": "cleaned",
-                         "article": json.loads(j.parsed)["article"], "reason": None})
+            rows.append(
+                {
+                    "report_id": r.report_id,
+                    "task_id": r.task_id,
+                    "status": "cleaned",
+                    "article": json.loads(j.parsed)["article"],
+                    "reason": None,
+                }
+            )
         else:
-            rows.append({"report_id": r.report_id, "task_id": r.task_id, "status": "failed", "article": None,
-                         "reason": f"cleaning failed: {j.error}"})
+            rows.append(
+                {
+                    "report_id": r.report_id,
+                    "task_id": r.task_id,
+                    "status": "failed",
+                    "article": None,
+                    "reason": f"cleaning failed: {j.error}",
+                }
+            )
     return pl.DataFrame(rows, schema=CLEAN_SCHEMA, orient="row")
 
 
@@ -146,14 +177,24 @@ def race_items(ctx: JudgeContext) -> list[JudgeItem]:
 # -------------------------------------------------------------------------------------------- fact
 def extract_items(ctx: JudgeContext) -> list[JudgeItem]:
     return [
-        JudgeItem("drb_fact_extract", f"{r.report_id}:extract",
-                  {"article": raw_article(r), "language": _lang(ctx, r.task_id)},
-                  {"task_id": r.task_id, "report_id": r.report_id})
+        JudgeItem(
+            "drb_fact_extract",
+            f"{r.report_id}:extract",
+            {"article": raw_article(r), "language": _lang(ctx, r.task_id)},
+            {"task_id": r.task_id, "report_id": r.report_id},
+        )
         for r in ctx.reports
     ]
 
 
-CIT_SCHEMA = {"report_id": pl.String, "task_id": pl.String, "n": pl.Int64, "fact": pl.String, "ref_idx": pl.String, "url": pl.String}
+CIT_SCHEMA = {
+    "report_id": pl.String,
+    "task_id": pl.String,
+    "n": pl.Int64,
+    "fact": pl.String,
+    "ref_idx": pl.String,
+    "url": pl.String,
+}
 
 
 def citations_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
@@ -180,14 +221,25 @@ def _gid(rid: str, url: str) -> str:
 
 def dedup_items(ctx: JudgeContext) -> list[JudgeItem]:
     return [
-        JudgeItem("drb_fact_dedup", f"{_gid(rid, url)}:dedup", {"statements": facts, "language": _lang(ctx, tid)},
-                  {"task_id": tid, "report_id": rid, "url": url})
+        JudgeItem(
+            "drb_fact_dedup",
+            f"{_gid(rid, url)}:dedup",
+            {"statements": facts, "language": _lang(ctx, tid)},
+            {"task_id": tid, "report_id": rid, "url": url},
+        )
         for (rid, tid, url), facts in _groups(ctx).items()
         if len(facts) > 1
     ]
 
 
-ST_SCHEMA = {"report_id": pl.String, "task_id": pl.String, "url": pl.String, "idx": pl.Int64, "fact": pl.String, "status": pl.String}
+ST_SCHEMA = {
+    "report_id": pl.String,
+    "task_id": pl.String,
+    "url": pl.String,
+    "idx": pl.Int64,
+    "fact": pl.String,
+    "status": pl.String,
+}
 
 
 def statements_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
@@ -203,7 +255,9 @@ def statements_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
         elif j is not None and jp["fact"]["dedup_failure"] == "fail":
             status = "dedup_failed"
         for k, i in enumerate(keep):
-            rows.append({"report_id": rid, "task_id": tid, "url": url, "idx": k + 1, "fact": facts[i - 1], "status": status})
+            rows.append(
+                {"report_id": rid, "task_id": tid, "url": url, "idx": k + 1, "fact": facts[i - 1], "status": status}
+            )
     return pl.DataFrame(rows, schema=ST_SCHEMA, orient="row")
 
 
@@ -229,14 +283,27 @@ def validate_items(ctx: JudgeContext) -> list[JudgeItem]:
             if jp["fact"]["fetch_failure"] != "judge":
                 continue
             text = f"scrape failed: {why}"  # the authors send their scraper's failure text to the validator
-        items.append(JudgeItem("drb_fact_validate", f"{_gid(rid, url)}:validate:{content_hash(text, *facts, n=8)}",
-                               {"reference": text, "statements": facts, "language": _lang(ctx, tid)},
-                               {"task_id": tid, "report_id": rid, "url": url}))
+        items.append(
+            JudgeItem(
+                "drb_fact_validate",
+                f"{_gid(rid, url)}:validate:{content_hash(text, *facts, n=8)}",
+                {"reference": text, "statements": facts, "language": _lang(ctx, tid)},
+                {"task_id": tid, "report_id": rid, "url": url},
+            )
+        )
     return items
 
 
-VAL_SCHEMA = {"report_id": pl.String, "task_id": pl.String, "url": pl.String, "idx": pl.Int64, "fact": pl.String,
-              "result": pl.String, "status": pl.String, "reason": pl.String}
+VAL_SCHEMA = {
+    "report_id": pl.String,
+    "task_id": pl.String,
+    "url": pl.String,
+    "idx": pl.Int64,
+    "fact": pl.String,
+    "result": pl.String,
+    "status": pl.String,
+    "reason": pl.String,
+}
 
 
 def validations_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
@@ -263,18 +330,41 @@ def validations_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
 RACE_METRICS = ("race_overall", *(f"race_{d}" for d in race_math.DIMENSIONS))
 FACT_METRICS = ("citation_accuracy", "effective_citations")
 METRICS = [
-    MetricSpec("race_overall", NAME, "RACE overall: S_int(target) / (S_int(target) + S_int(reference))",
-               short="RACE", missing_report="zero"),
-    *(MetricSpec(f"race_{d}", NAME, f"RACE {d}: weighted dimension score relative to the reference",
-                 short=d.replace("_", " ").title(), missing_report="zero") for d in race_math.DIMENSIONS),
-    MetricSpec("citation_accuracy", NAME, "FACT citation accuracy: supported / judged statement-URL pairs",
-               short="C.Acc"),
-    MetricSpec("effective_citations", NAME, "FACT effective citations: supported statement-URL pairs per task",
-               unit="count", value_range=None, short="E.Cit", missing_report="zero"),
+    MetricSpec(
+        "race_overall",
+        NAME,
+        "RACE overall: S_int(target) / (S_int(target) + S_int(reference))",
+        short="RACE",
+        missing_report="zero",
+    ),
+    *(
+        MetricSpec(
+            f"race_{d}",
+            NAME,
+            f"RACE {d}: weighted dimension score relative to the reference",
+            short=d.replace("_", " ").title(),
+            missing_report="zero",
+        )
+        for d in race_math.DIMENSIONS
+    ),
+    MetricSpec(
+        "citation_accuracy", NAME, "FACT citation accuracy: supported / judged statement-URL pairs", short="C.Acc"
+    ),
+    MetricSpec(
+        "effective_citations",
+        NAME,
+        "FACT effective citations: supported statement-URL pairs per task",
+        unit="count",
+        value_range=None,
+        short="E.Cit",
+        missing_report="zero",
+    ),
 ]
 
 
-def _race_task(rep: Any, steps: Mapping[str, list[Any]], release: Any, sc: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+def _race_task(
+    rep: Any, steps: Mapping[str, list[Any]], release: Any, sc: Mapping[str, Any]
+) -> tuple[dict[str, Any], str | None]:
     """(metric -> value or None, failure reason) of one report."""
     cj = [j for j in steps.get("clean", []) if j.input_ids.get("report_id") == rep.report_id]
     if cj and not cj[0].ok:
@@ -284,18 +374,25 @@ def _race_task(rep: Any, steps: Mapping[str, list[Any]], release: Any, sc: Mappi
         return {}, "no RACE judgment"
     if not rj[0].ok:
         return {}, f"RACE judge failed: {rj[0].error}"
-    crits = [race_math.Criterion(c.dimension, c.criterion, c.explanation, c.weight) for c in criteria_of(release, rep.task_id)]
+    crits = [
+        race_math.Criterion(c.dimension, c.criterion, c.explanation, c.weight)
+        for c in criteria_of(release, rep.task_id)
+    ]
     info = task_infos(release)[rep.task_id]
     weights = {d: getattr(info, d) for d in race_math.DIMENSIONS}
     try:
-        scores = race_math.weighted_scores(race_math.items_from_answer(json.loads(rj[0].parsed)), crits, weights, sc["race"])
+        scores = race_math.weighted_scores(
+            race_math.items_from_answer(json.loads(rj[0].parsed)), crits, weights, sc["race"]
+        )
     except race_math.RaceError as exc:
         return {}, f"RACE scores do not fit the criteria: {exc}"
     res = race_math.task_result(scores, sc["race"])
     return {"race_overall": res["overall_score"], **{f"race_{d}": res[d] for d in race_math.DIMENSIONS}}, None
 
 
-def _fact_task(rep: Any, steps: Mapping[str, list[Any]], derived: Mapping[str, pl.DataFrame], sc: Mapping[str, Any]) -> fact_math.TaskFact:
+def _fact_task(
+    rep: Any, steps: Mapping[str, list[Any]], derived: Mapping[str, pl.DataFrame], sc: Mapping[str, Any]
+) -> fact_math.TaskFact:
     ej = [j for j in steps.get("fact_extract", []) if j.input_ids.get("report_id") == rep.report_id]
     if not ej or not ej[0].ok:
         return fact_math.TaskFact(rep.task_id, 0, 0, 0, failed=True)
@@ -335,7 +432,9 @@ def score(ctx: ScoreContext) -> ScoreResult:
                 if why:
                     rows.append(metric_row(system, tid, m, math.nan, "failed", why, group=g, n_failed=1))
                 elif values[m] is None:
-                    rows.append(metric_row(system, tid, m, math.nan, "undefined", "target + reference score 0", group=g))
+                    rows.append(
+                        metric_row(system, tid, m, math.nan, "undefined", "target + reference score 0", group=g)
+                    )
                 else:
                     rows.append(metric_row(system, tid, m, values[m], group=g))
             if not why and values["race_overall"] is not None:
@@ -344,15 +443,35 @@ def score(ctx: ScoreContext) -> ScoreResult:
             facts.append(tf)
             if tf.failed:
                 for m in FACT_METRICS:
-                    rows.append(metric_row(system, tid, m, math.nan, "failed", "FACT extraction/validation failed", group=g, n_failed=1))
+                    rows.append(
+                        metric_row(
+                            system, tid, m, math.nan, "failed", "FACT extraction/validation failed", group=g, n_failed=1
+                        )
+                    )
                 continue
             acc = fact_math.citation_accuracy(tf.supported, tf.unsupported)
             n_j = tf.supported + tf.unsupported
-            rows.append(metric_row(system, tid, "citation_accuracy", acc, n_items=n_j, group=g) if acc is not None
-                        else metric_row(system, tid, "citation_accuracy", math.nan, "undefined", "no statement-URL pair judged", group=g))
+            rows.append(
+                metric_row(system, tid, "citation_accuracy", acc, n_items=n_j, group=g)
+                if acc is not None
+                else metric_row(
+                    system, tid, "citation_accuracy", math.nan, "undefined", "no statement-URL pair judged", group=g
+                )
+            )
             eff = fact_math.effective_citations(tf, sc["fact"])
-            rows.append(metric_row(system, tid, "effective_citations", eff, n_items=n_j, group=g) if eff is not None
-                        else metric_row(system, tid, "effective_citations", math.nan, "undefined", "no citations (code: task not counted)", group=g))
+            rows.append(
+                metric_row(system, tid, "effective_citations", eff, n_items=n_j, group=g)
+                if eff is not None
+                else metric_row(
+                    system,
+                    tid,
+                    "effective_citations",
+                    math.nan,
+                    "undefined",
+                    "no citations (code: task not counted)",
+                    group=g,
+                )
+            )
         per_task = rows_frame(rows)
         summary = summarise_rows(system, NAME, per_task, METRICS)
         fsum = fact_math.summary(facts, sc["fact"])
@@ -364,14 +483,23 @@ def score(ctx: ScoreContext) -> ScoreResult:
     return ScoreResult(out, extra_metrics={"authors_results": authors}, overall="race_overall")
 
 
-def _authors_race(ok: list[dict[str, Any]]) -> dict[str, float] | None:
-    """race_result.txt: the plain mean over successfully scored tasks (4 decimals, their labels)."""
+def _authors_race(ok: list[dict[str, Any]]) -> dict[str, float | None] | None:
+    """race_result.txt: the plain mean over successfully scored tasks (4 decimals, their labels). A value left
+    undefined by `scoring.race: paper` (0/0) is left out of its mean (with `code` it is already 0)."""
     if not ok:
         return None
-    labels = {"race_comprehensiveness": "Comprehensiveness", "race_insight": "Insight",
-              "race_instruction_following": "Instruction Following", "race_readability": "Readability",
-              "race_overall": "Overall Score"}
-    return {lab: round(sum(float(v[m] or 0.0) for v in ok) / len(ok), 4) for m, lab in labels.items()}
+    labels = {
+        "race_comprehensiveness": "Comprehensiveness",
+        "race_insight": "Insight",
+        "race_instruction_following": "Instruction Following",
+        "race_readability": "Readability",
+        "race_overall": "Overall Score",
+    }
+    out: dict[str, float | None] = {}
+    for m, lab in labels.items():
+        vals = [float(v[m]) for v in ok if v[m] is not None]
+        out[lab] = round(sum(vals) / len(vals), 4) if vals else None
+    return out
 
 
 def task_payload(task: Any) -> dict[str, Any]:
@@ -396,12 +524,23 @@ BENCHMARK = BenchmarkSpec(
     judge_steps=(
         JudgeStep("clean", task="drb_clean", items=clean_items, derive=cleaned_table, derived_table="cleaned"),
         JudgeStep("race", task="drb_race", items=race_items),
-        JudgeStep("fact_extract", task="drb_fact_extract", items=extract_items, derive=citations_table,
-                  derived_table="citations"),
-        JudgeStep("fact_dedup", task="drb_fact_dedup", items=dedup_items, derive=statements_table,
-                  derived_table="statements"),
-        JudgeStep("fact_validate", task="drb_fact_validate", items=validate_items, derive=validations_table,
-                  derived_table="validations"),
+        JudgeStep(
+            "fact_extract",
+            task="drb_fact_extract",
+            items=extract_items,
+            derive=citations_table,
+            derived_table="citations",
+        ),
+        JudgeStep(
+            "fact_dedup", task="drb_fact_dedup", items=dedup_items, derive=statements_table, derived_table="statements"
+        ),
+        JudgeStep(
+            "fact_validate",
+            task="drb_fact_validate",
+            items=validate_items,
+            derive=validations_table,
+            derived_table="validations",
+        ),
     ),
     score=score,
     metric_names=(*RACE_METRICS, *FACT_METRICS),

@@ -21,7 +21,6 @@ from reportbench.judges.base import ParseError
 from reportbench.prompt_packs import AuthorsStep, register_step
 from reportbench.prompt_packs.extract import module_constant
 from reportbench.prompt_packs.sources import SourceRef, read_ref
-
 from reportbench_deepresearch_bench.tasks import MIN_CLEAN_CHARS, parse_race_authors
 
 BENCHMARK = "DeepResearch Bench"
@@ -93,7 +92,9 @@ def render_dedup(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def render_validate(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
     name = "prompt_template" if _lang(inputs) == "zh" else "prompt_template_en"
-    return _user(_const(VALIDATE, name).format(reference=inputs["reference"], statements=numbered(list(inputs["statements"]))))
+    return _user(
+        _const(VALIDATE, name).format(reference=inputs["reference"], statements=numbered(list(inputs["statements"])))
+    )
 
 
 # ------------------------------------------------------------------------------------------- parsers
@@ -165,21 +166,66 @@ def _dump(x: Any) -> dict[str, Any]:
 
 
 STEPS = (
-    AuthorsStep(BENCHMARK, "article cleaning (clean_prompt)", (CLEAN,), render_clean, None, parse_clean_authors,
-                key="clean", judge_task="drb_clean", from_task=_dump,
-                description="ArticleCleaner._clean_text: one user message, language-specific template"),
-    AuthorsStep(BENCHMARK, "RACE merged scoring (generate_merged_score_prompt)", (SCORE_EN, SCORE_ZH, JSON_EXTRACTOR,
-                RACE_SCRIPT), render_race, None, lambda raw: parse_race_authors(raw).model_dump(), key="race",
-                judge_task="drb_race", from_task=_dump,
-                description="criteria via format_criteria_list (no weights); target = article_1"),
-    AuthorsStep(BENCHMARK, "FACT statement-URL extraction", (EXTRACT,), render_extract, None, parse_extract_authors,
-                key="fact_extract", judge_task="drb_fact_extract", from_task=_dump,
-                to_output=lambda parsed, inp: {"citations": parsed}),
-    AuthorsStep(BENCHMARK, "FACT de-duplication per URL", (DEDUP,), render_dedup, None, parse_dedup_authors,
-                key="fact_dedup", judge_task="drb_fact_dedup", from_task=_dump, to_output=_dedup_output),
-    AuthorsStep(BENCHMARK, "FACT support validation per URL", (VALIDATE,), render_validate, None,
-                parse_validate_authors, key="fact_validate", judge_task="drb_fact_validate", from_task=_dump,
-                to_output=_validate_output),
+    AuthorsStep(
+        BENCHMARK,
+        "article cleaning (clean_prompt)",
+        (CLEAN,),
+        render_clean,
+        None,
+        parse_clean_authors,
+        key="clean",
+        judge_task="drb_clean",
+        from_task=_dump,
+        description="ArticleCleaner._clean_text: one user message, language-specific template",
+    ),
+    AuthorsStep(
+        BENCHMARK,
+        "RACE merged scoring (generate_merged_score_prompt)",
+        (SCORE_EN, SCORE_ZH, JSON_EXTRACTOR, RACE_SCRIPT),
+        render_race,
+        None,
+        lambda raw: parse_race_authors(raw).model_dump(),
+        key="race",
+        judge_task="drb_race",
+        from_task=_dump,
+        description="criteria via format_criteria_list (no weights); target = article_1",
+    ),
+    AuthorsStep(
+        BENCHMARK,
+        "FACT statement-URL extraction",
+        (EXTRACT,),
+        render_extract,
+        None,
+        parse_extract_authors,
+        key="fact_extract",
+        judge_task="drb_fact_extract",
+        from_task=_dump,
+        to_output=lambda parsed, inp: {"citations": parsed},
+    ),
+    AuthorsStep(
+        BENCHMARK,
+        "FACT de-duplication per URL",
+        (DEDUP,),
+        render_dedup,
+        None,
+        parse_dedup_authors,
+        key="fact_dedup",
+        judge_task="drb_fact_dedup",
+        from_task=_dump,
+        to_output=_dedup_output,
+    ),
+    AuthorsStep(
+        BENCHMARK,
+        "FACT support validation per URL",
+        (VALIDATE,),
+        render_validate,
+        None,
+        parse_validate_authors,
+        key="fact_validate",
+        judge_task="drb_fact_validate",
+        from_task=_dump,
+        to_output=_validate_output,
+    ),
 )
 for _s in STEPS:
     register_step(_s)

@@ -190,7 +190,9 @@ def items_from_answer(answer: Mapping[str, Any]) -> list[ScoreItem]:
             a1 = it.get("article_1_score")
             if a1 is None:
                 a1 = it.get("target_score")
-            out.append(ScoreItem(str(dim), crit if isinstance(crit, str) else "", _num(a1), _num(it.get("article_2_score"))))
+            out.append(
+                ScoreItem(str(dim), crit if isinstance(crit, str) else "", _num(a1), _num(it.get("article_2_score")))
+            )
     return out
 
 

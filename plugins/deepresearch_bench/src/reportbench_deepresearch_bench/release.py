@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -127,9 +127,11 @@ def read_authors_layout(root: Path, limit: int | None = None, languages: tuple[s
                 raise ConfigError(f"{root / CRITERIA}:{cn}: criterions.{dim} missing or empty")
             for i, it in enumerate(lst):
                 where = f"{root / CRITERIA}:{cn}: criterions.{dim}[{i}]"
-                if not isinstance(it, dict) or not all(
-                    isinstance(it.get(k), str) for k in ("criterion", "explanation")
-                ) or not isinstance(it.get("weight"), int | float):
+                if (
+                    not isinstance(it, dict)
+                    or not all(isinstance(it.get(k), str) for k in ("criterion", "explanation"))
+                    or not isinstance(it.get("weight"), int | float)
+                ):
                     raise ConfigError(f"{where}: needs string criterion/explanation and a numeric weight")
                 crits.append(
                     DrbCriterion(

@@ -23,7 +23,9 @@ MAX_BYTES = 200_000_000
 
 
 @register_kind(KIND)
-def run_drb_jsonl(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path) -> tuple[list[Report], list[TaskOutcome]]:
+def run_drb_jsonl(
+    name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
+) -> tuple[list[Report], list[TaskOutcome]]:
     from reportbench.reports.base import confined_to
 
     path = Path(str(spec.get("path") or ""))
@@ -43,8 +45,14 @@ def run_drb_jsonl(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: P
         except json.JSONDecodeError as exc:
             unmapped.append(TaskOutcome(task_id="", status="unmapped", path=where, reason=f"not JSON: {exc.msg}"))
             continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("prompt"), str) or not isinstance(obj.get("article"), str):
-            unmapped.append(TaskOutcome(task_id="", status="unmapped", path=where, reason="needs string prompt and article"))
+        if (
+            not isinstance(obj, dict)
+            or not isinstance(obj.get("prompt"), str)
+            or not isinstance(obj.get("article"), str)
+        ):
+            unmapped.append(
+                TaskOutcome(task_id="", status="unmapped", path=where, reason="needs string prompt and article")
+            )
             continue
         task = by_prompt.get(obj["prompt"])
         if task is None:
@@ -55,7 +63,9 @@ def run_drb_jsonl(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: P
             unmapped.append(TaskOutcome(task_id="", status="unmapped", path=where, reason=reason))
             continue
         if task.task_id in articles:
-            unmapped.append(TaskOutcome(task_id="", status="unmapped", path=where, reason=f"second line for task {task.task_id}"))
+            unmapped.append(
+                TaskOutcome(task_id="", status="unmapped", path=where, reason=f"second line for task {task.task_id}")
+            )
             continue
         articles[task.task_id] = obj["article"]
     folder = out_dir / "articles"

@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
 from reportbench.judges.tasks._parsing import parse_json_output, validate_output
-
 from reportbench_deepresearch_bench.authors_json import extract_json
 from reportbench_deepresearch_bench.race import DIMENSIONS
 
@@ -76,7 +75,9 @@ def parse_clean(raw: str, inputs: Any = None) -> CleanOutput:
     """The whole answer is the cleaned article (as the authors use it); shorter than 100 characters fails."""
     text = (raw or "").strip()
     if len(text) < MIN_CLEAN_CHARS:
-        raise ParseError(f"cleaned article has {len(text)} characters (< {MIN_CLEAN_CHARS}: the authors' validity bound)")
+        raise ParseError(
+            f"cleaned article has {len(text)} characters (< {MIN_CLEAN_CHARS}: the authors' validity bound)"
+        )
     return CleanOutput(article=text)
 
 
@@ -141,7 +142,9 @@ def parse_race_authors(raw: str) -> RaceOutput:
             a1 = it.get("article_1_score", it.get("target_score"))
             a2 = it.get("article_2_score")
             try:
-                keep.append({"criterion": it["criterion"].strip(), "article_1_score": float(a1), "article_2_score": float(a2)})
+                keep.append(
+                    {"criterion": it["criterion"].strip(), "article_1_score": float(a1), "article_2_score": float(a2)}
+                )
             except (TypeError, ValueError):
                 continue
         out[d] = keep
@@ -203,7 +206,9 @@ def _extract_offline(inputs: ExtractInput, params: dict[str, Any]) -> OfflineVer
     body = inputs.article[: m.start()] if m else inputs.article
     out = []
     for s in _SENT.findall(body):
-        keys = re.findall(r"\[(\d+)\]", s) + [k for g in re.findall(r"\[(\d+(?:[,，]\s*\d+)+)\]", s) for k in re.split(r"[,，]\s*", g)]
+        keys = re.findall(r"\[(\d+)\]", s) + [
+            k for g in re.findall(r"\[(\d+(?:[,，]\s*\d+)+)\]", s) for k in re.split(r"[,，]\s*", g)
+        ]
         fact = _MARKER.sub("", s).strip()
         for k in dict.fromkeys(keys):
             if k in refs and fact:
@@ -217,7 +222,10 @@ class DedupInput(JudgeInput):
     language: Literal["zh", "en"]
 
     def prompt_values(self) -> dict[str, Any]:
-        return {"statements": "\n".join(f"{i + 1}. {s}" for i, s in enumerate(self.statements)), "language": self.language}
+        return {
+            "statements": "\n".join(f"{i + 1}. {s}" for i, s in enumerate(self.statements)),
+            "language": self.language,
+        }
 
 
 class DedupOutput(JudgeOutput):
@@ -295,14 +303,50 @@ def _validate_offline(inputs: ValidateInput, params: dict[str, Any]) -> OfflineV
 
 
 TASKS = (
-    JudgeTask("drb_clean", prompt_path("clean.yaml"), CleanInput, CleanOutput, parse_clean, _clean_offline,
-              structured=False, authors_step="deepresearch/clean"),
-    JudgeTask("drb_race", prompt_path("race.yaml"), RaceInput, RaceOutput, parse_race, _race_offline,
-              authors_step="deepresearch/race"),
-    JudgeTask("drb_fact_extract", prompt_path("fact_extract.yaml"), ExtractInput, ExtractOutput, parse_extract,
-              _extract_offline, authors_step="deepresearch/fact_extract"),
-    JudgeTask("drb_fact_dedup", prompt_path("fact_dedup.yaml"), DedupInput, DedupOutput, parse_dedup,
-              _dedup_offline, authors_step="deepresearch/fact_dedup"),
-    JudgeTask("drb_fact_validate", prompt_path("fact_validate.yaml"), ValidateInput, ValidateOutput,
-              parse_validate, _validate_offline, authors_step="deepresearch/fact_validate"),
+    JudgeTask(
+        "drb_clean",
+        prompt_path("clean.yaml"),
+        CleanInput,
+        CleanOutput,
+        parse_clean,
+        _clean_offline,
+        structured=False,
+        authors_step="deepresearch/clean",
+    ),
+    JudgeTask(
+        "drb_race",
+        prompt_path("race.yaml"),
+        RaceInput,
+        RaceOutput,
+        parse_race,
+        _race_offline,
+        authors_step="deepresearch/race",
+    ),
+    JudgeTask(
+        "drb_fact_extract",
+        prompt_path("fact_extract.yaml"),
+        ExtractInput,
+        ExtractOutput,
+        parse_extract,
+        _extract_offline,
+        authors_step="deepresearch/fact_extract",
+    ),
+    JudgeTask(
+        "drb_fact_dedup",
+        prompt_path("fact_dedup.yaml"),
+        DedupInput,
+        DedupOutput,
+        parse_dedup,
+        _dedup_offline,
+        authors_step="deepresearch/fact_dedup",
+    ),
+    JudgeTask(
+        "drb_fact_validate",
+        prompt_path("fact_validate.yaml"),
+        ValidateInput,
+        ValidateOutput,
+        parse_validate,
+        _validate_offline,
+        authors_step="deepresearch/fact_validate",
+    ),
 )
