@@ -26,9 +26,11 @@ def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, 
     """Compose conf/ with Hydra overrides and write `out` exactly as `dvc exp run` would."""
     from dvc.utils.hydra import compose_and_dump
 
+    from reportbench.hydra_search import register_search_path
     from reportbench.plan import register_resolvers
 
     register_resolvers()
+    register_search_path()  # installed benchmarks' own conf/ trees (plug-ins)
     compose_and_dump(str(out), str(Path(conf_dir).resolve()), None, "config", "", list(overrides or []))
     return out
 
