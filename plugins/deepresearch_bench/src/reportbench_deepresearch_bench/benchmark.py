@@ -18,12 +18,13 @@ from reportbench.judges.tasks import register_task
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
 from reportbench.protocols import JudgeItem, content_hash
+from reportbench_deepresearch_bench import CONF_DIR
 from reportbench_deepresearch_bench import fact as fact_math
 from reportbench_deepresearch_bench import pack as _pack  # noqa: F401  (registers the authors' steps)
 from reportbench_deepresearch_bench import race as race_math
 from reportbench_deepresearch_bench.release import NAME, build_release, criteria_of, task_infos
 from reportbench_deepresearch_bench.systems import raw_article
-from reportbench_deepresearch_bench.tasks import TASKS
+from reportbench_deepresearch_bench.tasks import PROMPTS, TASKS
 
 JUDGING_DEFAULTS: dict[str, Any] = {
     "clean": True,  # the authors' cleaning step before RACE (their --skip_cleaning turns it off)
@@ -545,5 +546,7 @@ BENCHMARK = BenchmarkSpec(
     score=score,
     metric_names=(*RACE_METRICS, *FACT_METRICS),
     task_payload=task_payload,
+    conf_dir=CONF_DIR,
+    prompts_dir=PROMPTS,
     description="100 PhD-level research tasks (zh/en); RACE and FACT (Du et al. 2025, arXiv 2506.11763).",
 )

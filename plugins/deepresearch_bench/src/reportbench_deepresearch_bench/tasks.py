@@ -22,8 +22,8 @@ MIN_CLEAN_CHARS = 100  # the authors' ArticleCleaner.min_valid_length
 
 
 def prompt_path(name: str) -> str:
-    """Absolute path of our prompt file: the spine joins it onto its prompts dir, and an absolute path wins."""
-    return str(PROMPTS / name)
+    """Our prompt id `deepresearch_bench/<file>`: the spine reads it from the spec's `prompts_dir` (PROMPTS)."""
+    return f"deepresearch_bench/{name}"
 
 
 # -------------------------------------------------------------------------------------------- tokens
