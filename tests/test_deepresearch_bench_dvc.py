@@ -29,7 +29,7 @@ def clone(repo_root: Path, tmp_path: Path) -> Path:
 
 
 def test_the_plugin_runs_through_dvc_repro(clone: Path, repo_root: Path) -> None:
-    shared = [p for p in (repo_root / "src" / "reportbench").rglob("*.py") if "deepresearch" in p.read_text()]
+    shared = [p for p in (repo_root / "src" / "reportbench").rglob("*.py") if "deepresearch_bench" in p.read_text()]
     assert not shared, f"shared code names the plug-in: {shared}"
     rb = [sys.executable, "-m", "reportbench.cli"]
     assert B in run_ok([*rb, "ls", "benchmarks"], clone).stdout
