@@ -7,9 +7,6 @@ import json
 from types import SimpleNamespace
 
 import pytest
-
-from reportbench.config import ConfigError
-from reportbench.judges.base import ParseError
 from reportbench_deepresearch_bench import pack
 from reportbench_deepresearch_bench.benchmark import judging, scoring
 from reportbench_deepresearch_bench.tasks import (
@@ -19,6 +16,9 @@ from reportbench_deepresearch_bench.tasks import (
     parse_dedup,
     parse_validate,
 )
+
+from reportbench.config import ConfigError
+from reportbench.judges.base import ParseError
 
 pytestmark = pytest.mark.core
 
