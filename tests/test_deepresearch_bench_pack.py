@@ -71,3 +71,35 @@ def test_switches_reject_unknown_keys_and_values() -> None:
         judging({"judging": {"race": {"parser": "lenient"}}})
     with pytest.raises(ConfigError, match="not a known key"):
         scoring({"scoring": {"diversity": "code"}})
+
+
+SAMPLES = {
+    "drb_clean": {"article": "Text [1].", "language": "en"},
+    "drb_race": {
+        "task_prompt": "Q {x}",
+        "criteria": '{"insight": []}',
+        "article_1": "A",
+        "article_2": "B",
+        "language": "zh",
+        "parser": "strict",
+    },  # fmt: skip
+    "drb_fact_extract": {"article": "Text [1].", "language": "en"},
+    "drb_fact_dedup": {"statements": ["a", "b"], "language": "en"},
+    "drb_fact_validate": {"reference": "page", "statements": ["a"], "language": "zh"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_our_prompts_render_from_the_typed_inputs(name: str) -> None:
+    from reportbench.judges.tasks import get_task
+    from reportbench.prompts import load_prompt
+    from reportbench_deepresearch_bench.tasks import PROMPTS
+
+    task = get_task(name)
+    assert task.prompt_id.startswith("deepresearch_bench/")
+    template = load_prompt(task.prompt_id.split("/", 1)[1], PROMPTS)
+    values = task.input_model(**SAMPLES[name]).prompt_values()
+    assert template.placeholders <= set(values), template.placeholders - set(values)
+    text = template.render(**values)[-1]["content"]
+    if name != "drb_clean":  # every other step asks for one JSON object (cleaning returns the article itself)
+        assert "JSON" in template.system and '{"' in text
