@@ -91,9 +91,10 @@ SAMPLES = {
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_our_prompts_render_from_the_typed_inputs(name: str) -> None:
+    from reportbench_deepresearch_bench.tasks import PROMPTS
+
     from reportbench.judges.tasks import get_task
     from reportbench.prompts import load_prompt
-    from reportbench_deepresearch_bench.tasks import PROMPTS
 
     task = get_task(name)
     assert task.prompt_id.startswith("deepresearch_bench/")
