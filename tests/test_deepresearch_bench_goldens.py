@@ -277,3 +277,35 @@ if __name__ == "__main__":  # regenerate the goldens from the authors' code (mir
         json.dumps({"authors": f"{pack.REPO}@{pack.COMMIT}", "cases": out}, ensure_ascii=False, indent=1) + "\n"
     )
     print(f"wrote {len(out)} goldens to {GOLDENS}")
+
+
+def test_our_tasks_through_the_authors_pack() -> None:
+    """judge.prompts=authors: our typed inputs -> the authors' messages, their answer formats -> our outputs."""
+    from reportbench_deepresearch_bench import benchmark  # noqa: F401  (registers the tasks)
+
+    from reportbench.judges.tasks import get_task
+    from reportbench.prompt_packs.judging import authors_prompt
+
+    def through(name: str, inputs: dict[str, Any], raw: str) -> Any:
+        task = get_task(name)
+        prompt = authors_prompt(task)
+        typed = task.input_model(**inputs)
+        assert prompt.messages(typed)[0]["role"] == "user" and len(prompt.messages(typed)) == 1
+        return prompt.parse(raw, typed)
+
+    answer = {d: [{"criterion": "c", "article_1_score": 8, "article_2_score": 6}] for d in DIMS}
+    race_in = {"task_prompt": "Q", "criteria": "{}", "article_1": "A", "article_2": "B", "language": "en"}
+    got = through("drb_race", race_in, "Scores:\n```json\n" + json.dumps(answer) + "\n```")
+    assert got.insight[0].article_2_score == 6.0
+    cits = through("drb_fact_extract", {"article": "x", "language": "zh"}, '[{"fact": "f", "ref_idx": 1, "url": "u"}]')
+    assert cits.citations[0].ref_idx == "1"
+    kept = through("drb_fact_dedup", {"statements": ["a", "b"], "language": "en"}, "```json\n[2]\n```")
+    assert kept.keep == [2]
+    verdicts = '[{"idx": 1, "result": "unknown"}]'
+    assert (
+        through("drb_fact_validate", {"reference": "p", "statements": ["a"], "language": "en"}, verdicts)
+        .results[0]
+        .result
+        == "unknown"
+    )
+    assert len(through("drb_clean", {"article": "x", "language": "zh"}, "y" * 150).article) == 150
