@@ -83,7 +83,9 @@ def build_plan(
         except BenchmarkError as exc:
             raise PlanError(f"benchmarks.{b}: {exc.args[0]}") from exc
         deps = {"code": files.code, "prompts": files.prompts}
-        entry = {"release": release, "source": (cfg.get("release") or {}).get("source") or release_dir, **deps}
+        # a release built in code (no `source`) depends on that code: never on its own output folder
+        source = (cfg.get("release") or {}).get("source") or files.code
+        entry = {"release": release, "source": source, **deps}
         plan["benchmarks"][b] = {
             **entry,
             "systems": names,
