@@ -122,3 +122,27 @@ def test_submission_kind_maps_by_prompt_and_reports_the_rest(tmp_path: Path) -> 
         and any("no task" in r for r in reasons)
         and any("not JSON" in r for r in reasons)
     )
+
+
+def test_pinned_download_checks_git_blob_ids(tmp_path: Path) -> None:
+    from reportbench_deepresearch_bench.release import download_pinned, git_blob_id
+
+    src = authors_layout(tmp_path / "upstream")
+    files = {p: (src / p).read_bytes() for p in ("data/prompt_data/query.jsonl", "data/criteria_data/criteria.jsonl",
+                                                  "data/test_data/cleaned_data/reference.jsonl")}  # fmt: skip
+    pinned = {p: git_blob_id(b) for p, b in files.items()}
+    assert git_blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"  # `git hash-object` of it
+    asked: list[str] = []
+
+    def fetch(url: str) -> bytes:
+        asked.append(url)
+        return files[url.split("/" + "c" * 40 + "/", 1)[1]]
+
+    root = download_pinned(tmp_path / "cache", fetch, pinned, commit="c" * 40)
+    assert len(asked) == 3 and read_authors_layout(root).tasks[0].task_id == "7"
+    download_pinned(tmp_path / "cache", fetch, pinned, commit="c" * 40)
+    assert len(asked) == 3  # cached and still matching: nothing fetched again
+    files["data/prompt_data/query.jsonl"] += b"\n"
+    (root / "data/prompt_data/query.jsonl").unlink()
+    with pytest.raises(ConfigError, match="is not the pinned"):
+        download_pinned(tmp_path / "cache", fetch, pinned, commit="c" * 40)

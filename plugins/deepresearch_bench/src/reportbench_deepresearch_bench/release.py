@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,19 @@ QUERY = "data/prompt_data/query.jsonl"
 CRITERIA = "data/criteria_data/criteria.jsonl"
 REFERENCE = "data/test_data/cleaned_data/reference.jsonl"
 LANGUAGES = ("zh", "en")
+
+# The pinned download: the three files at the authors' commit, each checked against its git blob id (what
+# `git ls-tree` lists at that commit), so a changed or truncated file is refused, never read.
+REPO = "Ayanami0730/deep_research_bench"
+COMMIT = "214741e474a5347ea7f869ab79d27e7c8734ede7"
+PINNED = {
+    QUERY: "20a0c689704c364c9e85b5eb30c1fc139a73f86e",
+    CRITERIA: "fa262defc40a3d159603eb46a71645fa4ae86e9a",
+    REFERENCE: "2b0f090208527f0bf518516458de91b1d5a8fe75",
+}
+RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+MAX_DOWNLOAD = 500_000_000
+DEFAULT_CACHE = ".reportbench/cache/deepresearch_bench"
 
 
 class DrbTask(Record):
@@ -172,8 +185,52 @@ def read_authors_layout(root: Path, limit: int | None = None, languages: tuple[s
     return Release(meta=meta, tasks=tasks, extra={"drb_tasks": infos, "drb_criteria": crits})
 
 
+def git_blob_id(data: bytes) -> str:
+    """The id git gives these bytes as a blob: sha1 of 'blob <size>\\0' + bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _http_get(url: str) -> bytes:
+    import urllib.request
+
+    req = urllib.request.Request(url, headers={"User-Agent": "reportbench-deepresearch-bench"})
+    with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - a fixed https URL of a pinned commit
+        data = resp.read(MAX_DOWNLOAD + 1)
+    if len(data) > MAX_DOWNLOAD:
+        raise ConfigError(f"{url}: larger than {MAX_DOWNLOAD} bytes")
+    return data
+
+
+def download_pinned(
+    cache: Path,
+    fetch: Callable[[str], bytes] = _http_get,
+    pinned: Mapping[str, str] = PINNED,
+    commit: str = COMMIT,
+) -> Path:
+    """The authors' files at the pinned commit in `cache/<commit>/` (downloaded once, blob-id checked)."""
+    root = Path(cache) / commit
+    for path, blob in pinned.items():
+        dest = root / path
+        if dest.is_file() and git_blob_id(dest.read_bytes()) == blob:
+            continue
+        url = RAW_URL.format(repo=REPO, commit=commit, path=path)
+        try:
+            data = fetch(url)
+        except OSError as exc:
+            raise ConfigError(f"{url}: download failed ({exc}); or set release.path to a local checkout") from None
+        got = git_blob_id(data)
+        if got != blob:
+            raise ConfigError(f"{url}: git blob id {got} is not the pinned {blob} (changed or truncated file)")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_suffix(dest.suffix + ".part")
+        tmp.write_bytes(data)
+        tmp.replace(dest)
+    return root
+
+
 def build_release(cfg: Mapping[str, Any]) -> Release:
-    """`release.kind`: demo (the self-authored demo, packaged) | authors (`path`: a checkout in their layout)."""
+    """`release.kind`: demo (the self-authored demo, packaged) | authors (`path`: a checkout in their layout, or
+    `download: true`: the pinned files fetched once into `cache`, git-blob-checked)."""
     kind = cfg.get("kind") or "demo"
     name = str(cfg.get("name") or kind)
     langs = tuple(cfg.get("languages") or LANGUAGES)
@@ -189,6 +246,11 @@ def build_release(cfg: Mapping[str, Any]) -> Release:
             created_at="2026-01-01",
             provenance={},
         )
+        return rel
+    if kind == "authors" and cfg.get("download") and not cfg.get("path"):
+        root = download_pinned(Path(str(cfg.get("cache") or DEFAULT_CACHE)))
+        rel = read_authors_layout(root, limit, langs)
+        rel.meta = replace(rel.meta, name=name, source=f"{REPO}@{COMMIT}")
         return rel
     if kind == "authors":
         path = cfg.get("path")
