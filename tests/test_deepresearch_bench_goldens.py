@@ -309,3 +309,19 @@ def test_our_tasks_through_the_authors_pack() -> None:
         == "unknown"
     )
     assert len(through("drb_clean", {"article": "x", "language": "zh"}, "y" * 150).article) == 150
+
+
+def test_authors_result_format_reproduces_their_published_race_means() -> None:
+    """Their results/race/<model>/raw_results.jsonl averaged our way (_authors_race) gives their race_result.txt."""
+    from reportbench_deepresearch_bench.benchmark import _authors_race
+
+    root = mirror_root()
+    assert root is not None
+    model = root / "results" / "race" / "claude-3-7-sonnet-latest"
+    if not (model / "raw_results.jsonl").is_file():
+        pytest.skip("the mirror has no results/race/claude-3-7-sonnet-latest")
+    rows = [json.loads(x) for x in (model / "raw_results.jsonl").read_text().splitlines() if x.strip()]
+    ok = [{"race_overall": r["overall_score"], **{f"race_{d}": r[d] for d in DIMS}} for r in rows if "error" not in r]
+    ours = _authors_race(ok)
+    theirs = dict(line.split(": ") for line in (model / "race_result.txt").read_text().splitlines() if line.strip())
+    assert ours == {k: float(v) for k, v in theirs.items()}
