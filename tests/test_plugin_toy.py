@@ -6,6 +6,7 @@ inside a clone of the repository. docs/plugins.md."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,11 +24,13 @@ TOY = Path(__file__).resolve().parent / "plugins" / "reportbench_toy"
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`pip install --no-deps --target` of the toy distribution (built offline with this venv's setuptools)."""
-    site = tmp_path_factory.mktemp("plugin") / "site"
+    scratch = tmp_path_factory.mktemp("plugin")
+    site, source = scratch / "site", scratch / "source"
+    shutil.copytree(TOY, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))  # builds there
     env = subprocess_env() | {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(site),
-         str(TOY)],
+         str(source)],
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr

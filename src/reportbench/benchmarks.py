@@ -161,6 +161,9 @@ class BenchmarkSpec:
     # what the built-ins use; a plug-in distribution ships both inside its package (docs/plugins.md).
     conf_dir: str | Path | None = None  # a Hydra tree: benchmarks/<name>.yaml, <name>/release/, <name>/systems/
     prompts_dir: str | Path | None = None  # its prompt files: a task's prompt_id `<name>/<file>` is `<dir>/<file>`
+    # system kinds its package registers (reportbench.systems.register_kind) on import, so the config validator
+    # accepts them without importing the systems package
+    system_kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,10 @@ from typing import Any
 
 import yaml
 
+from reportbench.errors import ConfigError
+
 PARAMS_FILE = Path("params.yaml")
 CONF_DIR = Path("conf")
-
-
-class ConfigError(ValueError):
-    """A params file or config entry is missing or malformed; the message names file and key."""
 
 
 def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, conf_dir: Path = CONF_DIR) -> Path:
