@@ -551,5 +551,6 @@ BENCHMARK = BenchmarkSpec(
     task_payload=task_payload,
     conf_dir=CONF_DIR,
     prompts_dir=PROMPTS,
+    system_kinds=("drb_jsonl",),
     description="100 PhD-level research tasks (zh/en); RACE and FACT (Du et al. 2025, arXiv 2506.11763).",
 )
