@@ -78,6 +78,12 @@ def scoring(params: Mapping[str, Any]) -> dict[str, Any]:
     return _checked(_merged(SCORING_DEFAULTS, params.get("scoring"), "scoring"), "scoring")
 
 
+def _article(ctx: Any, report: Any) -> str:
+    """The article the judges read: as submitted, unless the spine flagged judge-steering text in it."""
+    flags = [f for o in ctx.outcomes if o.task_id == report.task_id for f in (o.flags or [])]
+    return raw_article(report, flags)
+
+
 def _lang(ctx: Any, task_id: str) -> str:
     return task_infos(ctx.release)[task_id].language
 
@@ -98,7 +104,7 @@ def clean_items(ctx: JudgeContext) -> list[JudgeItem]:
         JudgeItem(
             "drb_clean",
             f"{r.report_id}:clean",
-            {"article": raw_article(r), "language": _lang(ctx, r.task_id)},
+            {"article": _article(ctx, r), "language": _lang(ctx, r.task_id)},
             {"task_id": r.task_id, "report_id": r.report_id},
         )
         for r in ctx.reports
@@ -126,7 +132,7 @@ def cleaned_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
                     "report_id": r.report_id,
                     "task_id": r.task_id,
                     "status": "raw",
-                    "article": raw_article(r),
+                    "article": _article(ctx, r),
                     "reason": None,
                 }
             )
@@ -181,7 +187,7 @@ def extract_items(ctx: JudgeContext) -> list[JudgeItem]:
         JudgeItem(
             "drb_fact_extract",
             f"{r.report_id}:extract",
-            {"article": raw_article(r), "language": _lang(ctx, r.task_id)},
+            {"article": _article(ctx, r), "language": _lang(ctx, r.task_id)},
             {"task_id": r.task_id, "report_id": r.report_id},
         )
         for r in ctx.reports

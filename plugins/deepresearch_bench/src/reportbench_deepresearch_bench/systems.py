@@ -86,8 +86,18 @@ def run_drb_jsonl(
     return reports, outcomes + unmapped
 
 
-def raw_article(report: Any) -> str:
-    """The article as submitted (the file the kind wrote, or the body when a report came another way)."""
-    if report.path and Path(report.path).is_file():
+STEERING_FLAGS = ("judge_directed_text", "hidden_text")
+
+
+def raw_article(report: Any, flags: Any = ()) -> str:
+    """The article as submitted (the file the kind wrote), which the authors' judges read in full. When the spine
+    flagged text that tries to steer a judge (`flags` of the task's outcome), the judge gets the report as the
+    spine cleaned it instead: the body plus its reference list rebuilt from the parsed sources."""
+    if report.path and Path(report.path).is_file() and not set(flags or ()) & set(STEERING_FLAGS):
         return Path(report.path).read_text(encoding="utf-8")
-    return str(report.body)
+    refs = [
+        s.raw or f"[{k}] {(s.title or '').strip()} {s.url or ''}".strip()
+        for k, s in report.sources.items()
+        if not k.startswith("http")
+    ]
+    return str(report.body) + ("\n\n## References\n" + "\n".join(refs) + "\n" if refs else "")
