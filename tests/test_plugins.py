@@ -66,3 +66,23 @@ def test_a_plugins_prompts_folder_serves_its_prompt_ids(tmp_path: Path, monkeypa
     prompts.register_prompts_dir("mine", tmp_path)
     template = prompts.load_prompt("mine/ask.yaml", "prompts")
     assert template.path == (tmp_path / "ask.yaml").resolve() and template.render(q="x")[0]["content"] == "Q: x"
+
+
+def test_declared_system_kinds_are_the_registered_ones() -> None:
+    """The validator learns a benchmark's own system kinds from its spec (it never imports the systems package):
+    what the specs declare is exactly what their packages register beyond the built-in kinds."""
+    from reportbench import systems
+    from reportbench.systems import (  # noqa: F401  (each kind module registers itself)
+        command,
+        deepscholar_exemplar,
+        deepscholar_ref,
+        endpoint,
+        folder,
+        offline_baseline,
+    )
+    from reportbench.validate import SYSTEM_KINDS
+
+    declared = {k for name in benchmarks.installed_benchmarks() for k in get_benchmark(name).system_kinds}
+    assert declared == {"researcherbench_responses"}
+    assert declared <= set(systems.SYSTEM_KINDS)
+    assert set(systems.SYSTEM_KINDS) - set(SYSTEM_KINDS) <= declared
