@@ -18,8 +18,8 @@ from pathlib import Path
 import yaml
 
 from reportbench.agreement.metrics import accuracy, cohen_kappa, majority_floor
-from reportbench.judges.lexical import support_score, support_scores
 from reportbench.judges.offline import resolve_params, support_params
+from reportbench.judges.scores import support_score, support_scores
 
 PROBE = Path(__file__).resolve().parents[1] / "tests/fixtures/probe/pairs.yaml"
 CONFIG = Path(__file__).resolve().parents[1] / "conf/judge/offline_semantic.yaml"

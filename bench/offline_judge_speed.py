@@ -95,8 +95,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads")
     args = ap.parse_args()
     from reportbench.judges import semantic
-    from reportbench.judges.lexical import support_score, support_scores
     from reportbench.judges.offline import support_params
+    from reportbench.judges.scores import support_score, support_scores
 
     pages, origin = load_pages(args.pages)
     claims = make_claims(pages, args.claims)

@@ -20,17 +20,15 @@ from typing import Any
 import aiohttp
 import pytest
 
-from reportbench.judges.client import CallFailed, LLMClient, classify, preflight_problem
+from reportbench.judges.client import CallFailed, LLMClient, check_judge, classify, judge_roles, preflight_problem
 from reportbench.judges.errors import (
     EXIT_CODE,
     FatalJudgeError,
     FatalSystemError,
     FatalTripwire,
-    check_judge,
     exit_on_fatal,
     fatal_kind,
     fatal_kind_of_error,
-    judge_roles,
     run_stage,
 )
 from reportbench.judges.llm import LLMJudge

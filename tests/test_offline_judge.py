@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from builtin_tasks import builtin_tasks
 from reportbench.judges import lexical
 from reportbench.judges.base import JudgeInput, JudgeTask, OfflineVerdict, dump_parsed
 from reportbench.judges.offline import DEFAULT_OFFLINE_PARAMS, OFFLINE_JUDGE_ID, OfflineJudge, resolve_params
-from reportbench.judges.tasks import TASKS, get_task
+from reportbench.judges.tasks import get_task
 from reportbench.judges.tasks.important_reference import ImportantReferenceInput
 from reportbench.judges.tasks.nugget_assign import NuggetAssignInput
 from reportbench.judges.tasks.nugget_create import NuggetCreateInput
@@ -139,11 +140,11 @@ def sample_inputs() -> dict[str, JudgeInput]:
 
 @pytest.mark.core
 def test_sample_inputs_cover_every_task() -> None:
-    assert set(sample_inputs()) == set(TASKS)
+    assert set(sample_inputs()) == set(builtin_tasks())
 
 
 @pytest.mark.core
-@pytest.mark.parametrize("name", sorted(TASKS))
+@pytest.mark.parametrize("name", sorted(builtin_tasks()))
 def test_judgment_record_is_complete_and_parses_strictly(name: str, repo_root: Path) -> None:
     task = get_task(name)
     inputs = sample_inputs()[name]
@@ -214,7 +215,7 @@ def test_threshold_from_config_changes_the_verdict() -> None:
 
 
 @pytest.mark.core
-@pytest.mark.parametrize("name", sorted(TASKS))
+@pytest.mark.parametrize("name", sorted(builtin_tasks()))
 def test_same_inputs_give_bit_identical_verdicts(name: str) -> None:
     task = get_task(name)
     params = resolve_params({})

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from builtin_tasks import builtin_tasks
 from reportbench.judges.base import JudgeInput
-from reportbench.judges.tasks import TASKS, get_task
+from reportbench.judges.tasks import get_task
 from reportbench.judges.tasks.important_reference import ImportantReferenceInput
 from reportbench.judges.tasks.nugget_assign import NuggetAssignInput
 from reportbench.judges.tasks.nugget_create import NuggetCreateInput
@@ -107,7 +108,7 @@ def prompts_dir(repo_root: Path) -> Path:
 
 
 def test_every_task_has_a_sample_input() -> None:
-    assert set(SAMPLE_INPUTS) == set(TASKS) == set(ANSWER_KEYS)
+    assert set(SAMPLE_INPUTS) == set(builtin_tasks()) == set(ANSWER_KEYS)
 
 
 def test_every_prompt_file_loads(prompts_dir: Path) -> None:

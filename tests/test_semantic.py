@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from reportbench.judges import semantic
-from reportbench.judges.lexical import support_score, support_scores
 from reportbench.judges.offline import OfflineJudge, support_params
+from reportbench.judges.scores import support_score, support_scores
 from reportbench.judges.tasks import get_task
 
 pytestmark = pytest.mark.core

@@ -1,8 +1,10 @@
 """The benchmark plug-in API: what a protocol package gives the spine, and the registry that finds it.
 
-A benchmark is one `BenchmarkSpec`, exported as `BENCHMARK` by `reportbench.protocols.<name>` (or registered
-from anywhere with `register_benchmark`, e.g. the toy benchmark in tests/). The generic stages in
-`reportbench.pipeline` do the rest:
+A benchmark is one `BenchmarkSpec`, found through the Python entry point group `reportbench.benchmarks`
+(entry name = benchmark name, value `package.module:BENCHMARK`). The five built-in benchmarks are registered
+the same way in reportbench's own pyproject.toml; a benchmark installed as a separate distribution is found
+without any file of reportbench changing (docs/plugins.md). `register_benchmark` adds one in-process (tests).
+The generic stages in `reportbench.pipeline` do the rest:
 
 - `release@<b>`: `spec.build_release(release_cfg)` -> data/releases/<b>/<R>/
 - `system@<b>.<S>`: the system kind (a command gets `spec.task_payload`) -> data/runs/<b>/<R>/<S>/
@@ -20,10 +22,14 @@ stage count, and DVC's fixed cost per stage, low.
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
+import importlib.util
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
@@ -151,54 +157,147 @@ class BenchmarkSpec:
     # Task -> the JSON a `command` system receives (default: systems.common.task_payload, all but the answer key)
     task_payload: Callable[[Any], dict[str, Any]] | None = None
     description: str = ""
+    # Where the spine finds the benchmark's files. None: the project's own (`conf/`, `prompts/<name>/`), which is
+    # what the built-ins use; a plug-in distribution ships both inside its package (docs/plugins.md).
+    conf_dir: str | Path | None = None  # a Hydra tree: benchmarks/<name>.yaml, <name>/release/, <name>/systems/
+    prompts_dir: str | Path | None = None  # its prompt files: a task's prompt_id `<name>/<file>` is `<dir>/<file>`
+    # system kinds its package registers (reportbench.systems.register_kind) on import, so the config validator
+    # accepts them without importing the systems package
+    system_kinds: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class BenchmarkFiles:
+    """A benchmark's files as DVC and Hydra see them: relative to the project root when inside it, else absolute."""
+
+    code: str  # the package that defines it: a DVC dependency of its stages
+    prompts: str  # its prompts folder: a DVC dependency of its judge stages
+    conf: str | None  # its own Hydra config tree (None: the project's conf/)
+
+
+ENTRY_POINT_GROUP = "reportbench.benchmarks"
 _BENCHMARKS: dict[str, BenchmarkSpec] = {}
+_MODULES: dict[str, str] = {}  # benchmark name -> the module that defines it (its code dependency)
+log = logging.getLogger(__name__)
 
 
 class BenchmarkError(KeyError):
     """Unknown benchmark, or a protocol package that does not export BENCHMARK."""
 
 
-def register_benchmark(spec: BenchmarkSpec, *, replace: bool = False) -> BenchmarkSpec:
+def register_benchmark(spec: BenchmarkSpec, *, replace: bool = False, module: str | None = None) -> BenchmarkSpec:
+    """Register a spec in this process (tests; installed benchmarks come through entry points). `module` is the
+    module that defines it (default: the module of `build_release`); its package is the benchmark's code."""
     old = _BENCHMARKS.get(spec.name)
     if old is not None and old is not spec and not replace:
         raise BenchmarkError(f"benchmark {spec.name!r} is already registered")
     _BENCHMARKS[spec.name] = spec
+    _MODULES[spec.name] = module or getattr(spec.build_release, "__module__", "") or ""
+    if spec.prompts_dir is not None:
+        from reportbench.prompts import register_prompts_dir
+
+        register_prompts_dir(spec.name, Path(spec.prompts_dir))
     return spec
 
 
-def get_benchmark(name: str) -> BenchmarkSpec:
-    """The registered spec, importing `reportbench.protocols.<name>` on first use."""
-    if name not in _BENCHMARKS:
-        try:
-            mod = importlib.import_module(f"reportbench.protocols.{name}")
-        except ModuleNotFoundError as exc:
+@lru_cache(maxsize=1)
+def benchmark_entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    """name -> entry point of every installed benchmark (group `reportbench.benchmarks`), read once per process.
+
+    One name claimed by two different values is an error naming both (never a silent pick)."""
+    out: dict[str, importlib.metadata.EntryPoint] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        seen = out.get(ep.name)
+        if seen is not None and seen.value != ep.value:
             raise BenchmarkError(
-                f"unknown benchmark {name!r}: no package reportbench.protocols.{name} and nothing registered"
-            ) from exc
-        spec = getattr(mod, "BENCHMARK", None)
+                f"benchmark {ep.name!r} is installed twice: {seen.value} and {ep.value} (entry points "
+                f"{ENTRY_POINT_GROUP}); uninstall one"
+            )
+        out[ep.name] = ep
+    return out
+
+
+def get_benchmark(name: str) -> BenchmarkSpec:
+    """The registered spec, loading its entry point (`reportbench.benchmarks`) on first use."""
+    if name not in _BENCHMARKS:
+        eps = benchmark_entry_points()
+        ep = eps.get(name)
+        if ep is None:
+            hint = "" if eps else "; no benchmark is installed at all: reinstall reportbench (`pip install -e .`)"
+            raise BenchmarkError(
+                f"unknown benchmark {name!r}: no entry point {name!r} in group {ENTRY_POINT_GROUP} "
+                f"(installed: {sorted(eps)}) and nothing registered{hint}"
+            )
+        try:
+            spec = ep.load()
+        except ImportError as exc:
+            raise BenchmarkError(f"benchmark {name!r}: entry point {ep.value} does not import ({exc})") from exc
         if not isinstance(spec, BenchmarkSpec):
-            raise BenchmarkError(f"reportbench.protocols.{name} does not export BENCHMARK (a BenchmarkSpec)")
-        register_benchmark(spec)
+            raise BenchmarkError(f"benchmark {name!r}: entry point {ep.value} is not a BenchmarkSpec")
+        if spec.name != name:
+            raise BenchmarkError(f"benchmark {name!r}: entry point {ep.value} is a spec named {spec.name!r}")
+        register_benchmark(spec, module=ep.module)
     return _BENCHMARKS[name]
 
 
 def installed_benchmarks() -> list[str]:
-    """Protocol packages shipped with reportbench that export a BENCHMARK."""
-    import pkgutil
-
-    import reportbench.protocols as pkg
-
+    """Every benchmark installed through an entry point that loads (a broken one is logged and left out)."""
     names = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.ispkg:
-            try:
-                get_benchmark(info.name)
-            except BenchmarkError:
-                continue
-            names.append(info.name)
+    for name in benchmark_entry_points():
+        try:
+            get_benchmark(name)
+        except BenchmarkError as exc:
+            log.warning("%s", exc)
+            continue
+        names.append(name)
     return sorted(names)
+
+
+def benchmark_conf_dirs() -> dict[str, Path]:
+    """name -> its own Hydra config tree, for every installed (or registered) benchmark that ships one."""
+    installed_benchmarks()  # loads every entry point (a broken one is logged, not fatal for the others)
+    return {n: Path(s.conf_dir) for n, s in sorted(_BENCHMARKS.items()) if s.conf_dir is not None}
+
+
+def project_path(path: str | Path) -> str:
+    """`path` relative to the project root (the working directory DVC and Hydra run in) when inside it, else
+    absolute: what a DVC dependency of a stage names. reportbench's own files are named by the project's copy
+    (`src/reportbench/...`, as every other dependency in dvc.yaml), wherever the running reportbench lives."""
+    p = Path(path).resolve()
+    root = Path.cwd().resolve()
+    try:
+        return p.relative_to(root).as_posix()
+    except ValueError:
+        pass
+    own = Path(__file__).resolve().parent
+    if p.is_relative_to(own) and (root / "src" / "reportbench").is_dir():
+        return (Path("src/reportbench") / p.relative_to(own)).as_posix()
+    return p.as_posix()
+
+
+def _module_code(module: str) -> Path | None:
+    """The package a benchmark's module belongs to (a package: itself; a module in a package: that package; a
+    top-level module: its file), located without importing it."""
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.origin:
+        return None
+    if found.submodule_search_locations:
+        return Path(next(iter(found.submodule_search_locations)))
+    return Path(found.origin).parent if "." in module else Path(found.origin)
+
+
+def benchmark_files(name: str) -> BenchmarkFiles:
+    """Where the benchmark's code, prompts and config are (the plan's DVC dependencies, Hydra's search path)."""
+    spec = get_benchmark(name)
+    code = _module_code(_MODULES.get(name, ""))
+    if code is None:
+        raise BenchmarkError(f"benchmark {name!r}: cannot locate the module that defines it ({_MODULES.get(name)!r})")
+    prompts = Path(spec.prompts_dir) if spec.prompts_dir is not None else Path("prompts") / name
+    conf = project_path(spec.conf_dir) if spec.conf_dir is not None else None
+    return BenchmarkFiles(code=project_path(code), prompts=project_path(prompts), conf=conf)
 
 
 # ----------------------------------------------------------------------------------- value conventions
@@ -208,7 +307,9 @@ def failed_value() -> float:
 
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "BenchmarkError",
+    "BenchmarkFiles",
     "BenchmarkSpec",
     "CrossContext",
     "JudgeContext",
@@ -216,6 +317,9 @@ __all__ = [
     "ScoreContext",
     "ScoreResult",
     "SystemScore",
+    "benchmark_conf_dirs",
+    "benchmark_entry_points",
+    "benchmark_files",
     "get_benchmark",
     "installed_benchmarks",
     "register_benchmark",

@@ -13,7 +13,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.reports.cli",  # parse
     "reportbench.config",  # compose
     "reportbench.stub_server",  # stub-server
-    "reportbench.judges.errors",  # check-judge
+    "reportbench.check_judge",  # check-judge
     "reportbench.live_builder.cli",  # latex
     "reportbench.ls",  # ls benchmarks|metrics|tasks
     "reportbench.retry",  # retry (failed judge items)

@@ -14,21 +14,21 @@ from typing import Any
 
 import yaml
 
+from reportbench.errors import ConfigError
+
 PARAMS_FILE = Path("params.yaml")
 CONF_DIR = Path("conf")
-
-
-class ConfigError(ValueError):
-    """A params file or config entry is missing or malformed; the message names file and key."""
 
 
 def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, conf_dir: Path = CONF_DIR) -> Path:
     """Compose conf/ with Hydra overrides and write `out` exactly as `dvc exp run` would."""
     from dvc.utils.hydra import compose_and_dump
 
+    from reportbench.hydra_search import register_search_path
     from reportbench.plan import register_resolvers
 
     register_resolvers()
+    register_search_path()  # installed benchmarks' own conf/ trees (plug-ins)
     compose_and_dump(str(out), str(Path(conf_dir).resolve()), None, "config", "", list(overrides or []))
     return out
 

@@ -34,6 +34,14 @@ def _conf_options(folder: Path) -> list[tuple[str, dict[str, Any], str]]:
     return out
 
 
+def _conf_for(conf: Path, benchmark: str) -> Path:
+    """The config tree holding a benchmark's groups: its own when its distribution ships one (a plug-in)."""
+    from reportbench.benchmarks import get_benchmark
+
+    own = get_benchmark(benchmark).conf_dir
+    return Path(own) if own is not None else conf
+
+
 def _benchmarks(conf: Path) -> list[str]:
     from reportbench.benchmarks import get_benchmark, installed_benchmarks
 
@@ -51,7 +59,7 @@ def _releases(conf: Path) -> list[str]:
 
     lines = []
     for b in installed_benchmarks():
-        for option, data, comment in _conf_options(conf / b / "release"):
+        for option, data, comment in _conf_options(_conf_for(conf, b) / b / "release"):
             what = f"name={data.get('name')} kind={data.get('kind')} source={data.get('source')}"
             lines.append(f"{'-S ' + b + '/release=' + option:48s} {what}" + (f"  # {comment}" if comment else ""))
     return lines
@@ -61,7 +69,8 @@ def _systems(conf: Path) -> list[str]:
     from reportbench.benchmarks import installed_benchmarks
 
     lines = []
-    groups = [(f"{b}/systems", conf / b / "systems") for b in installed_benchmarks()] + [("agents", conf / "agents")]
+    groups = [(f"{b}/systems", _conf_for(conf, b) / b / "systems") for b in installed_benchmarks()]
+    groups.append(("agents", conf / "agents"))
     for group, folder in groups:
         for option, data, comment in _conf_options(folder):
             systems = ", ".join(

@@ -18,8 +18,10 @@ from typing import Any
 
 import polars as pl
 
+import reportbench.prompt_packs.judging  # noqa: F401 - hands the authors' prompt packs to the judges
 from reportbench.config import ConfigError, require
 from reportbench.jsonio import write_json
+from reportbench.validate import judge_config
 
 log = logging.getLogger("reportbench")
 
@@ -145,26 +147,6 @@ def fetch_stage(params: Mapping[str, Any], benchmark: str, runs_dir: Path, relea
 
 
 # ------------------------------------------------------------------------------------------------ judges
-def judge_config(params: Mapping[str, Any], task: str, benchmark: str | None = None, member: str | None = None) -> dict:
-    """The `judge` group with the ensemble member's overrides, then the task's grader role
-    (`judge.task_models[task]` overrides the model)."""
-    cfg = dict(require(params, "judge"))
-    if benchmark is not None and member is not None:
-        members = (params.get("benchmarks") or {}).get(benchmark, {}).get("judges") or {"main": {}}
-        if member not in members:
-            raise ConfigError(f"params.yaml: benchmarks.{benchmark}.judges has no member {member!r}")
-        overrides = members[member] or {}
-        for key, value in overrides.items():
-            if isinstance(value, Mapping) and isinstance(cfg.get(key), Mapping):
-                cfg[key] = {**cfg[key], **value}
-            else:
-                cfg[key] = value
-    role = (cfg.get("task_models") or {}).get(task)
-    if role:
-        cfg["model"] = role
-    return cfg
-
-
 def _load_pages(pages_dir: Path | None) -> dict[str, Any] | None:
     if pages_dir is None:
         return None

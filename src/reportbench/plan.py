@@ -32,10 +32,12 @@ def build_plan(
     """Stage fan-out for the enabled benchmarks (every key of `benchmarks`) and shared agents.
 
     Entries hold only what dvc.yaml cannot spell itself (paths are built there from benchmark, release and
-    system names): DVC re-parses params.yaml for every stage, so its size is paid once per stage. Every
-    release, system and (with `judge`) ensemble member is validated first (reportbench.validate): one line
-    naming the key, the bad value and the valid choices.
+    system names; a benchmark's `code` and `prompts` come from its entry point, reportbench.benchmarks): DVC
+    re-parses params.yaml for every stage, so its size is paid once per stage. Every release, system and (with
+    `judge`) ensemble member is validated first (reportbench.validate): one line naming the key, the bad value
+    and the valid choices.
     """
+    from reportbench.benchmarks import BenchmarkError, benchmark_files
     from reportbench.validate import merge_member, validate_judge, validate_release, validate_system
 
     benchmarks = dict(benchmarks or {})
@@ -76,7 +78,14 @@ def build_plan(
         names = sorted(systems) + sorted(agents)
         # a dependency that always exists when an optional stage is off (DVC accepts a repeated dep)
         pages_dep = f"data/pages/{b}/{release}" if pages else release_dir
-        entry = {"release": release, "source": (cfg.get("release") or {}).get("source") or release_dir}
+        try:
+            files = benchmark_files(b)  # its code and prompts, wherever its distribution put them
+        except BenchmarkError as exc:
+            raise PlanError(f"benchmarks.{b}: {exc.args[0]}") from exc
+        deps = {"code": files.code, "prompts": files.prompts}
+        # a release built in code (no `source`) depends on that code: never on its own output folder
+        source = (cfg.get("release") or {}).get("source") or files.code
+        entry = {"release": release, "source": source, **deps}
         plan["benchmarks"][b] = {
             **entry,
             "systems": names,
@@ -102,7 +111,14 @@ def build_plan(
             }
             for m in members:
                 key = f"{b}.{s}" if members == [DEFAULT_MEMBER] else f"{b}.{s}.{m}"
-                judges[key] = {"benchmark": b, "system": s, "member": m, "release": release, "pages": pages_dep}
+                judges[key] = {
+                    "benchmark": b,
+                    "system": s,
+                    "member": m,
+                    "release": release,
+                    "pages": pages_dep,
+                    **deps,
+                }
     plan["runs"] = runs
     plan["judges"] = judges
     return plan

@@ -16,6 +16,9 @@ from pathlib import Path
 import yaml
 
 DEFAULT_PROMPTS_DIR = Path("prompts")
+# benchmark name -> the folder holding its prompts, for benchmarks that ship their own (plug-ins,
+# reportbench.benchmarks.BenchmarkSpec.prompts_dir): prompt_id `<name>/<file>` is read from `<folder>/<file>`
+_PROMPT_DIRS: dict[str, Path] = {}
 
 
 class PromptError(ValueError):
@@ -78,9 +81,17 @@ def _parse(path: Path, raw: bytes) -> PromptTemplate:
     )
 
 
+def register_prompts_dir(benchmark: str, folder: Path) -> None:
+    """Prompt ids `<benchmark>/<file>` are read from `folder/<file>` (a plug-in benchmark's own prompts)."""
+    _PROMPT_DIRS[benchmark] = Path(folder)
+
+
 def load_prompt(prompt_id: str, prompts_dir: str | Path = DEFAULT_PROMPTS_DIR) -> PromptTemplate:
-    """Load `prompts_dir/prompt_id` (e.g. 'deepscholar/support.yaml')."""
-    path = (Path(prompts_dir) / prompt_id).resolve()
+    """Load `prompts_dir/prompt_id` (e.g. 'deepscholar/support.yaml'), or the file in the folder a plug-in
+    benchmark registered for its name (`register_prompts_dir`)."""
+    head, _, rest = prompt_id.partition("/")
+    own = _PROMPT_DIRS.get(head) if rest else None
+    path = (own / rest if own is not None else Path(prompts_dir) / prompt_id).resolve()
     if not path.is_file():
         raise PromptError(f"prompt file not found: {path}")
     return _load(path)

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from reportbench.config import ConfigError
+from reportbench.errors import ConfigError
 
 JUDGE_BACKENDS = ("offline", "litellm")
 STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "none")
@@ -183,6 +183,23 @@ def merge_member(judge: Mapping[str, Any], overrides: Mapping[str, Any] | None) 
     return out
 
 
+def judge_config(params: Mapping[str, Any], task: str, benchmark: str | None = None, member: str | None = None) -> dict:
+    """The `judge` group with the ensemble member's overrides (`merge_member`), then the task's grader role
+    (`judge.task_models[task]` overrides the model). What every stage and protocol builds a judge from."""
+    if not isinstance(params, dict) or "judge" not in params:
+        raise ConfigError("params.yaml: missing key 'judge'")
+    cfg = dict(params["judge"])
+    if benchmark is not None and member is not None:
+        members = (params.get("benchmarks") or {}).get(benchmark, {}).get("judges") or {"main": {}}
+        if member not in members:
+            raise ConfigError(f"params.yaml: benchmarks.{benchmark}.judges has no member {member!r}")
+        cfg = merge_member(cfg, members[member] or {})
+    role = (cfg.get("task_models") or {}).get(task)
+    if role:
+        cfg["model"] = role
+    return cfg
+
+
 def validate_release(benchmark: str, cfg: Any) -> None:
     where = f"benchmarks.{benchmark}.release"
     if not isinstance(cfg, Mapping):
@@ -207,17 +224,17 @@ def _formats() -> tuple[str, ...]:
 
 
 def _system_kinds(benchmark: str | None) -> tuple[str, ...]:
-    """Built-in kinds plus those a benchmark's protocol registers (imported only when needed: polars is slow)."""
-    from reportbench.systems import SYSTEM_KINDS as REGISTERED
-
+    """Built-in kinds plus those the benchmark's spec declares (`BenchmarkSpec.system_kinds`): the systems
+    package is never imported to validate a config."""
+    extra: tuple[str, ...] = ()
     if benchmark is not None:
-        from reportbench.benchmarks import get_benchmark
+        from reportbench.benchmarks import get_benchmark  # import cost: ~0.9 s (polars, the protocol), when needed
 
         try:
-            get_benchmark(benchmark)
+            extra = get_benchmark(benchmark).system_kinds
         except Exception:  # noqa: BLE001 - an unknown benchmark is reported elsewhere
             pass
-    return tuple(sorted({*SYSTEM_KINDS, *REGISTERED}))
+    return tuple(sorted({*SYSTEM_KINDS, *extra}))
 
 
 def validate_system(where: str, spec: Any, benchmark: str | None = None) -> None:

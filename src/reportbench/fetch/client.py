@@ -90,7 +90,7 @@ class _Fail(Exception):
 
 
 def now_iso() -> str:
-    from reportbench.live_builder.http_cache import now_iso as _now
+    from reportbench.http_cache import now_iso as _now
 
     return _now()
 

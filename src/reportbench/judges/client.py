@@ -29,7 +29,6 @@ import json  # noqa: E402
 import logging  # noqa: E402
 import random  # noqa: E402
 import time  # noqa: E402
-import warnings  # noqa: E402
 import weakref  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -40,11 +39,12 @@ from urllib.parse import urlparse  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt  # noqa: E402
 
-from reportbench.judges.errors import FATAL_KINDS, FatalError, fatal_kind  # noqa: E402
+from reportbench.judges.errors import FATAL_KINDS, FatalError, FatalJudgeError, fatal_error, fatal_kind  # noqa: E402
+from reportbench.judges.litellm_loader import _litellm  # noqa: E402 - client._litellm stays importable
 from reportbench.judges.ratelimit import SharedRateLimiter, SingleFlight  # noqa: E402
 
 if TYPE_CHECKING:
-    from types import ModuleType
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -285,34 +285,7 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
 # litellm, lazily
 # ------------------------------------------------------------------------------------------------
 
-_LITELLM: ModuleType | None = None
 _REGISTERED: set[tuple[str, float, float]] = set()
-
-
-def _drop_loop_change_notice(record: logging.LogRecord) -> bool:
-    """litellm warns each time a new event loop is used (every sync-wrapper run); that is expected here."""
-    return "event loop changed" not in record.getMessage()
-
-
-def _litellm() -> ModuleType:
-    """Import and quiet litellm once per process (env switches are set at module import above)."""
-    global _LITELLM
-    if _LITELLM is None:
-        import litellm
-
-        litellm.suppress_debug_info = True
-        litellm.telemetry = False
-        litellm.turn_off_message_logging = True
-        lite_log = logging.getLogger("LiteLLM")
-        lite_log.setLevel(logging.WARNING)
-        lite_log.addFilter(_drop_loop_change_notice)
-        # Cancelling an in-flight call (a stage stopping on a fatal error) leaves litellm's inner
-        # provider coroutine un-awaited; Python then warns at garbage collection. Expected, harmless.
-        warnings.filterwarnings(
-            "ignore", message=r"coroutine '\w+\.acompletion' was never awaited", category=RuntimeWarning
-        )
-        _LITELLM = litellm
-    return _LITELLM
 
 
 def register_cost(model: str, input_cost_per_token: float, output_cost_per_token: float) -> None:
@@ -576,8 +549,7 @@ class LLMClient:
 
     async def _send(self, body: dict[str, Any], api_key: str | None) -> SendResult:
         """One HTTP attempt through litellm: (text, prompt_tokens, completion_tokens, cost)."""
-        litellm = _LITELLM
-        assert litellm is not None
+        litellm = _litellm()  # loaded by the preflight already: returns the cached module
         rt = self.cfg.runtime
         kwargs = {**body, "timeout": rt.timeout_s, "max_retries": 0, "drop_params": self.cfg.drop_params}
         if self.cfg.api_base:
@@ -733,15 +705,41 @@ def raise_if_over_budget(judgments: list[Any], where: str, limit: float | None) 
     )
 
 
-def make_client(cfg: ClientConfig | Mapping[str, Any]) -> LLMClient:
-    """The client the config asks for: batch mode (batch.py), the fast path (fastpath.py) or litellm."""
-    c = ClientConfig.from_mapping(cfg)
-    if c.runtime.mode == "batch":
-        from reportbench.judges.batch import BatchClient
+# ------------------------------------------------------------------------------------------------
+# Preflight (`reportbench check-judge`: reportbench.check_judge)
+# ------------------------------------------------------------------------------------------------
 
-        return BatchClient(c)
-    if c.runtime.transport == "fast":
-        from reportbench.judges.fastpath import FastClient
 
-        return FastClient(c)
-    return LLMClient(c)
+def judge_roles(judge_cfg: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(role, client config) for judge.model and every judge.task_models entry (distinct models)."""
+    base = dict(judge_cfg)
+    roles = [("judge.model", base)]
+    for task, model in sorted((base.get("task_models") or {}).items()):
+        if model:
+            roles.append((f"judge.task_models.{task}", {**base, "model": model}))
+    return roles
+
+
+def preflight(cfg: Mapping[str, Any], *, name: str | None = None) -> None:
+    """Check one litellm judge config without a network call; raises FatalJudgeError on a problem."""
+    problem = preflight_problem(cfg)
+    if problem is not None:
+        kind, reason = problem
+        raise fatal_error(kind, name=name, cfg=cfg, reason=reason)
+
+
+def check_judge(judge_cfg: Mapping[str, Any]) -> list[str]:
+    """Preflight every role of a `judge:` group; returns one problem line per failing role."""
+    if str(judge_cfg.get("backend", "offline")) != "litellm":
+        return []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for role, cfg in judge_roles(judge_cfg):
+        if cfg.get("model") in seen:
+            continue
+        seen.add(str(cfg.get("model")))
+        try:
+            preflight(cfg, name=judge_cfg.get("name"))
+        except FatalJudgeError as exc:
+            problems.append(f"{role}: {exc}")
+    return problems

@@ -26,12 +26,12 @@ Stage scripts wrap their body in `exit_on_fatal()` (or call `run_stage(fn, ...)`
 becomes one line on stderr, no traceback, exit code 2. `reportbench check-judge [overrides...]` runs the
 credential preflight (no network call) for every judge role without starting a stage.
 
-This module imports neither litellm nor the client at import time (the CLI imports it to register).
+This module imports neither litellm (but lazily, to name a key variable) nor the client, which builds on it;
+the preflight lives in judges/client.py and the command in reportbench/check_judge.py.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import re
@@ -220,7 +220,7 @@ def key_env_names(model: str | None, api_key_env: str | None = None, api_base: s
         return [api_key_env]
     if api_base or not model:
         return []
-    from reportbench.judges.client import _litellm
+    from reportbench.judges.litellm_loader import _litellm  # import cost: litellm (~3.5 s) only to name a key
 
     litellm = _litellm()
     try:
@@ -293,7 +293,7 @@ def mask(
 ) -> str:
     """Scrub key values (from the named variables) and, with `patterns`, key-shaped tokens out of a
     message. Variable *names* (and config paths like judge.api_key_env) survive the pattern pass."""
-    from reportbench.judges.client import redact
+    from reportbench.redaction import redact
 
     secrets = _secrets(names or [], api_key_env)
     if not patterns:
@@ -408,77 +408,3 @@ def run_stage(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """`run_stage(run_judge_stage, params, ...)`: call `fn` under `exit_on_fatal()`."""
     with exit_on_fatal():
         return fn(*args, **kwargs)
-
-
-# ------------------------------------------------------------------------------------------------
-# Preflight and `reportbench check-judge`
-# ------------------------------------------------------------------------------------------------
-
-
-def judge_roles(judge_cfg: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(role, client config) for judge.model and every judge.task_models entry (distinct models)."""
-    base = dict(judge_cfg)
-    roles = [("judge.model", base)]
-    for task, model in sorted((base.get("task_models") or {}).items()):
-        if model:
-            roles.append((f"judge.task_models.{task}", {**base, "model": model}))
-    return roles
-
-
-def preflight(cfg: Mapping[str, Any], *, name: str | None = None) -> None:
-    """Check one litellm judge config without a network call; raises FatalJudgeError on a problem."""
-    from reportbench.judges.client import preflight_problem
-
-    problem = preflight_problem(cfg)
-    if problem is not None:
-        kind, reason = problem
-        raise fatal_error(kind, name=name, cfg=cfg, reason=reason)
-
-
-def check_judge(judge_cfg: Mapping[str, Any]) -> list[str]:
-    """Preflight every role of a `judge:` group; returns one problem line per failing role."""
-    if str(judge_cfg.get("backend", "offline")) != "litellm":
-        return []
-    problems: list[str] = []
-    seen: set[str] = set()
-    for role, cfg in judge_roles(judge_cfg):
-        if cfg.get("model") in seen:
-            continue
-        seen.add(str(cfg.get("model")))
-        try:
-            preflight(cfg, name=judge_cfg.get("name"))
-        except FatalJudgeError as exc:
-            problems.append(f"{role}: {exc}")
-    return problems
-
-
-def _cmd_check_judge(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from reportbench.config import composed_params, load_params
-
-    params = load_params(Path(args.params)) if args.params else composed_params(args.overrides)
-    judge = params.get("judge") or {}
-    problems = check_judge(judge)
-    for line in problems:
-        print(f"error: {line}", file=sys.stderr, flush=True)
-    if problems:
-        return EXIT_CODE
-    backend = judge.get("backend")
-    if backend != "litellm":
-        print(f"judge {judge.get('name')!r}: backend {backend} makes no API calls; nothing to check")
-    else:
-        models = ", ".join(sorted({str(c.get('model')) for _, c in judge_roles(judge)}))
-        print(f"judge {judge.get('name')!r}: preflight ok for {models} (credentials checked without a network call)")
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add `reportbench check-judge` to the CLI."""
-    p = sub.add_parser(
-        "check-judge",
-        help="check the judge's credentials/model for every role without a network call (exit 2 on a problem)",
-    )
-    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. judge=llm judge.model=openai/gpt-4.1")
-    p.add_argument("--params", default=None, help="check this composed params file instead of composing conf/")
-    p.set_defaults(func=_cmd_check_judge)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reportbench.judges.base import Judge, JudgeTask
+from reportbench.judges.prompt_modes import PromptsConfigError, authors_record_ids, prompts_mode
 
 BACKENDS = ("litellm", "offline")
 
@@ -23,7 +24,7 @@ def make_judge(task: JudgeTask | str, cfg: Mapping[str, Any], **kwargs: Any) -> 
 
     `cfg["backend"]`: "litellm" -> LLMJudge(task, cfg, **kwargs); "offline" -> OfflineJudge(task, cfg).
     `cfg["prompts"]`: "ours" (default, prompts/*.yaml) or "authors" (the benchmark authors' exact messages
-    and parser from reportbench.prompt_packs; see docs/prompt-packs.md).
+    and parser from a prompt pack, handed in by reportbench.prompt_packs.judging; docs/prompt-packs.md).
     Extra keyword arguments (prompts_dir, cache, client) go to LLMJudge only.
     """
     if isinstance(task, str):
@@ -31,8 +32,6 @@ def make_judge(task: JudgeTask | str, cfg: Mapping[str, Any], **kwargs: Any) -> 
 
         task = get_task(task)
     backend = str(cfg.get("backend", "offline"))
-    from reportbench.prompt_packs.judging import PromptsConfigError, prompts_mode
-
     try:
         prompts_mode(cfg)
     except PromptsConfigError as exc:
@@ -49,8 +48,6 @@ def make_judge(task: JudgeTask | str, cfg: Mapping[str, Any], **kwargs: Any) -> 
         judge = OfflineJudge(task, cfg)
         if str(cfg.get("prompts") or "ours") == "authors":
             # The offline rule ignores prompts, but its records still say which pack was configured.
-            from reportbench.prompt_packs.judging import record_ids
-
-            judge.prompt_id, judge.prompt_hash = record_ids(task)
+            judge.prompt_id, judge.prompt_hash = authors_record_ids(task)
         return judge
     raise JudgeConfigError(f"unknown judge.backend {backend!r}; expected one of {BACKENDS}")

@@ -441,16 +441,17 @@ def prepare_source(source: str, window_sentences: int = 2) -> PreparedSource:
     )
 
 
-def support_score(hypothesis: str, source: str, params: SupportParams | None = None) -> SupportScore:
+def lexical_support_score(hypothesis: str, source: str, params: SupportParams | None = None) -> SupportScore:
     """S(h, source) = max over 1..k-sentence windows w of sqrt(recall) · lex_cos · (1 − guard).
 
     lex_cos = w·TF-IDF cosine + (1−w)·token_set similarity; guard = max of the fired guards:
     a quantity in h absent from the whole source, a different negation-cue count between h and w,
     an absolute word ('first', 'all', 'only', ...) in h that the source never uses.
+    With `params.semantic` set, use judges/scores.support_score (it picks the semantic score).
     """
     p = params or SupportParams()
-    if p.semantic is not None:  # judge=offline_semantic: MiniLM + these signals (judges/semantic.py)
-        return support_scores([hypothesis], source, p)[0]
+    if p.semantic is not None:
+        raise ValueError("semantic SupportParams: call reportbench.judges.scores.support_score")
     h_tokens = content_tokens(hypothesis)
     src = prepare_source(source or "", p.window_sentences)
     if not h_tokens or not src.windows:
@@ -489,12 +490,4 @@ def support_score(hypothesis: str, source: str, params: SupportParams | None = N
     return best
 
 
-def support_scores(hypotheses: Sequence[str], source: str, params: SupportParams | None = None) -> list[SupportScore]:
-    """S(h, source) for many hypotheses against one source: the semantic judge indexes the source once and
-    embeds in batches; the lexical judge loops (its source preparation is cached)."""
-    p = params or SupportParams()
-    if p.semantic is None:
-        return [support_score(h, source, p) for h in hypotheses]
-    from reportbench.judges.semantic import semantic_params_from, semantic_support_scores
-
-    return list(semantic_support_scores(hypotheses, source or "", p, semantic_params_from(p.semantic)))
+support_score = lexical_support_score  # the lexical score by its old name (judges/scores.py dispatches)

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
+from reportbench.judges.batch import BatchClient
 from reportbench.judges.cache import ResponseCache, StoredParseFailure, cache_key
-from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, make_client, to_plain
-from reportbench.prompt_packs.judging import AuthorsPrompt, authors_prompt, prompts_mode
+from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, to_plain
+from reportbench.judges.fastpath import FastClient
+from reportbench.judges.prompt_modes import authors_prompt, prompts_mode
 from reportbench.prompts import DEFAULT_PROMPTS_DIR, PromptTemplate, load_prompt
 
 REASK_ENV = "REPORTBENCH_REASK_PARSE_FAILURES"
@@ -29,6 +31,17 @@ REASK_ENV = "REPORTBENCH_REASK_PARSE_FAILURES"
 def reask_requested(runtime_flag: bool) -> bool:
     """The config flag, or the environment switch that `reportbench retry --parse` sets for one run."""
     return runtime_flag or os.environ.get(REASK_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def make_client(cfg: ClientConfig | Mapping[str, Any]) -> LLMClient:
+    """The client the config asks for: batch mode (batch.py), the fast path (fastpath.py) or litellm. Here, not
+    in client.py: both build on the client, so the client cannot import them back."""
+    c = ClientConfig.from_mapping(cfg)
+    if c.runtime.mode == "batch":
+        return BatchClient(c)
+    if c.runtime.transport == "fast":
+        return FastClient(c)
+    return LLMClient(c)
 
 
 class LLMJudge:
@@ -64,7 +77,7 @@ class LLMJudge:
         self.reask_parse_failures = reask_requested(self.cfg.runtime.reask_parse_failures)
         pdir = prompts_dir if prompts_dir is not None else raw.get("prompts_dir") or DEFAULT_PROMPTS_DIR
         self.prompts_mode = prompts_mode(raw)
-        self.prompt: PromptTemplate | AuthorsPrompt
+        self.prompt: PromptTemplate | Any  # Any: an authors' prompt (judges/prompt_modes.py)
         if self.prompts_mode == "authors":  # the benchmark authors' exact messages and parser (prompt_packs)
             self.prompt = authors_prompt(task)
             out_model, structured = self.prompt.response_model, self.prompt.response_model is not None
@@ -130,7 +143,7 @@ class LLMJudge:
     def _parse(self, raw: str, inputs: JudgeInput) -> JudgeOutput:
         """The task's strict parser; a stray ValueError (e.g. ValidationError) counts as a parse error."""
         try:
-            if isinstance(self.prompt, AuthorsPrompt):
+            if self.prompts_mode == "authors":
                 return self.prompt.parse(raw, inputs)
             return self.task.parse(raw, inputs)
         except ParseError:
@@ -151,7 +164,7 @@ class LLMJudge:
             )
 
     async def _judge(self, item_id: str, inputs: JudgeInput, input_ids: dict[str, str]) -> Judgment:
-        if isinstance(self.prompt, AuthorsPrompt):
+        if self.prompts_mode == "authors":
             messages = self.prompt.messages(inputs)
         else:
             messages = self.prompt.render(**inputs.prompt_values())

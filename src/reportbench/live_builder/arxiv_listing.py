@@ -21,6 +21,7 @@ import arxiv
 import requests
 from pydantic import BaseModel, ConfigDict, Field
 
+from reportbench.http_cache import make_arxiv_client  # noqa: F401 - arxiv_listing.make_arxiv_client stays importable
 from reportbench.live_builder.live_config import LiveConfig
 from reportbench.live_builder.stage_io import DropRecord
 from reportbench.net import redact_url
@@ -60,14 +61,6 @@ class ListingResult:
     dropped: list[DropRecord] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
     per_category: dict[str, int] = field(default_factory=dict)
-
-
-def make_arxiv_client(session: requests.Session, page_size: int = 100) -> arxiv.Client:
-    """arxiv.Client on our session. delay 0: pacing lives in the session (a cache hit must not sleep);
-    one library retry covers arXiv's spurious empty pages (urllib3 already retries 429/5xx with backoff)."""
-    client = arxiv.Client(page_size=page_size, delay_seconds=0.0, num_retries=1)
-    client._session = session
-    return client
 
 
 def category_query(category: str, start: dt.date, end: dt.date) -> str:

@@ -25,7 +25,11 @@ import polars as pl
 
 from reportbench.judges.base import Judgment
 from reportbench.judges.runner import run_judgments_sync, usage_summary
-from reportbench.judges.tasks.important_reference import ImportantReferenceInput
+from reportbench.judges.tasks.important_reference import (  # shared with protocols.deepscholar.labelling
+    ImportanceQuestion,
+    is_important,
+    judge_importance,
+)
 from reportbench.judges.tasks.nugget_assign import NuggetAssignInput
 from reportbench.judges.tasks.nugget_create import NuggetCreateInput
 from reportbench.judges.tasks.nugget_score import NuggetScoreInput
@@ -105,48 +109,6 @@ def label_papers(
     result.important = [r for r in result.important if r["task_id"] not in dropped]
     result.nuggets = [n for n in result.nuggets if n["task_id"] not in dropped]
     return result
-
-
-@dataclass(frozen=True)
-class ImportanceQuestion:
-    """One exemplar reference to label, with what the Fig. 4 prompt shows about it (any release kind)."""
-
-    task_id: str
-    ref_key: str
-    paper_title: str
-    paper_abstract: str
-    related_work: str
-    cited_title: str
-    cited_authors: str
-    cited_content: str
-
-
-def judge_importance(questions: Sequence[ImportanceQuestion], judge: Any, *, progress: bool = False) -> list[Judgment]:
-    """One `important_reference` judgment per question (item id `<task_id>::<ref_key>`), in input order.
-
-    Shared by the live builder and `protocols.deepscholar.labelling` (imported releases)."""
-    items = [
-        (
-            f"{q.task_id}::{q.ref_key}",
-            ImportantReferenceInput(
-                paper_title=q.paper_title,
-                paper_abstract=q.paper_abstract,
-                related_work=q.related_work,
-                cited_title=q.cited_title,
-                cited_authors=q.cited_authors,
-                cited_content=q.cited_content,
-                citation_key=q.ref_key,
-            ),
-            {"task_id": q.task_id, "ref_key": q.ref_key},
-        )
-        for q in questions
-    ]
-    return list(run_judgments_sync(judge, items, desc="important_reference", progress=progress))
-
-
-def is_important(j: Judgment) -> bool:
-    """The parsed boolean of an ok `important_reference` judgment."""
-    return bool(_parsed(j).get("important"))
 
 
 def _label_important(

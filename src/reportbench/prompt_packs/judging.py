@@ -2,32 +2,21 @@
 
 Why here and not in judges/: the judge backends stay ignorant of packs; they only see an object with
 `prompt_id`, `sha256`, `messages(inputs)`, `parse(raw, inputs)` and `response_model`, built by
-`authors_prompt(task)`. Records get prompt_id 'authors:<benchmark>/<key>' and prompt_hash = sha256 over
-the step's pinned source sha256s, so a verdict names the pack version that produced it.
+`authors_prompt(task)` and handed in when this module is imported (judges/prompt_modes.py). Records get
+prompt_id 'authors:<benchmark>/<key>' and prompt_hash = sha256 over the step's pinned source sha256s, so a
+verdict names the pack version that produced it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reportbench.judges.prompt_modes import PROMPT_MODES, PromptsConfigError, prompts_mode, provide_authors_prompts
 from reportbench.prompt_packs import AuthorsStep, get_step, step_for_task
 from reportbench.prompt_packs.sources import read_ref
 
-PROMPT_MODES = ("ours", "authors")
-
-
-class PromptsConfigError(ValueError):
-    """`judge.prompts` is not one of PROMPT_MODES, or the task has no authors' step."""
-
-
-def prompts_mode(cfg: Mapping[str, Any] | None) -> str:
-    """The `judge.prompts` value ('ours' when absent)."""
-    value = str((cfg or {}).get("prompts") or "ours")
-    if value not in PROMPT_MODES:
-        raise PromptsConfigError(f"judge.prompts must be one of {PROMPT_MODES}, got {value!r}")
-    return value
+__all__ = ["PROMPT_MODES", "AuthorsPrompt", "PromptsConfigError", "authors_prompt", "prompts_mode", "record_ids"]
 
 
 def _benchmark_of(task: Any) -> str | None:
@@ -103,3 +92,6 @@ def authors_prompt(task: Any) -> AuthorsPrompt:
     for ref in step.sources:
         read_ref(ref)
     return AuthorsPrompt(task, step)
+
+
+provide_authors_prompts(authors_prompt, record_ids)  # the judges ask for the authors' wording through this

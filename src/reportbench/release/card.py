@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 SPLIT = "test"
+CARD_FILE = "CARD.md"  # the reportbench card of a release directory (format.write_release writes it first)
 
 # The benchmark papers (seed texts in ../shared/seeds; arXiv ids as the specs cite them).
 CITATIONS: dict[str, str] = {
@@ -138,10 +139,8 @@ def _citation(benchmark: str) -> list[str]:
 
 def render_release_card(release: Any, manifest: Mapping[str, Any], out_dir: Path, card_md: str, extra: str = "") -> str:
     """The README.md of a release directory (files must already be written: sizes are read from disk)."""
-    from reportbench.release.format import EXTRA_TABLES, TABLES
-
     m = release.meta
-    specs = [*TABLES, *(EXTRA_TABLES[n].spec for n in sorted(release.extra))]
+    specs = release.table_specs()
     counts = manifest.get("counts") or {}
     # an empty table is not a loadable config (`datasets` raises "corresponds to no data"); it stays listed below
     configs = [(s.name, s.file) for s in specs if counts.get(s.name, 0) > 0]
@@ -220,8 +219,6 @@ def render_release_card(release: Any, manifest: Mapping[str, Any], out_dir: Path
 
 def write_release_card(out_dir: str | Path, release: Any, manifest: Mapping[str, Any], extra: str = "") -> Path:
     """Write `README.md` next to the tables, from `CARD.md` as written (plus `extra`, e.g. the live section)."""
-    from reportbench.release.format import CARD_FILE
-
     out = Path(out_dir)
     card_md = (out / CARD_FILE).read_text(encoding="utf-8") if (out / CARD_FILE).is_file() else ""
     path = out / "README.md"

@@ -36,6 +36,7 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import Field, ValidationError
 
+from reportbench.release.card import CARD_FILE, write_release_card
 from reportbench.types import ExemplarRef, Nugget, Record, RubricItem, Task, strip_arxiv_version
 
 SCHEMA_VERSION = 2
@@ -46,7 +47,6 @@ READABLE_SCHEMA_VERSIONS = (1, 2)
 # Task fields a benchmark's releases must fill (the importers check them too); keyed by manifest benchmark.
 REQUIRED_TASK_FIELDS: dict[str, tuple[str, ...]] = {"deepscholar": ("abstract", "published_date", "exemplar")}
 MANIFEST_FILE = "release.json"
-CARD_FILE = "CARD.md"
 PARQUET_COMPRESSION: Literal["zstd"] = "zstd"
 PARQUET_COMPRESSION_LEVEL = 9  # fixed, so a polars default change cannot silently change the bytes
 MAX_REPORTED_ERRORS = 25
@@ -269,6 +269,10 @@ class Release:
         return {c.arxiv_id: c for c in self.citation_counts if c.arxiv_id}
 
     # -- accessors
+    def table_specs(self) -> list[TableSpec]:
+        """The built-in tables, then the registered extra tables this release carries (the card lists them)."""
+        return [*TABLES, *(EXTRA_TABLES[n].spec for n in sorted(self.extra))]
+
     @property
     def task_ids(self) -> list[str]:
         return [t.task_id for t in self.tasks]
@@ -569,9 +573,7 @@ def write_release(release: Release, out_dir: str | Path) -> dict[str, Any]:
     manifest = build_manifest(release, table_info)
     (out / MANIFEST_FILE).write_text(_dump_json(manifest), encoding="utf-8")
     (out / CARD_FILE).write_text(render_card(release, manifest), encoding="utf-8")
-    from reportbench.release.card import write_release_card  # README.md: the Hugging Face-style card
-
-    write_release_card(out, release, manifest)
+    write_release_card(out, release, manifest)  # README.md: the Hugging Face-style card
     return manifest
 
 

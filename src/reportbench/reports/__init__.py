@@ -6,6 +6,7 @@
 Inline citations are resolved only through the report's own reference list or links.
 """
 
+import reportbench.reports.formats  # noqa: E402, F401, I001 - registers the built-in adapters (base._REGISTRY)
 from reportbench.reports.arxiv_ids import arxiv_id_from_url, extract_arxiv_ids
 from reportbench.reports.base import (
     AUTO_DETECT_ORDER,

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from reportbench.reports.citations import Marker, scan_citations
+from reportbench.reports.errors import EmptyReportError, ReportParseError
+from reportbench.reports.schemas import describe_json
 from reportbench.reports.sentences import build_sentences
 from reportbench.types import Report, Source
 
@@ -40,22 +42,6 @@ AUTO_DETECT_ORDER: tuple[str, ...] = (
     "markdown",
 )
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")
-
-
-class ReportParseError(ValueError):
-    """A report could not be read; the message names the file and what is wrong with it."""
-
-    def __init__(self, path: Path | str, problem: str) -> None:
-        self.path = str(path)
-        self.problem = problem
-        super().__init__(f"{path}: {problem}")
-
-
-class EmptyReportError(ReportParseError):
-    """The output exists but holds no report (empty file, only whitespace, an empty folder, no body text).
-
-    Scored as the benchmark scores a missing report (outcome `missing`), never as an ok report.
-    """
 
 
 # ---------------------------------------------------------------- containment (a systems folder is untrusted)
@@ -106,6 +92,8 @@ class ReportAdapter(ABC):
         """Parse `path` into a Report; raise ReportParseError when it cannot."""
 
 
+# Filled by the adapters as they are imported: reportbench.reports (the package) imports reportbench.reports.formats,
+# and a package runs before any of its modules is handed out, so the built-ins are always registered here.
 _REGISTRY: dict[str, ReportAdapter] = {}
 
 
@@ -115,13 +103,8 @@ def register_adapter(adapter: ReportAdapter) -> ReportAdapter:
     return adapter
 
 
-def _ensure_builtin_adapters() -> None:
-    import reportbench.reports.formats  # noqa: F401  (registers the built-in adapters on import)
-
-
 def get_adapter(name: str) -> ReportAdapter:
     """The adapter registered as `name`; ValueError lists the known names."""
-    _ensure_builtin_adapters()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -130,7 +113,6 @@ def get_adapter(name: str) -> ReportAdapter:
 
 def list_formats() -> list[str]:
     """Registered adapter names in auto-detection order (unlisted extras last, alphabetically)."""
-    _ensure_builtin_adapters()
     ordered = [n for n in AUTO_DETECT_ORDER if n in _REGISTRY]
     return ordered + sorted(n for n in _REGISTRY if n not in AUTO_DETECT_ORDER)
 
@@ -169,8 +151,6 @@ def load_report(
     if fmt == "auto":
         detected = detect_format(path)
         if detected is None:
-            from reportbench.reports.diagnose import diagnose
-
             diagnose(path, max_bytes)  # raises the precise reason
             raise ReportParseError(path, f"no adapter recognises this output (tried {', '.join(list_formats())})")
         fmt = detected
@@ -261,8 +241,6 @@ def read_json_object(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str
     text = read_text(path, max_bytes)
     data = parse_json_text(path, text)
     if not isinstance(data, dict):
-        from reportbench.reports.schemas import describe_json
-
         line = text[: len(text) - len(text.lstrip())].count("\n") + 1
         raise ReportParseError(path, f"line {line}: JSON {describe_json(data)} where an object was expected")
     return data
@@ -465,3 +443,81 @@ def _without_injections(
         if removed:
             warnings.append(describe(removed, where=f"reference {key!r}"))
     return body, markers, warnings
+
+
+# ---------------------------------------------------------------- why no adapter recognises an output
+# (moved from diagnose.py, which re-exports it: load_report calls it, and it reads files like the rest of here)
+# Called by `load_report(fmt="auto")` only after every adapter's detect() said no, so it may read the file fully;
+# it always raises (EmptyReportError for an empty file or folder, ReportParseError otherwise).
+
+JSON_EXPECTED = (
+    "an object with 'output' was expected: a Responses API result {'output': [..., {'type': 'message'}]} "
+    "or an OpenScholar/SearchAI/DeepResearcher twin {'output': '...', 'ctxs': [...]}"
+)
+KNOWN_LAYOUTS = (
+    "a .md/.markdown/.txt report, a Responses API .json, a STORM run (storm_gen_article.md + url_to_info.json), "
+    "DeepScholar-base (intro.md + paper.csv) or a markdown + JSON pair"
+)
+
+
+def diagnose(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """Raise the most specific reason `path` is not a readable report."""
+    refused = outside_root(path)
+    if refused:
+        raise ReportParseError(path, refused)
+    if path.is_dir():
+        _diagnose_folder(path, max_bytes)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        _diagnose_json(path, max_bytes)
+    if suffix in MARKDOWN_SUFFIXES:
+        read_report_text(path, max_bytes)  # raises for empty / binary / HTML / LaTeX
+        raise ReportParseError(path, "a text file that no adapter accepted")
+    data = read_bytes(path, max_bytes)
+    if not data.strip():
+        raise EmptyReportError(path, "empty report: the file holds no text")
+    read_report_text(path, max_bytes)  # binary, encoding, HTML, LaTeX: each says so
+    raise ReportParseError(
+        path, f"unsupported file type {suffix or '(no suffix)'!r}: expected {KNOWN_LAYOUTS}"
+    )
+
+
+def _diagnose_json(path: Path, max_bytes: int) -> None:
+    text = read_text(path, max_bytes)
+    if not text.strip():
+        raise EmptyReportError(path, "empty report: the JSON file holds no text")
+    data = parse_json_text(path, text)  # invalid JSON / too deep: precise
+    line = text[: len(text) - len(text.lstrip())].count("\n") + 1
+    if not isinstance(data, dict):
+        raise ReportParseError(path, f"line {line}: JSON {describe_json(data)} where {JSON_EXPECTED}")
+    keys = sorted(data)[:8]
+    output = data.get("output")
+    if "output" not in data:
+        raise ReportParseError(path, f"JSON object with keys {keys} and no 'output': {JSON_EXPECTED}")
+    raise ReportParseError(
+        path,
+        f"'output' is a JSON {describe_json(output)} but no format matches: a Responses API result needs an "
+        "'output' array with a {'type': 'message'} item; a markdown twin needs a string 'output' and a "
+        "'ctxs' array (OpenScholar also one of id_mapping/ranked_results/final_passages/initial_result)",
+    )
+
+
+def _diagnose_folder(path: Path, max_bytes: int) -> None:
+    try:
+        children = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+    except OSError as exc:
+        raise ReportParseError(path, f"cannot list the folder: {exc.strerror or exc}") from exc
+    if not children:
+        raise EmptyReportError(path, "empty report: the folder is empty")
+    files = [p for p in children if p.is_file()]
+    reports = [p for p in files if p.suffix.lower() in MARKDOWN_SUFFIXES or p.suffix.lower() == ".json"]
+    if len(reports) == 1:
+        diagnose(reports[0], max_bytes)
+    if not reports:
+        names = [p.name + ("/" if p.is_dir() else "") for p in children][:8]
+        raise ReportParseError(path, f"folder holds no report file (found {names}); expected {KNOWN_LAYOUTS}")
+    raise ReportParseError(
+        path,
+        f"folder holds several candidate reports {[p.name for p in reports][:8]} and no known layout; "
+        "keep one report.md (or name it report.md / output.md)",
+    )

@@ -160,7 +160,7 @@ def validate_json(
     prefix: tuple[int | str, ...] = (),
 ) -> M:
     """`data` as `model`, or ReportParseError with the line and JSON path of the first problem."""
-    from reportbench.reports.base import ReportParseError
+    from reportbench.reports.errors import ReportParseError
 
     if not isinstance(data, dict):
         line = f"line {json_line_of(text, prefix) or 1}: " if text else ""

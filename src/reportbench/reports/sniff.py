@@ -107,7 +107,7 @@ def _guess_encoding(data: bytes) -> str | None:
 
 def decode_bytes(path: Path | str, data: bytes) -> Decoded:
     """Text of a file's bytes, or ReportParseError saying what the bytes are (binary, wrong encoding)."""
-    from reportbench.reports.base import ReportParseError
+    from reportbench.reports.errors import ReportParseError
 
     what = binary_kind(data)
     if what is not None:
@@ -171,7 +171,7 @@ def _line_of(text: str, pattern: re.Pattern[str]) -> int:
 
 def check_report_text(path: Path | str, decoded: Decoded) -> Decoded:
     """A decoded would-be markdown report: EmptyReportError when blank, ReportParseError for HTML/LaTeX."""
-    from reportbench.reports.base import EmptyReportError, ReportParseError
+    from reportbench.reports.errors import EmptyReportError, ReportParseError
 
     text = decoded.text
     if not text.strip():

@@ -98,7 +98,7 @@ def _judges(params: dict[str, Any], cfg: SurveyConfig, judge_for: JudgeFactory |
     a missing key must fail in seconds, not after an hour of downloads (one `error:` line, exit 2)."""
     judge = params.get("judge") or {}
     if judge_for is None and str(judge.get("backend")) == "litellm":
-        from reportbench.judges.errors import preflight
+        from reportbench.judges.client import preflight
 
         role = {k: v for k, v in judge.items() if k != "prompts"}  # a judge-level key, not a client setting
         if cfg.generator_model:

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, raw_path, safe_name, task_payload
 from reportbench.types import Report, Task
 

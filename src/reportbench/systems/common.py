@@ -22,7 +22,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from reportbench.systems import SystemError_, TaskOutcome
+from reportbench.systems.base import SystemError_, TaskOutcome
 from reportbench.types import Report, Task, strip_arxiv_version
 
 RAW_DIR = "raw"

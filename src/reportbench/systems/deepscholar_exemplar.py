@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.types import ExemplarRef, Report, Source, Task
 
 CITE_RE = re.compile(r"\\cite[^{}]*\{([^}]+)\}")  # data_pipeline/latex_extractor.py (spec §1.6)

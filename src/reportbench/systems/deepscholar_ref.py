@@ -32,7 +32,7 @@ from typing import Any
 
 import polars as pl
 
-from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import (
     Doc,
     RunCollector,

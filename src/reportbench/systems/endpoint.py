@@ -29,7 +29,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, raw_path, write_text
 from reportbench.systems.semops import CLIENT_KEYS, client_config
 from reportbench.types import Report, Task

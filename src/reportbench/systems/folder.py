@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import isolated_load
 from reportbench.types import Report, Task
 

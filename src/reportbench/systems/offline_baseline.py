@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import (
     Doc,
     RunCollector,

@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, OfflineVerdict, ParseError
 from reportbench.judges.tasks._parsing import ExactInt, parse_json_output
-from reportbench.systems import SystemError_
+from reportbench.systems.base import SystemError_
 
 CLIENT_KEYS = (
     "model",

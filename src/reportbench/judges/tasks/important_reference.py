@@ -6,13 +6,16 @@ filter; the offline rule is a crude stand-in based on how the exemplar cites the
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
 from rapidfuzz import fuzz
 
-from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict
+from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, OfflineVerdict
 from reportbench.judges.lexical import (
     LexicalSpace,
     content_tokens,
@@ -22,6 +25,7 @@ from reportbench.judges.lexical import (
     token_recall,
 )
 from reportbench.judges.offline import section_params
+from reportbench.judges.runner import run_judgments_sync
 from reportbench.judges.tasks._parsing import EXPLAINED_OUTPUT_CONFIG, parse_json_output
 
 CITE_KEYS_RE = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?(?:\[[^\]]*\]){0,2}\{([^}]*)\}")
@@ -152,3 +156,46 @@ TASK = JudgeTask(
     offline=offline,
     description="Is this exemplar reference an important (must-include, not substitutable) prior work?",
 )
+
+
+@dataclass(frozen=True)
+class ImportanceQuestion:
+    """One exemplar reference to label, with what the Fig. 4 prompt shows about it (any release kind)."""
+
+    task_id: str
+    ref_key: str
+    paper_title: str
+    paper_abstract: str
+    related_work: str
+    cited_title: str
+    cited_authors: str
+    cited_content: str
+
+
+def judge_importance(questions: Sequence[ImportanceQuestion], judge: Any, *, progress: bool = False) -> list[Judgment]:
+    """One `important_reference` judgment per question (item id `<task_id>::<ref_key>`), in input order.
+
+    Shared by the live builder (live_builder/label.py) and `protocols.deepscholar.labelling` (imported
+    releases), so it lives with the task, below both."""
+    items = [
+        (
+            f"{q.task_id}::{q.ref_key}",
+            ImportantReferenceInput(
+                paper_title=q.paper_title,
+                paper_abstract=q.paper_abstract,
+                related_work=q.related_work,
+                cited_title=q.cited_title,
+                cited_authors=q.cited_authors,
+                cited_content=q.cited_content,
+                citation_key=q.ref_key,
+            ),
+            {"task_id": q.task_id, "ref_key": q.ref_key},
+        )
+        for q in questions
+    ]
+    return list(run_judgments_sync(judge, items, desc="important_reference", progress=progress))
+
+
+def is_important(j: Judgment) -> bool:
+    """The parsed boolean of an ok `important_reference` judgment."""
+    return bool(json.loads(j.parsed).get("important")) if j.ok and j.parsed else False

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
-from reportbench.judges.lexical import support_score
 from reportbench.judges.offline import section_params, support_params
+from reportbench.judges.scores import support_score
 from reportbench.judges.tasks._parsing import numbered, parse_json_output
 
 AssignmentLabel = Literal["support", "partial_support", "not_support"]

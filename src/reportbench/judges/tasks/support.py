@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict
-from reportbench.judges.lexical import support_score
 from reportbench.judges.offline import section_params, support_params
+from reportbench.judges.scores import support_score
 from reportbench.judges.tasks._parsing import ExactInt, parse_json_output
 
 

@@ -57,7 +57,7 @@ class LabellingResult:
 
 def questions_for(release: Any) -> list[Any]:
     """One ImportanceQuestion per exemplar reference, in task then exemplar order."""
-    from reportbench.live_builder.label import ImportanceQuestion
+    from reportbench.judges.tasks.important_reference import ImportanceQuestion
 
     tasks = {t.task_id: t for t in release.tasks}
     out = []
@@ -97,7 +97,7 @@ def label_release(
 ) -> LabellingResult:
     """Judge every exemplar reference; return a labelled copy of the release (failed papers dropped)."""
     from reportbench.judges.offline import OFFLINE_JUDGE_ID
-    from reportbench.live_builder.label import is_important, judge_importance
+    from reportbench.judges.tasks.important_reference import is_important, judge_importance
     from reportbench.release.format import Release
 
     if release.meta.benchmark != "deepscholar":
@@ -180,8 +180,8 @@ def run_label_importance(
 ) -> dict[str, Any]:
     """Stage entry: the root `judge` group judges every reference of the release at `release_dir`."""
     from reportbench.judges.factory import make_judge
-    from reportbench.pipeline import judge_config
     from reportbench.release.format import read_release
+    from reportbench.validate import judge_config
 
     release = read_release(release_dir)
     judge = (judge_factory or (lambda t: make_judge(t, judge_config(params, t))))("important_reference")

@@ -109,7 +109,7 @@ def resolve_source_texts(
     todo: list[str] = []
     store = None
     if cache_dir is not None:
-        from reportbench.live_builder.http_cache import HttpCache
+        from reportbench.http_cache import HttpCache
 
         store = HttpCache(cache_dir)
     try:
@@ -148,12 +148,11 @@ def _fetch(
     import arxiv
     import requests
 
-    from reportbench.live_builder.http_cache import now_iso
+    from reportbench.http_cache import now_iso
     from reportbench.net import redact_url
 
     if client is None:
-        from reportbench.live_builder.arxiv_listing import make_arxiv_client
-        from reportbench.live_builder.http_cache import make_cached_session
+        from reportbench.http_cache import make_arxiv_client, make_cached_session
 
         session = make_cached_session(
             None if cache_dir is None else Path(cache_dir) / "http",

@@ -13,8 +13,8 @@ import re
 from typing import Any
 
 from reportbench.judges.base import JudgeTask, OfflineVerdict
-from reportbench.judges.lexical import support_score
 from reportbench.judges.offline import section_params, support_params
+from reportbench.judges.scores import support_score
 from reportbench.judges.tasks import register_task
 from reportbench.judges.tasks.support import SupportInput, SupportOutput, parse
 

@@ -409,8 +409,8 @@ RELIABLE_HOSTS = (
 
 def offline_verify(inputs: VerifyInput, params: dict[str, Any]) -> OfflineVerdict:
     """Supported iff the lexical support score S(claim, context) >= the judge's support threshold."""
-    from reportbench.judges.lexical import support_score
     from reportbench.judges.offline import section_params, support_params
+    from reportbench.judges.scores import support_score
 
     thr = float(section_params(params, "support")["threshold"])
     sp = support_params(params)

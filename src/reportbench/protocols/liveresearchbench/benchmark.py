@@ -368,7 +368,7 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     """Every non-reference system vs the reference on every task: both orders × every member."""
     from reportbench.judges.factory import make_judge
     from reportbench.judges.runner import run_judgments_sync
-    from reportbench.pipeline import judge_config
+    from reportbench.validate import judge_config
 
     cfg = _cfg(ctx.params, "judging", "depth")
     ref = str(cfg.get("reference", "open_deep_research"))

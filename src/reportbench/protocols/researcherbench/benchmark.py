@@ -26,7 +26,7 @@ from reportbench.metrics.registry import MetricSpec
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.researcherbench import metrics as M
 from reportbench.protocols.researcherbench.release import CATEGORIES, NAME, build_release, category_of
-from reportbench.protocols.researcherbench.responses import raw_response, response_file_question
+from reportbench.protocols.researcherbench.responses import KIND, raw_response, response_file_question
 from reportbench.protocols.researcherbench.tasks import EXTRACT_TASK, RUBRIC_COMPAT_TASK, RUBRIC_TASK, VERIFY_TASK
 from reportbench.protocols.researcherbench.text import (
     JOIN_MODES,
@@ -420,4 +420,5 @@ BENCHMARK = BenchmarkSpec(
     score=score,
     metric_names=tuple(m.name for m in METRICS),
     description="65 frontier AI-research questions with expert weighted rubrics (Xu et al. 2025)",
+    system_kinds=(KIND,),
 )
