@@ -1,0 +1,162 @@
+"""What `reportbench check` and every system stage verify about a system's parsed reports, before judging.
+
+- Per report: the adapter, sources found, whether a reference list was found, unresolved citation markers,
+  refusal / plan / not-found / no-reference flags (reports.refusal), judge-directed text (reportbench.injection).
+- **Shifted mapping.** A report that matches a neighbouring task's question far better than its own (BM25 over
+  the task questions, rank-bm25) is a warning; when most reports do, or several are off by the same number
+  of tasks (a run shifted by one), it is an error: the reports are on the wrong tasks and every score would be
+  silently wrong. Names alone cannot catch this (`q2.md` holding q1's answer maps by name).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# a report "far better" matches another task: its score there is >= RATIO x its own and >= MARGIN above it
+RATIO = 1.5
+MARGIN = 1.0
+MIN_SYSTEMATIC = 2  # reports off by the same offset before the run counts as shifted
+MAX_QUERY_TERMS = 5000  # bounded: a report's distinct terms used as the BM25 query
+_WORD = re.compile(r"[a-z0-9]{3,}", re.ASCII)
+_STOP = frozenset(
+    "the and for are but not you all any can had her was one our out has have this that with from they will "
+    "what when which who how why their there these those into than then them been were also more most such "
+    "about over under between while where each other some only very its it's may might would could should "
+    "report research provide include including based using use used per via".split()
+)
+
+
+def terms(text: str) -> list[str]:
+    """Lower-case ASCII word terms without stop words (the BM25 vocabulary)."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+@dataclass
+class ReportFacts:
+    """One report as `check` sees it."""
+
+    task_id: str
+    file: str | None
+    adapter: str
+    sources: int
+    reference_list: bool
+    unresolved_markers: int
+    flags: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    own_score: float | None = None
+    best_task: str | None = None
+    best_score: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def report_facts(report: Any, file: str | None = None) -> ReportFacts:
+    """Adapter, sources, reference list, unresolved markers and flags of one parsed report."""
+    from reportbench.injection import flags_from_warnings
+    from reportbench.reports.refusal import detect_report
+
+    non_answers = detect_report(report)
+    flags = sorted({*(f.flag for f in non_answers), *flags_from_warnings(list(report.warnings))})
+    return ReportFacts(
+        task_id=report.task_id,
+        file=file if file is not None else report.path,
+        adapter=report.format,
+        sources=len(report.sources),
+        reference_list=any(s.raw for s in report.sources.values()),
+        unresolved_markers=len(report.unresolved_citations),
+        flags=flags,
+        evidence=[f"{f.flag}: {f.evidence}" for f in non_answers],
+    )
+
+
+def task_text(task: Any) -> str:
+    """What a task asks, for matching: its title and prompt (and abstract, for DeepScholar)."""
+    parts = [getattr(task, k, "") or "" for k in ("title", "task_prompt", "abstract")]
+    return "\n".join(p for p in parts if p)
+
+
+@dataclass
+class ShiftResult:
+    """The shifted-mapping verdict over one system's reports."""
+
+    checked: int = 0
+    mismatched: list[dict[str, Any]] = field(default_factory=list)  # {task_id, best_task, offset, own, best}
+    offset: int | None = None  # the common offset of a shifted run
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def shift_check(tasks: list[Any], reports: list[Any], facts: dict[str, ReportFacts] | None = None) -> ShiftResult:
+    """Does each report match its own task's question best? (BM25 with the task questions as documents.)"""
+    result = ShiftResult()
+    if len(tasks) < 2 or not reports:
+        return result
+    from rank_bm25 import BM25Okapi
+
+    ids = [t.task_id for t in tasks]
+    pos = {tid: i for i, tid in enumerate(ids)}
+    corpus = [terms(task_text(t)) or ["_empty_"] for t in tasks]
+    bm25 = BM25Okapi(corpus)
+    for rep in reports:
+        if rep.task_id not in pos:
+            continue
+        query = sorted(set(terms(rep.body)))[:MAX_QUERY_TERMS]
+        if not query:
+            continue
+        scores = [float(x) for x in bm25.get_scores(query)]
+        own_i = pos[rep.task_id]
+        best_i = max(range(len(scores)), key=lambda i: (scores[i], i == own_i))
+        own, best = scores[own_i], scores[best_i]
+        result.checked += 1
+        if facts is not None and rep.task_id in facts:
+            f = facts[rep.task_id]
+            f.own_score, f.best_task, f.best_score = round(own, 3), ids[best_i], round(best, 3)
+        if best_i != own_i and best >= RATIO * max(own, 0.0) and best - own >= MARGIN:
+            result.mismatched.append(
+                {"task_id": rep.task_id, "best_task": ids[best_i], "offset": best_i - own_i,
+                 "own": round(own, 3), "best": round(best, 3)}
+            )
+    result.error = _verdict(result)
+    return result
+
+
+def _verdict(result: ShiftResult) -> str | None:
+    if not result.mismatched:
+        return None
+    offsets = Counter(m["offset"] for m in result.mismatched)
+    offset, n = offsets.most_common(1)[0]
+    majority = len(result.mismatched) * 2 > result.checked
+    if n >= MIN_SYSTEMATIC and (n * 2 >= result.checked or n >= 3):
+        result.offset = offset
+        pairs = ", ".join(f"{m['task_id']}→{m['best_task']}" for m in result.mismatched if m["offset"] == offset)
+        return (
+            f"{n} of {result.checked} reports match the question {offset:+d} task(s) away far better than their own "
+            f"(shifted mapping? {_cut(pairs)})"
+        )
+    if majority:
+        pairs = ", ".join(f"{m['task_id']}→{m['best_task']}" for m in result.mismatched)
+        return (
+            f"{len(result.mismatched)} of {result.checked} reports match another task's question far better than "
+            f"their own ({_cut(pairs)})"
+        )
+    return None
+
+
+def _cut(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def mismatch_warnings(result: ShiftResult) -> list[str]:
+    """One line per report that matches another task far better (when the run as a whole is not shifted)."""
+    return [
+        f"{m['task_id']}: matches task {m['best_task']}'s question far better than its own "
+        f"(BM25 {m['best']:.1f} vs {m['own']:.1f})"
+        for m in result.mismatched
+    ]
+
