@@ -15,7 +15,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# a report "far better" matches another task: its score there is >= RATIO x its own and >= MARGIN above it
+# a report "far better" matches another task: with column z-scores (>= MIN_Z_REPORTS reports) its score there is
+# >= Z_MARGIN standard deviations above its own; with fewer reports the raw score is >= RATIO x and MARGIN above
+MIN_Z_REPORTS = 3
+Z_MARGIN = 1.0
 RATIO = 1.5
 MARGIN = 1.0
 MIN_SYSTEMATIC = 2  # reports off by the same offset before the run counts as shifted
@@ -86,6 +89,7 @@ class ShiftResult:
     checked: int = 0
     mismatched: list[dict[str, Any]] = field(default_factory=list)  # {task_id, best_task, offset, own, best}
     offset: int | None = None  # the common offset of a shifted run
+    method: str = ""
     error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -93,33 +97,43 @@ class ShiftResult:
 
 
 def shift_check(tasks: list[Any], reports: list[Any], facts: dict[str, ReportFacts] | None = None) -> ShiftResult:
-    """Does each report match its own task's question best? (BM25 with the task questions as documents.)"""
+    """Does each report match its own task's question best? BM25 with the task questions as documents and
+    each report's distinct terms as the query; with >= `MIN_Z_REPORTS` reports each task's column is
+    standardised over the reports (a long, generic question otherwise attracts every report)."""
     result = ShiftResult()
     if len(tasks) < 2 or not reports:
         return result
+    import numpy as np
     from rank_bm25 import BM25Okapi
 
     ids = [t.task_id for t in tasks]
     pos = {tid: i for i, tid in enumerate(ids)}
-    corpus = [terms(task_text(t)) or ["_empty_"] for t in tasks]
-    bm25 = BM25Okapi(corpus)
+    bm25 = BM25Okapi([terms(task_text(t)) or ["_empty_"] for t in tasks])
+    rows: list[tuple[str, int]] = []
+    scores: list[list[float]] = []
     for rep in reports:
-        if rep.task_id not in pos:
-            continue
         query = sorted(set(terms(rep.body)))[:MAX_QUERY_TERMS]
-        if not query:
-            continue
-        scores = [float(x) for x in bm25.get_scores(query)]
-        own_i = pos[rep.task_id]
-        best_i = max(range(len(scores)), key=lambda i: (scores[i], i == own_i))
-        own, best = scores[own_i], scores[best_i]
-        result.checked += 1
-        if facts is not None and rep.task_id in facts:
-            f = facts[rep.task_id]
+        if rep.task_id in pos and query:
+            rows.append((rep.task_id, pos[rep.task_id]))
+            scores.append([float(x) for x in bm25.get_scores(query)])
+    if not rows:
+        return result
+    raw = np.array(scores)
+    use_z = len(rows) >= MIN_Z_REPORTS
+    mat = (raw - raw.mean(axis=0)) / (raw.std(axis=0) + 1e-9) if use_z else raw
+    result.checked = len(rows)
+    result.method = "bm25, column z-scores" if use_z else "bm25, raw scores"
+    for r, (tid, own_i) in enumerate(rows):
+        row = mat[r]
+        best_i = max(range(len(ids)), key=lambda i: (row[i], i == own_i))
+        own, best = float(row[own_i]), float(row[best_i])
+        if facts is not None and tid in facts:
+            f = facts[tid]
             f.own_score, f.best_task, f.best_score = round(own, 3), ids[best_i], round(best, 3)
-        if best_i != own_i and best >= RATIO * max(own, 0.0) and best - own >= MARGIN:
+        far = best - own >= Z_MARGIN if use_z else (best >= RATIO * max(own, 0.0) and best - own >= MARGIN)
+        if best_i != own_i and far:
             result.mismatched.append(
-                {"task_id": rep.task_id, "best_task": ids[best_i], "offset": best_i - own_i,
+                {"task_id": tid, "best_task": ids[best_i], "offset": best_i - own_i,
                  "own": round(own, 3), "best": round(best, 3)}
             )
     result.error = _verdict(result)
@@ -156,7 +170,7 @@ def mismatch_warnings(result: ShiftResult) -> list[str]:
     """One line per report that matches another task far better (when the run as a whole is not shifted)."""
     return [
         f"{m['task_id']}: matches task {m['best_task']}'s question far better than its own "
-        f"(BM25 {m['best']:.1f} vs {m['own']:.1f})"
+        f"(score {m['best']:.2f} vs {m['own']:.2f})"
         for m in result.mismatched
     ]
 
