@@ -130,7 +130,8 @@ def discover_for(
             ignore=ignore,
         )
     except ValueError as exc:  # an unknown format or layout name
-        raise SystemError_(f"systems.{name}: {exc}") from exc
+        field = "layout" if "layout" in str(exc) else "format"
+        raise SystemError_(f"systems.{name}.{field}: {exc}") from exc
 
 
 @register_kind("folder")
@@ -146,8 +147,8 @@ def run_folder_system(
         return _run_answer_file(name, Path(str(given)), tasks, out_dir, naming, share)
     folder = Path(str(given)) / str(spec["subfolder"]) if given and spec.get("subfolder") else Path(str(given or ""))
     if not given or not folder.is_dir():
-        shown = str(folder) if given else repr(given)
-        raise SystemError_(f"systems.{name}.path: {shown} is not a folder or an answer file")
+        shown = str(folder) if given else given
+        raise SystemError_(f"systems.{name}.path: {shown!r} is not a folder (nor an answer file)")
     fmt = spec.get("format") or "auto"
     task_ids = [t.task_id for t in tasks]
     discovered = discover_for(name, spec, task_ids, naming)
