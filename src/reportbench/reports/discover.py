@@ -32,7 +32,7 @@ _SIDE_SUFFIXES = (".json", ".csv", ".jsonl", ".txt")  # twins of a `<id>.md` rep
 REPORT_LIKE = (".md", ".markdown", ".txt", ".json")
 TASK_FOLDER_NON_REPORTS = ("query.md", "core_criteria.md")  # DEER's task inputs inside a task folder
 LAYOUTS = ("auto", "flat", "task_folders")
-RowStatus = Literal["mapped", "unmapped", "refused", "duplicate", "other_system"]
+RowStatus = Literal["mapped", "unmapped", "refused", "duplicate", "other_system", "ignored"]
 
 
 @dataclass(frozen=True)
@@ -209,9 +209,11 @@ def _task_folders(
                 found.skip(child, refused, "refused")
                 continue
             stem = _child_stem(child)
+            if stem == "temp":
+                found.skip(child, "the authors' scratch folder; not read", "ignored")
+                continue
             if not ASCII_NUMBER.fullmatch(stem):
-                why = "not a numbered task folder" if stem != "temp" else "the authors' scratch folder"
-                found.skip(child, f"{why}; not read")
+                found.skip(child, "not a numbered task folder; not read")
                 continue
             m = index.match_group(group.name, int(stem))
             if m.task_id is None:
