@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from reportbench.systems import SYSTEM_KINDS, TaskOutcome, read_outcomes, read_reports, SystemError_, register_kind, run_system
+from reportbench.systems import (
+    SYSTEM_KINDS,
+    SystemError_,
+    TaskOutcome,
+    read_outcomes,
+    read_reports,
+    register_kind,
+    run_system,
+)
 from reportbench.types import Report, Task
 
 pytestmark = pytest.mark.core
@@ -124,9 +132,10 @@ def test_every_unmapped_file_is_listed_in_the_outcomes(tmp_path: Path) -> None:
     unmapped = {k: o.reason for k, o in outcomes.items() if o.status == "unmapped"}
     assert set(unmapped) == {"9.md", "notes.txt"}
     assert "a bare number is not a task id here" in unmapped["9.md"]
+    (tmp_path / "b").mkdir()
+    partial = _folder(tmp_path / "b", {"t1.md": GOOD, "t2.md": GOOD, "notes.txt": "todo", "9.md": GOOD})
     with pytest.raises(SystemError_, match=r"9\.md .*notes\.txt .*1 task\(s\) have no report: t3"):
-        (tmp_path / "b").mkdir()
-        _run(_folder(tmp_path / "b", {"t1.md": GOOD, "t2.md": GOOD, "notes.txt": "todo", "9.md": GOOD}), tmp_path / "o2")
+        _run(partial, tmp_path / "o2")
 
 
 def test_a_protocol_kind_gets_isolation_too(tmp_path: Path) -> None:
