@@ -21,7 +21,7 @@ MIN_Z_REPORTS = 3
 Z_MARGIN = 1.0
 RATIO = 1.5
 MARGIN = 1.0
-MIN_SYSTEMATIC = 2  # reports off by the same offset before the run counts as shifted
+MIN_SYSTEMATIC = 2  # reports off by the same offset (and at least a third of them) before the run counts as shifted
 MAX_QUERY_TERMS = 5000  # bounded: a report's distinct terms used as the BM25 query
 _WORD = re.compile(r"[a-z0-9]{3,}", re.ASCII)
 _STOP = frozenset(
@@ -146,7 +146,7 @@ def _verdict(result: ShiftResult) -> str | None:
     offsets = Counter(m["offset"] for m in result.mismatched)
     offset, n = offsets.most_common(1)[0]
     majority = len(result.mismatched) * 2 > result.checked
-    if n >= MIN_SYSTEMATIC and (n * 2 >= result.checked or n >= 3):
+    if n >= MIN_SYSTEMATIC and n * 3 >= result.checked:  # a third of the reports off by the same offset
         result.offset = offset
         pairs = ", ".join(f"{m['task_id']}→{m['best_task']}" for m in result.mismatched if m["offset"] == offset)
         return (
