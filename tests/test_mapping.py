@@ -249,3 +249,24 @@ def test_the_viewer_shows_the_mapping_table(tmp_path: Path) -> None:
     html = render_system_page(sd, [], {})
     assert "Files → tasks (5 files, 1 not mapped)" in html and "notes.md" in html and "number n = task q{n}" in html
     assert "rule: number n = task q{n}" in render_sample_page(sd, "q2")
+
+
+def test_a_per_task_rerun_after_a_crash_keeps_the_mapping_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a whole-batch crash each task is rerun alone; it is still mapped against every task, so the other
+    tasks' files are not reported as unmapped and the mapping table stays complete."""
+    from reportbench.systems import folder as folder_kind
+
+    real = folder_kind.isolated_load
+
+    def flaky(path: Path, **kw: object):  # noqa: ANN202
+        if kw.get("task_id") == "q2":
+            raise RuntimeError("adapter bug")
+        return real(path, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(folder_kind, "isolated_load", flaky)
+    outcomes = _rb(tmp_path, {**{f"{i}.md": GOOD for i in range(1, 5)}, "notes.md": "x"})
+    assert [o.status for o in outcomes if o.task_id] == ["ok", "parse_error", "ok", "ok"]
+    assert [Path(o.path or "").name for o in outcomes if o.status == "unmapped"] == ["notes.md"]
+    assert len(read_mapping(tmp_path / "out")) == 5

@@ -122,7 +122,9 @@ def _run_isolated(
     unmapped: list[TaskOutcome] = []
     for task in tasks:
         try:
-            got_reports, got_outcomes = runner(name, spec, [task], out_dir)
+            # one task of many: a folder kind still maps the folder against every task (unmapped rows stay right)
+            one = {**spec, "_all_task_ids": [t.task_id for t in tasks]}
+            got_reports, got_outcomes = runner(name, one, [task], out_dir)
         except Exception as exc:  # noqa: BLE001 - this task's failure, recorded with its reason
             if _is_fatal(exc):
                 raise

@@ -144,17 +144,19 @@ def run_folder_system(
     naming = naming_for(spec.get("benchmark"))
     share = allowed_missing_share(name, spec.get("allow_missing"))
     if given and Path(str(given)).is_file() and not spec.get("subfolder"):
-        return _run_answer_file(name, Path(str(given)), tasks, out_dir, naming, share)
+        all_ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])
+        return _run_answer_file(name, Path(str(given)), tasks, out_dir, naming, share, all_ids)
     folder = Path(str(given)) / str(spec["subfolder"]) if given and spec.get("subfolder") else Path(str(given or ""))
     if not given or not folder.is_dir():
         shown = str(folder) if given else given
         raise SystemError_(f"systems.{name}.path: {shown!r} is not a folder (nor an answer file)")
     fmt = spec.get("format") or "auto"
+    all_ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])  # a per-task rerun maps against all
     task_ids = [t.task_id for t in tasks]
-    discovered = discover_for(name, spec, task_ids, naming)
+    discovered = discover_for(name, spec, all_ids, naming)
     found = dict(discovered)
-    missing = [t for t in task_ids if t not in found]
-    err = mapping_error(name, str(folder), discovered.rows, missing, len(task_ids), share, naming)
+    missing = [t for t in all_ids if t not in found]
+    err = mapping_error(name, str(folder), discovered.rows, missing, len(all_ids), share, naming)
     if err:
         raise SystemError_(err)
     write_mapping(out_dir, discovered.rows)
@@ -231,17 +233,23 @@ def map_answer_file(path: Path, task_ids: list[str], naming: TaskNaming) -> tupl
 
 
 def _run_answer_file(
-    name: str, path: Path, tasks: list[Task], out_dir: Path, naming: TaskNaming, share: float
+    name: str,
+    path: Path,
+    tasks: list[Task],
+    out_dir: Path,
+    naming: TaskNaming,
+    share: float,
+    all_ids: list[str],
 ) -> tuple[list[Report], list[TaskOutcome]]:
     from reportbench.reports.formats.markdown import split_markdown_report
 
     task_ids = [t.task_id for t in tasks]
     try:
-        chosen, rows = map_answer_file(path, task_ids, naming)
+        chosen, rows = map_answer_file(path, all_ids, naming)
     except (OSError, ValueError) as exc:
         raise SystemError_(f"systems.{name}.path: {exc}") from exc
-    missing = [t for t in task_ids if t not in chosen]
-    err = mapping_error(name, str(path), rows, missing, len(task_ids), share, naming)
+    missing = [t for t in all_ids if t not in chosen]
+    err = mapping_error(name, str(path), rows, missing, len(all_ids), share, naming)
     if err:
         raise SystemError_(err)
     write_mapping(out_dir, rows)
