@@ -270,3 +270,17 @@ def test_a_per_task_rerun_after_a_crash_keeps_the_mapping_whole(
     assert [o.status for o in outcomes if o.task_id] == ["ok", "parse_error", "ok", "ok"]
     assert [Path(o.path or "").name for o in outcomes if o.status == "unmapped"] == ["notes.md"]
     assert len(read_mapping(tmp_path / "out")) == 5
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [("layout", "nested", "layout: 'nested' is not valid"), ("allow_missing", 2, "allow_missing: 2 is out of range"),
+     ("shift_check", "maybe", "shift_check: 'maybe' is not valid")],
+)
+def test_folder_options_are_checked_when_the_config_is_composed(option: str, value: object, message: str) -> None:
+    from reportbench.config import ConfigError
+    from reportbench.validate import validate_system
+
+    with pytest.raises(ConfigError, match=message):
+        validate_system("benchmarks.deer.systems.s", {"kind": "folder", "path": "p", option: value})
+    validate_system("benchmarks.deer.systems.s", {"kind": "folder", "path": "p", "allow_missing": True})
