@@ -132,3 +132,18 @@ def test_check_on_the_shared_data(shared_dir: Path, in_repo: Path, capsys: pytes
     result = json.loads(capsys.readouterr().out)
     review = next(r for r in result["reports"] if r["task_id"] == "review5q6iS0uJfnrUKg5h")
     assert "refusal" in review["flags"]  # the spec's "I cannot satisfy your requirements" reference report
+
+
+@pytest.mark.core
+def test_check_cli_checks_each_model_of_a_per_model_parent(
+    in_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    demo = Path("data/demo/liveresearchbench/systems")
+    for m in ("careful_analyst", "open_deep_research"):
+        shutil.copytree(demo / m, tmp_path / "models" / m)
+    args = ["check", str(tmp_path / "models"), "-b", "liveresearchbench", "--release", "demo", "--layout", "per_model"]
+    assert main([*args, "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert [Path(r["path"]).name for r in results] == ["careful_analyst", "open_deep_research"]
+    odr = results[1]
+    assert any("refusal" in r["flags"] for r in odr["reports"])  # the demo's deliberately degenerate reference

@@ -267,12 +267,21 @@ def cmd_check(args: argparse.Namespace) -> int:
         "allow_missing": _allow(args.allow_missing),
         "ignore": args.ignore or [],
     }
-    result = check_path(path, args.benchmark, release, opts)
-    if args.json:
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    if args.layout == "per_model":  # an LRB-style parent: one check per model subfolder
+        from reportbench.systems.folder import model_dirs
+
+        subs = model_dirs(path)
+        if not subs:
+            raise SystemError_(f"{path}: no model subfolders (--layout per_model)")
+        results = [check_path(path / s, args.benchmark, release, {**opts, "layout": "auto"}) for s in subs]
     else:
-        sys.stdout.write(render_text(result) + "\n")
-    return 1 if result.errors else 0
+        results = [check_path(path, args.benchmark, release, opts)]
+    if args.json:
+        out: Any = [r.as_dict() for r in results] if args.layout == "per_model" else results[0].as_dict()
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write("\n\n".join(render_text(r) for r in results) + "\n")
+    return 1 if any(r.errors for r in results) else 0
 
 
 def register(sub: Any) -> None:
@@ -288,7 +297,7 @@ def register(sub: Any) -> None:
     p.add_argument("-b", "--benchmark", required=True, help="benchmark name (reportbench ls benchmarks)")
     p.add_argument("--release", help="a release directory or a conf/<b>/release name (default: params.yaml's)")
     p.add_argument("--format", default="auto", help="report format (reportbench ls formats)")
-    p.add_argument("--layout", default="auto", help="auto | flat | task_folders")
+    p.add_argument("--layout", default="auto", help="auto | flat | task_folders | per_model (one check per subfolder)")
     p.add_argument("--prefix", help="DEER task-folder layout: the system's file prefix (<prefix>_<n>.md)")
     p.add_argument("--allow-missing", help="true, false, or the share of tasks that may lack a report")
     p.add_argument("--ignore", action="append", help="file-name glob to skip (repeatable)")

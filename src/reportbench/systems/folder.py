@@ -279,7 +279,8 @@ def _system_name(entry: str, sub: str) -> str:
     return f"{entry}__{re.sub(r'[^A-Za-z0-9_-]+', '_', sub).strip('_') or 'model'}"
 
 
-def _model_dirs(base: Path) -> list[str]:
+def model_dirs(base: Path) -> list[str]:
+    """The model subfolders of a per_model parent (no hidden folders, no symlinks)."""
     if not base.is_dir():
         return []
     return sorted(p.name for p in base.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
@@ -294,7 +295,7 @@ def expand_per_model(systems: Mapping[str, Any]) -> dict[str, Any]:
             out[name] = spec
             continue
         base = Path(str(spec.get("path") or ""))
-        subs = _model_dirs(base)
+        subs = model_dirs(base)
         if not subs:
             raise SystemError_(f"systems.{name}.path: {base} holds no model subfolders (layout: per_model)")
         for sub in subs:
