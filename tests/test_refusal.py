@@ -99,3 +99,19 @@ def test_lrb_scores_a_not_found_report_coverage_zero(
     assert ref.filter((pl.col("task_id") == tid) & (pl.col("metric") == "coverage"))["value"][0] > 0
     summary = json.loads((root / "metrics" / "systems.json").read_text())["noanswer"]
     assert summary["refusal_like_reports"] == [tid] and summary["non_answer_reports"]["not_found"] == 1
+
+
+@pytest.mark.core
+@pytest.mark.parametrize(
+    "text",
+    ["\n" * 400_000, " " * 400_000, ("Sources" + " " * 50 + "\n") * 5_000, "#" * 400_000, "I will " * 60_000,
+     "no " * 130_000, ("*_ " * 100_000) + "Sources"],
+    ids=["newlines", "spaces", "many-heading-like-lines", "hashes", "repeated-plan", "repeated-no", "emphasis-run"],
+)
+def test_the_detector_is_linear_on_hostile_text(text: str) -> None:
+    """Untrusted text: every pattern is bounded (the opening) or one line at a time (issue 26: no quadratic regex)."""
+    import time
+
+    start = time.perf_counter()
+    detect(text, 0, text)
+    assert time.perf_counter() - start < 1.0

@@ -39,11 +39,12 @@ _REFUSAL_RE = re.compile(
     r"|\bunable\s+to\s+(?:satisfy|fulfil|fulfill|comply\s+with)\s+(?:your|the|this)\s+(?:request|requirements?)\b",
     re.I,
 )
+# matched against the title and heading lines of the opening, one line at a time (no multi-line scan)
 _PLAN_TITLE_RE = re.compile(
-    r"^\s*#{0,6}\s*[^\n]{0,80}\b(?:analysis|research|investigation|evidence[- ]backed[^\n]{0,20}|work|search"
-    r"|action)\s+plan\b"
-    r"|^\s*#{0,6}\s*(?:plan|proposed\s+approach|research\s+proposal|next\s+steps)\s*[:\n]",
-    re.I | re.M,
+    r"\b(?:analysis|research|investigation|work|search|action)[ \t]+plan\b"
+    r"|\bevidence[- ]backed\b[^\n]{0,24}?\bplan\b"
+    r"|^(?:plan|proposed[ \t]+approach|research[ \t]+proposal|next[ \t]+steps)[ \t]*:?$",
+    re.I,
 )
 _PLAN_SENTENCE_RE = re.compile(
     r"\b(?:here\s+is|here's|below\s+is)\s+(?:my|a|the|an)\s+(?:\w+\s+){0,2}?plan\b"
@@ -61,9 +62,10 @@ _NOT_FOUND_RE = re.compile(
     r"(?:find|locate|identify|retrieve|access)\b",
     re.I,
 )
+# one line only ([ \t], never \s, which would let each line start scan every blank line below it: quadratic)
 _NONE_SOURCES_RE = re.compile(
-    r"^\s*(?:[#*_ ]*)(?:sources?|references?|citations?|bibliography)(?:[*_ ]*)\s*[:\-–—]?\s*[*_ ]*"
-    r"(?:none(?:\s+(?:provided|available|found|cited))?|n/?a|not\s+applicable)\.?[*_ ]*\s*$",
+    r"^[#*_ \t]*(?:sources?|references?|citations?|bibliography)[*_ \t]*[:\-–—]?[*_ \t]*"
+    r"(?:none(?:[ \t]+(?:provided|available|found|cited))?|n/?a|not[ \t]+applicable)\.?[*_ \t]*$",
     re.I | re.M,
 )
 
@@ -81,6 +83,13 @@ def _snippet(text: str, m: re.Match[str]) -> str:
     return " ".join(text[start : m.end() + 30].split())[:160]
 
 
+def _title_lines(opening: str) -> list[str]:
+    """The first non-empty line and every markdown heading of the opening, without '#', '*' and spaces."""
+    lines = [ln for ln in opening.splitlines() if ln.strip()]
+    picked = lines[:1] + [ln for ln in lines[1:] if ln.lstrip().startswith("#")]
+    return [ln.strip().strip("#*_ \t") for ln in picked]
+
+
 def detect(body: str, n_sources: int, references_text: str = "") -> list[NonAnswer]:
     """Refusal / plan / not-found / no-reference flags of one report (body without its reference list)."""
     text = body[:MAX_SCAN_CHARS]
@@ -89,13 +98,14 @@ def detect(body: str, n_sources: int, references_text: str = "") -> list[NonAnsw
     m = _REFUSAL_RE.search(opening)
     if m:
         found.append(NonAnswer(REFUSAL, _snippet(opening, m)))
-    m = _PLAN_TITLE_RE.search(opening)
+    m = next((hit for line in _title_lines(opening) if (hit := _PLAN_TITLE_RE.search(line))), None)
     if m is None:
         hits = list(_PLAN_SENTENCE_RE.finditer(opening))
         m = hits[0] if hits and (len(hits) >= 2 or len(text) < 2 * OPENING_CHARS) else None
     if m:
         found.append(NonAnswer(PLAN, _snippet(opening, m)))
-    m = _NOT_FOUND_RE.search(opening) or _NONE_SOURCES_RE.search(text) or _NONE_SOURCES_RE.search(references_text)
+    refs = references_text[:MAX_SCAN_CHARS]
+    m = _NOT_FOUND_RE.search(opening) or _NONE_SOURCES_RE.search(text) or _NONE_SOURCES_RE.search(refs)
     if m:
         found.append(NonAnswer(NOT_FOUND, _snippet(m.string, m)))
     if n_sources == 0 and text.strip():
