@@ -284,3 +284,14 @@ def test_folder_options_are_checked_when_the_config_is_composed(option: str, val
     with pytest.raises(ConfigError, match=message):
         validate_system("benchmarks.deer.systems.s", {"kind": "folder", "path": "p", option: value})
     validate_system("benchmarks.deer.systems.s", {"kind": "folder", "path": "p", "allow_missing": True})
+
+
+def test_deer_domain_folders_of_numbered_files(tmp_path: Path) -> None:
+    """`<domain folder>/<n>.md` (the task-folder layout without the task inputs) maps the same way."""
+    root = _write(tmp_path / "r", {"csai/2.md": GOOD, "csai/7.md": GOOD, "history/1.md": GOOD, "history/x.md": GOOD})
+    found = discover_reports(root, ["ai-2", "cs-7", "history-1"], naming=get_benchmark("deer").task_naming)
+    assert found.layout == "task_folders"
+    assert [(t, f"{p.parent.name}/{p.name}") for t, p in found] == [
+        ("ai-2", "csai/2.md"), ("cs-7", "csai/7.md"), ("history-1", "history/1.md")
+    ]
+    assert [Path(r.file).name for r in found.name_unmapped()] == ["x.md"]

@@ -139,7 +139,7 @@ def _children(folder: Path, found: DiscoveredReports, ignore: tuple[str, ...]) -
 
 def _detect_layout(children: list[Path], index: NameIndex) -> str:
     """`task_folders` only when unambiguous: the benchmark has group folders, no child maps by name, and
-    some child folder holds numbered task folders."""
+    some child folder holds numbered task folders or files."""
     if index.naming.group_number is None:
         return "flat"
     if any(index.match(_child_stem(c)).task_id for c in children):
@@ -147,7 +147,7 @@ def _detect_layout(children: list[Path], index: NameIndex) -> str:
     for c in children:
         if _safe_is_dir(c) and not c.is_symlink():
             try:
-                if any(ASCII_NUMBER.fullmatch(g.name) and _safe_is_dir(g) for g in c.iterdir()):
+                if any(ASCII_NUMBER.fullmatch(_child_stem(g)) for g in c.iterdir()):
                     return "task_folders"
             except OSError:
                 continue
