@@ -242,13 +242,15 @@ def test_the_viewer_shows_the_mapping_table(tmp_path: Path) -> None:
     from reportbench.site.samples import load_system, render_sample_page, render_system_page
 
     run_dir = tmp_path / "data" / "runs" / "researcherbench" / "demo" / "sys"
-    folder = _write(tmp_path / "reports", {**{f"{i}.md": GOOD for i in range(1, 5)}, "notes.md": "x"})
+    folder = _write(tmp_path / "reports", {**{f"{i}.md": GOOD for i in range(1, 4)}, "4.md": "I cannot provide this.",
+                                           "notes.md": "x"})
     run_system("sys", {"kind": "folder", "path": str(folder), "benchmark": "researcherbench"},
                _tasks([f"q{i}" for i in range(1, 5)]), run_dir)
     sd = load_system(tmp_path, "researcherbench", "demo", "sys")
     html = render_system_page(sd, [], {})
     assert "Files → tasks (5 files, 1 not mapped)" in html and "notes.md" in html and "number n = task q{n}" in html
     assert "rule: number n = task q{n}" in render_sample_page(sd, "q2")
+    assert "<b>refusal</b>: q4" in html  # the stage's check.json: flagged reports
 
 
 def test_a_per_task_rerun_after_a_crash_keeps_the_mapping_whole(

@@ -42,6 +42,7 @@ class SystemData:
     scores: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # task_id -> per-metric rows
     cross: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # task_id -> rows of cross tables
     mapping: list[dict[str, Any]] = field(default_factory=list)  # file -> task table of a folder system
+    check: dict[str, Any] = field(default_factory=dict)  # the system stage's check.json (warnings, flagged tasks)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -89,6 +90,11 @@ def load_system(
             d.outcomes[str(obj["task_id"])] = obj
     if (run_dir / "mapping.jsonl").is_file():  # folder systems: which file landed on which task, by which rule
         d.mapping = [obj for _, obj in _jsonl(run_dir / "mapping.jsonl", d.problems)]
+    try:
+        check = json.loads((run_dir / "check.json").read_text(encoding="utf-8"))
+        d.check = check if isinstance(check, dict) else {}
+    except (OSError, ValueError):
+        d.check = {}
     jdir = root / "data" / "judgments" / benchmark / release / system
     member_dirs = (
         [jdir / m for m in members] if members is not None else sorted(p for p in jdir.glob("*") if p.is_dir())
@@ -600,9 +606,22 @@ def render_system_page(
         )
     return page(
         f"{sd.benchmark} · {sd.release} · {sd.system}",
-        intro + problems + table(head, body, id_="tasks") + render_mapping(sd.mapping) + unattributed,
+        intro + problems + table(head, body, id_="tasks") + render_mapping(sd.mapping) + render_check(sd.check)
+        + unattributed,
         crumbs=crumbs or [],
     )
+
+
+def render_check(check: Mapping[str, Any]) -> str:
+    """The system stage's check: reports flagged as refusal / plan / not found / no references, and warnings."""
+    flagged = check.get("flagged") or {}
+    warnings = [str(w) for w in check.get("warnings") or []]
+    if not flagged and not warnings:
+        return ""
+    items = "".join(f"<li><b>{esc(str(f))}</b>: {esc(', '.join(map(str, t)))}</li>" for f, t in flagged.items())
+    items += "".join(f"<li>{esc(w)}</li>" for w in warnings[:50])
+    summary = f"Check ({len(flagged)} flag kinds, {len(warnings)} warnings)"
+    return f"<details><summary>{summary}</summary><ul>{items}</ul></details>"
 
 
 def render_mapping(rows: list[dict[str, Any]]) -> str:
