@@ -28,8 +28,10 @@ from reportbench.reports.base import get_adapter, outside_root
 from reportbench.reports.task_names import ASCII_NUMBER, DEFAULT_NAMING, NameIndex, TaskNaming
 
 _SIDE_SUFFIXES = (".json", ".csv", ".jsonl", ".txt")  # twins of a `<id>.md` report, not reports themselves
-# children that could be a report: an unmapped one next to a missing task means the names do not map
-REPORT_LIKE = (".md", ".markdown", ".txt", ".json")
+# children that are clearly not a report (logs, tables, configs, images, code): listed when unmapped, but an
+# unmapped child of any other kind next to a missing task means the names do not map (the stage stops)
+NOT_REPORTS = (".csv", ".tsv", ".log", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".lock", ".py", ".sh", ".png",
+               ".jpg", ".jpeg", ".gif", ".svg", ".parquet", ".pkl")
 TASK_FOLDER_NON_REPORTS = ("query.md", "core_criteria.md")  # DEER's task inputs inside a task folder
 LAYOUTS = ("auto", "flat", "task_folders")
 RowStatus = Literal["mapped", "unmapped", "refused", "duplicate", "other_system", "ignored"]
@@ -72,7 +74,7 @@ class DiscoveredReports(list[tuple[str, Path]]):
 
 
 def _report_like(child: Path) -> bool:
-    return _safe_is_dir(child) or child.suffix.lower() in REPORT_LIKE
+    return _safe_is_dir(child) or child.suffix.lower() not in NOT_REPORTS
 
 
 def _child_stem(child: Path) -> str:
