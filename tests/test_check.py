@@ -147,3 +147,21 @@ def test_check_cli_checks_each_model_of_a_per_model_parent(
     assert [Path(r["path"]).name for r in results] == ["careful_analyst", "open_deep_research"]
     odr = results[1]
     assert any("refusal" in r["flags"] for r in odr["reports"])  # the demo's deliberately degenerate reference
+
+
+@pytest.mark.core
+def test_check_finds_the_planned_release(in_repo: Path, tmp_path: Path) -> None:
+    """Without --release, `check` reads the release params.yaml plans (data/releases/<b>/<R>), or says how to
+    build it."""
+    import yaml
+
+    from reportbench.release.format import write_release
+    from reportbench.systems.check import load_release_for_check
+
+    release = load_release_for_check("researcherbench", "demo")
+    with pytest.raises(SystemError_, match=r"dvc repro release@researcherbench"):
+        load_release_for_check("researcherbench", None, tmp_path)
+    plan = {"plan": {"benchmarks": {"researcherbench": {"release": "demo"}}}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(plan))
+    write_release(release, tmp_path / "data" / "releases" / "researcherbench" / "demo")
+    assert [t.task_id for t in load_release_for_check("researcherbench", None, tmp_path).tasks] == ["q1", "q2", "q3"]
