@@ -297,3 +297,11 @@ def test_deer_domain_folders_of_numbered_files(tmp_path: Path) -> None:
         ("ai-2", "csai/2.md"), ("cs-7", "csai/7.md"), ("history-1", "history/1.md")
     ]
     assert [Path(r.file).name for r in found.name_unmapped()] == ["x.md"]
+
+
+def test_deer_numbered_flat_folder_stops_instead_of_guessing(tmp_path: Path) -> None:
+    """The issue's DEER trap: 1.md, 2.md, 3.md were read as rows (2 of 3 on the wrong task, one dropped)."""
+    folder = _write(tmp_path / "f", {"1.md": GOOD, "2.md": GOOD, "3.md": GOOD})
+    with pytest.raises(SystemError_, match=r"3 file\(s\) map to no task: 1\.md .*ai-1, history-1, physics-1"):
+        run_system("s", {"kind": "folder", "path": str(folder), "benchmark": "deer"},
+                   _tasks(["ai-1", "history-1", "physics-1"]), tmp_path / "out")
