@@ -60,6 +60,9 @@ def test_a_content_shifted_folder_stops_the_system_stage(tmp_path: Path) -> None
     run_system("s", {"kind": "folder", "path": str(folder), "shift_check": "warn"}, _tasks(), tmp_path / "out2")
     check = json.loads((tmp_path / "out2" / "check.json").read_text())
     assert check["errors"] and check["shift"]["offset"] == -1
+    from reportbench.systems import read_outcomes
+
+    assert all("mapping_suspect" in o.flags for o in read_outcomes(tmp_path / "out2"))
 
 
 @pytest.fixture()

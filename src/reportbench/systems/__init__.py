@@ -12,7 +12,8 @@ Guarantees `run_system` adds to every kind (docs/reliability.md, "Reports and in
   and each task that still raises becomes that task's `parse_error` (with the reason); the rest are kept;
 - an ok report with an empty body is turned into `missing` (scored as a missing report);
 - `flags` on each outcome (e.g. `judge_directed_text`) from the injection scan (reportbench.injection), and
-  `refusal` / `plan_not_answer` / `not_found` / `no_references` from reportbench.reports.refusal;
+  `refusal` / `plan_not_answer` / `not_found` / `no_references` from reportbench.reports.refusal, and
+  `mapping_suspect` on a report matching another task's question far better (reportbench.systems.check);
 - redaction: no fragment of a secret-looking environment value (reportbench.redaction) survives in
   reports.jsonl, outcomes.jsonl or any file the kind left in the run folder (raw outputs, traces).
 """
@@ -86,7 +87,12 @@ def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
     reports, outcomes = _checked(reports, outcomes)
     from reportbench.systems.check import stage_check
 
-    stage_check(name, spec, tasks, reports, outcomes, out_dir)  # check.json; a shifted run stops here
+    summary = stage_check(name, spec, tasks, reports, outcomes, out_dir)  # check.json; a shifted run stops here
+    suspects = {m["task_id"] for m in (summary.get("shift") or {}).get("mismatched") or []}
+    outcomes = [
+        o.model_copy(update={"flags": sorted({*o.flags, "mapping_suspect"})}) if o.task_id in suspects else o
+        for o in outcomes
+    ]
     secrets = _spec_secrets(spec)
     write_run(out_dir, reports, outcomes, secrets)
     _scrub_run_dir(out_dir, secrets)
