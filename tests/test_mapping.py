@@ -305,3 +305,17 @@ def test_deer_numbered_flat_folder_stops_instead_of_guessing(tmp_path: Path) -> 
     with pytest.raises(SystemError_, match=r"3 file\(s\) map to no task: 1\.md .*ai-1, history-1, physics-1"):
         run_system("s", {"kind": "folder", "path": str(folder), "benchmark": "deer"},
                    _tasks(["ai-1", "history-1", "physics-1"]), tmp_path / "out")
+
+
+def test_researcherbench_response_file_ids_follow_the_same_rule(tmp_path: Path) -> None:
+    from reportbench.protocols.researcherbench import responses  # noqa: F401  (registers the kind)
+
+    tasks = _tasks(["q1", "q2", "q3"])
+    path = tmp_path / "System.json"
+    path.write_text(json.dumps([{"id": i, "question": "", "response": GOOD} for i in (1, 2, 3)]), encoding="utf-8")
+    run_system("sys", {"kind": "researcherbench_responses", "path": str(path)}, tasks, tmp_path / "ok")
+    assert [(r["task_id"], r["rule"]) for r in read_mapping(tmp_path / "ok")][0] == ("q1", "id: number n = task q{n}")
+    shifted = tmp_path / "Shifted.json"  # 0-based ids: 0 maps to no task and q3 has no answer
+    shifted.write_text(json.dumps([{"id": i, "question": "", "response": GOOD} for i in (0, 1, 2)]), encoding="utf-8")
+    with pytest.raises(SystemError_, match=r"Shifted\.json#0 .*q3"):
+        run_system("sys", {"kind": "researcherbench_responses", "path": str(shifted)}, tasks, tmp_path / "bad")
