@@ -319,3 +319,14 @@ def test_researcherbench_response_file_ids_follow_the_same_rule(tmp_path: Path) 
     shifted.write_text(json.dumps([{"id": i, "question": "", "response": GOOD} for i in (0, 1, 2)]), encoding="utf-8")
     with pytest.raises(SystemError_, match=r"Shifted\.json#0 .*q3"):
         run_system("sys", {"kind": "researcherbench_responses", "path": str(shifted)}, tasks, tmp_path / "bad")
+
+
+def test_a_subset_release_reads_a_full_folder(tmp_path: Path) -> None:
+    """A release of some tasks (max_tasks) with the full 1..65 folder: the other numbers are valid tasks of the
+    benchmark outside this release (listed, not a mapping failure); 0 and 66 are never ResearcherBench ids."""
+    outcomes = _rb(tmp_path, {f"{i}.md": GOOD for i in (1, 2, 3, 4, 5, 40)}, n=4)
+    assert [o.status for o in outcomes if o.task_id] == ["ok"] * 4
+    table = {Path(r["file"]).name: r["status"] for r in read_mapping(tmp_path / "out")}
+    assert table["5.md"] == table["40.md"] == "outside_release"
+    with pytest.raises(SystemError_, match=r"66\.md"):
+        _rb(tmp_path / "b", {f"{i}.md": GOOD for i in (2, 3, 4, 66)}, n=4)

@@ -34,7 +34,7 @@ NOT_REPORTS = (".csv", ".tsv", ".log", ".yaml", ".yml", ".toml", ".ini", ".cfg",
                ".jpg", ".jpeg", ".gif", ".svg", ".parquet", ".pkl")
 TASK_FOLDER_NON_REPORTS = ("query.md", "core_criteria.md")  # DEER's task inputs inside a task folder
 LAYOUTS = ("auto", "flat", "task_folders")
-RowStatus = Literal["mapped", "unmapped", "refused", "duplicate", "other_system", "ignored"]
+RowStatus = Literal["mapped", "unmapped", "refused", "duplicate", "other_system", "ignored", "outside_release"]
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def _flat(
             continue  # `<id>.json` next to `<id>.md`: the adapter reads it as the report's twin
         m = index.match(stem)
         if m.task_id is None:
-            found.skip(child, m.note)
+            found.skip(child, m.note, "outside_release" if m.outside_release else "unmapped")
             continue
         if m.note:
             found.warnings.append(f"{child}: {m.note} {m.task_id}; mapped anyway")

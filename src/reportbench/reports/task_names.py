@@ -39,6 +39,7 @@ class TaskNaming:
     spelled: str
     numbers: NumberRule = "none"
     number_format: str | None = None
+    number_range: tuple[int, int] | None = None  # id_number: the authors' full range (a subset release lacks some)
     numbers_note: str = ""
     prefixes: tuple[str, ...] = ()
     suffixes: tuple[str, ...] = ()
@@ -66,6 +67,7 @@ class NameMatch:
     task_id: str | None
     rule: str
     note: str = ""  # e.g. "version differs from task id"
+    outside_release: bool = False  # a valid task of the benchmark that this (sub)release does not hold
 
 
 class NameIndex:
@@ -127,6 +129,9 @@ class NameIndex:
             tid = self.naming.number_format.format(n=n)
             if tid in self._lookup and self._lookup[tid][0] == tid:
                 return NameMatch(tid, f"number n = task {self.naming.number_format}")
+            rng = self.naming.number_range
+            if rng is not None and rng[0] <= n <= rng[1]:
+                return NameMatch(None, "", f"task {tid} is not in this release", outside_release=True)
             return NameMatch(None, "", f"number {n} names task {tid}, which the release does not have")
         return NameMatch(None, "", f"a bare number is not a task id here ({self.naming.describe()}); not read")
 

@@ -223,7 +223,8 @@ def map_answer_file(path: Path, task_ids: list[str], naming: TaskNaming) -> tupl
         label = f"{path}#{key}"
         m = index.match(re.sub(r"\s+", "", key))
         if m.task_id is None:
-            rows.append(MappingRow(label, "unmapped", reason=f"{field} {key!r}: {m.note}"))
+            status = "outside_release" if m.outside_release else "unmapped"
+            rows.append(MappingRow(label, status, reason=f"{field} {key!r}: {m.note}"))
         elif m.task_id in chosen:
             rows.append(MappingRow(label, "duplicate", m.task_id, reason=f"task {m.task_id} already has an answer"))
         else:

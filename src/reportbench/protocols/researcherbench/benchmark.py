@@ -392,7 +392,7 @@ def _n(ctx: ScoreContext, category: str) -> int:
 
 
 # Task ids `q<id>`; the authors number questions 1..65 (response files' `id`), so `7.md` is q7.
-TASK_NAMING = TaskNaming(spelled="q<id>", numbers="id_number", number_format="q{n}",
+TASK_NAMING = TaskNaming(spelled="q<id>", numbers="id_number", number_format="q{n}", number_range=(1, 65),
                          numbers_note="the authors' question ids run 1..65")
 
 BENCHMARK = BenchmarkSpec(
