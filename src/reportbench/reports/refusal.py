@@ -97,13 +97,13 @@ def detect(body: str, n_sources: int, references_text: str = "") -> list[NonAnsw
     found: list[NonAnswer] = []
     m = _REFUSAL_RE.search(opening)
     if m:
-        found.append(NonAnswer(REFUSAL, _snippet(opening, m)))
+        found.append(NonAnswer(REFUSAL, _snippet(m.string, m)))
     m = next((hit for line in _title_lines(opening) if (hit := _PLAN_TITLE_RE.search(line))), None)
     if m is None:
         hits = list(_PLAN_SENTENCE_RE.finditer(opening))
         m = hits[0] if hits and (len(hits) >= 2 or len(text) < 2 * OPENING_CHARS) else None
     if m:
-        found.append(NonAnswer(PLAN, _snippet(opening, m)))
+        found.append(NonAnswer(PLAN, _snippet(m.string, m)))
     refs = references_text[:MAX_SCAN_CHARS]
     m = _NOT_FOUND_RE.search(opening) or _NONE_SOURCES_RE.search(text) or _NONE_SOURCES_RE.search(refs)
     if m:

@@ -104,6 +104,7 @@ def stage_check(
         raise SystemError_(f"systems.{name}.shift_check: {policy!r} is not one of {SHIFT_POLICIES}")
     benchmark = str(spec.get("benchmark") or "")
     result = CheckResult(benchmark, str(spec.get("path") or ""), naming_for(benchmark or None).describe())
+    result.layout = str(spec.get("layout") or ("auto" if spec.get("kind") == "folder" else spec.get("kind") or ""))
     result.mapping = read_mapping(out_dir)
     files = {str(o.task_id): str(o.path) for o in outcomes if o.status == "ok" and o.path}
     if policy != "off":
