@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from reportbench.reports.refusal import ALL_FLAGS as NON_ANSWER  # issue 21 §5 flags, checked in test_refusal
 from reportbench.systems import SystemError_, TaskOutcome, read_outcomes, read_reports, run_system
 from reportbench.types import Task
 
@@ -106,7 +107,7 @@ def make_in(folder: Path, recipe: list[Any]) -> None:
 
 
 def _run_folder(folder: Path, out: Path) -> tuple[dict[str, TaskOutcome], list[TaskOutcome], list[Any]]:
-    run_system("sys", {"kind": "folder", "path": str(folder)}, TASKS, out)
+    run_system("sys", {"kind": "folder", "path": str(folder), "allow_missing": True}, TASKS, out)
     outcomes = read_outcomes(out)
     by_task = {o.task_id: o for o in outcomes if o.status != "unmapped"}
     assert set(by_task) == {"t1", "t2"}, "one outcome per task, always"
@@ -132,7 +133,7 @@ def run_report_case(case: dict[str, Any], tmp: Path) -> tuple[str, str]:
     if t1.status == "ok":
         report = next(r for r in reports if r.task_id == "t1")
         assert report.body.strip(), "an ok report always has a body"
-        assert t1.flags == case.get("flags", []), t1.flags
+        assert [f for f in t1.flags if f not in NON_ANSWER] == case.get("flags", []), t1.flags
         return "ok", "\n".join(report.warnings)
     assert t1.path and Path(t1.path).name in (t1.reason or ""), "the reason names the file"
     return t1.status, t1.reason or ""

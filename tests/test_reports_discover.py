@@ -9,6 +9,10 @@ import pytest
 
 from reportbench.reports import ReportParseError, discover_reports, load_report
 from reportbench.reports.base import EmptyReportError
+from reportbench.reports.task_names import TaskNaming
+
+# DeepScholar's rules (its released baselines name folders by 0-based row); declared in the protocol package
+DS = TaskNaming(spelled="<arXiv id>", numbers="row_index", arxiv_versions=True)
 
 pytestmark = pytest.mark.core
 
@@ -32,7 +36,7 @@ def test_index_and_id_layouts(tmp_path: Path) -> None:
     _write(tmp_path / "notes.txt", "hello")  # unknown
     _write(tmp_path / "7" / "report.md")  # index out of range
     _write(tmp_path / ".hidden.md")  # hidden: ignored
-    found = discover_reports(tmp_path, TASKS)
+    found = discover_reports(tmp_path, TASKS, naming=DS)
     assert [(tid, p.name) for tid, p in found] == [
         ("2501.00001v1", "0"),
         ("2501.00002v2", "2501.00002.md"),
@@ -48,7 +52,7 @@ def test_duplicates_and_unrecognised_children_are_reported(tmp_path: Path) -> No
     _write(tmp_path / "0" / "report.md")
     _write(tmp_path / "2501.00001v1.md")  # same task as index 0
     (tmp_path / "1").mkdir()  # empty folder: mapped; loading it says "empty report" (scored as missing)
-    found = discover_reports(tmp_path, TASKS)
+    found = discover_reports(tmp_path, TASKS, naming=DS)
     assert [tid for tid, _ in found] == ["2501.00001v1", "2501.00002v2"]
     assert any("already mapped" in w for w in found.warnings)
     assert [reason for _, reason in found.unmapped] == ["task 2501.00001v1 already mapped to 0; not read"]
@@ -60,7 +64,7 @@ def test_named_format_is_checked_when_loading(tmp_path: Path, fixtures_dir: Path
     """Discovery maps names; the format is checked when the report is loaded, so the outcome says why."""
     shutil.copytree(fixtures_dir / "reports" / "storm" / "0", tmp_path / "0")
     _write(tmp_path / "1" / "report.md")
-    found = discover_reports(tmp_path, TASKS, fmt="storm")
+    found = discover_reports(tmp_path, TASKS, fmt="storm", naming=DS)
     assert [tid for tid, _ in found] == ["2501.00001v1", "2501.00002v2"]
     with pytest.raises(ReportParseError, match="not a STORM run folder"):
         load_report(dict(found)["2501.00002v2"], "storm")

@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from reportbench.systems import SYSTEM_KINDS, TaskOutcome, read_outcomes, read_reports, register_kind, run_system
+from reportbench.systems import (
+    SYSTEM_KINDS,
+    SystemError_,
+    TaskOutcome,
+    read_outcomes,
+    read_reports,
+    register_kind,
+    run_system,
+)
 from reportbench.types import Report, Task
 
 pytestmark = pytest.mark.core
@@ -31,7 +39,7 @@ def _folder(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
 
 
 def _run(folder: Path, out: Path) -> dict[str, TaskOutcome]:
-    run_system("sys", {"kind": "folder", "path": str(folder)}, TASKS, out)
+    run_system("sys", {"kind": "folder", "path": str(folder), "allow_missing": True}, TASKS, out)
     return {o.task_id or Path(o.path or "").name: o for o in read_outcomes(out)}
 
 
@@ -117,13 +125,17 @@ def test_symlink_out_of_the_folder_is_refused_and_listed(tmp_path: Path) -> None
 
 
 def test_every_unmapped_file_is_listed_in_the_outcomes(tmp_path: Path) -> None:
-    """Defect 3: a stray notes.txt was dropped without a message."""
-    outcomes = _run(_folder(tmp_path, {"t1.md": GOOD, "notes.txt": "todo", "9.md": GOOD}), tmp_path / "out")
+    """Defect 3: a stray notes.txt was dropped without a message. With every task present the unmapped files
+    are outcomes rows; next to a missing task they stop the run (issue 21: reports land on the right task)."""
+    files = {"t1.md": GOOD, "t2.md": GOOD, "t3.md": GOOD, "notes.txt": "todo", "9.md": GOOD}
+    outcomes = _run(_folder(tmp_path, files), tmp_path / "out")
     unmapped = {k: o.reason for k, o in outcomes.items() if o.status == "unmapped"}
-    assert unmapped == {
-        "9.md": "index 9 is outside the task list (3 tasks)",
-        "notes.txt": "name is neither a task index nor a task id; not read",
-    }
+    assert set(unmapped) == {"9.md", "notes.txt"}
+    assert "a bare number is not a task id here" in unmapped["9.md"]
+    (tmp_path / "b").mkdir()
+    partial = _folder(tmp_path / "b", {"t1.md": GOOD, "t2.md": GOOD, "notes.txt": "todo", "9.md": GOOD})
+    with pytest.raises(SystemError_, match=r"9\.md .*notes\.txt .*1 task\(s\) have no report: t3"):
+        _run(partial, tmp_path / "o2")
 
 
 def test_a_protocol_kind_gets_isolation_too(tmp_path: Path) -> None:

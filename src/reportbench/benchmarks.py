@@ -35,6 +35,7 @@ from typing import Any, Literal
 import polars as pl
 
 from reportbench.protocols import JudgeItem
+from reportbench.reports.task_names import DEFAULT_NAMING, TaskNaming
 
 StepKind = Literal["judge", "compute"]
 
@@ -164,6 +165,12 @@ class BenchmarkSpec:
     # system kinds its package registers (reportbench.systems.register_kind) on import, so the config validator
     # accepts them without importing the systems package
     system_kinds: tuple[str, ...] = ()
+    # how task ids are spelled in a folder system's file names, and the authors' numeric convention
+    # (reports.task_names; docs/mapping.md): a bare number is read only under this declaration
+    task_naming: TaskNaming = DEFAULT_NAMING
+    # what a report flagged by the refusal/plan detector (reports.refusal) scores, in one line for docs and
+    # the site; the protocol's score function applies it
+    flagged_reports: str = "scored as written; the flag is shown"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.live_pipeline",  # live init
     "reportbench.agreement.annotate",  # annotate (human-label page)
     "reportbench.site.cli",  # view
+    "reportbench.systems.check",  # check (a system's folder before scoring; docs/mapping.md)
 ]
 
 

@@ -77,7 +77,9 @@ def build_release(params: Mapping[str, Any], benchmark: str, out_dir: Path) -> d
 # ----------------------------------------------------------------------------------------------- systems
 def system_spec(params: Mapping[str, Any], benchmark: str, system: str) -> dict[str, Any]:
     """A system's entry: `benchmarks.<b>.systems.<S>`, or the shared agent `agents.<S>`."""
-    systems = benchmark_params(params, benchmark).get("systems") or {}
+    from reportbench.systems.folder import expand_per_model
+
+    systems = expand_per_model(benchmark_params(params, benchmark).get("systems") or {})
     if system in systems:
         return dict(systems[system])
     agents = params.get("agents") or {}
@@ -96,7 +98,7 @@ def run_system(
     release = read_release(release_dir, benchmark)
     # Systems that retrieve from the release's corpus (offline baseline, oracles) get the release path.
     spec = {**spec, "release_dir": str(release_dir)}
-    if spec.get("kind") == "command":  # a command gets its benchmark's task JSON (BenchmarkSpec.task_payload)
+    if spec.get("kind") in ("command", "folder"):  # its benchmark's task JSON / file-naming rules
         spec["benchmark"] = benchmark
     from reportbench.progress import stage_label
 
@@ -111,7 +113,9 @@ def run_system(
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
-        if o.status != "ok":
+        if o.status == "unmapped":  # names the file: it maps to no task
+            log.warning("%s / %s: unmapped (%s)", system, o.path, o.reason)
+        elif o.status != "ok":
             log.warning("%s / %s: %s (%s)", system, o.task_id, o.status, o.reason)
     log.info("%s/%s: %s", benchmark, system, counts)
     return counts
@@ -477,6 +481,7 @@ def score_stage(
                 "members": members,
                 "report_outcomes": _count_statuses(ctx.outcomes[sc.system]),
                 "flagged_reports": _count_flagged(ctx.outcomes[sc.system]),
+                "non_answer_reports": _count_non_answers(ctx.outcomes[sc.system]),
             }
         )
         summaries[sc.system] = summary
@@ -517,7 +522,17 @@ def _ranking_params(bench: Mapping[str, Any]) -> dict[str, Any]:
 
 def _count_flagged(outcomes: list[Any]) -> int:
     """Reports that tried to steer the judge (reportbench.injection flags on their run outcome)."""
-    return sum(1 for o in outcomes if getattr(o, "flags", None))
+    from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
+
+    return sum(1 for o in outcomes if {JUDGE_DIRECTED, HIDDEN_TEXT} & set(getattr(o, "flags", None) or ()))
+
+
+def _count_non_answers(outcomes: list[Any]) -> dict[str, int]:
+    """Reports flagged as refusal / plan / not found / without references (reportbench.reports.refusal)."""
+    from reportbench.reports.refusal import ALL_FLAGS
+
+    return {f: n for f in ALL_FLAGS if (n := sum(1 for o in outcomes if f in (getattr(o, "flags", None) or ())))}
+
 def _write_dvc_metrics(metrics_dir: Path, summaries: dict[str, Any], names: Any, benchmark: str, lb: Any) -> None:
     """The flat per-system summaries `dvc metrics show` reads and the `dvc plots` data (reportbench.dvc_metrics)."""
     from reportbench.dvc_metrics import write_dvc_metrics

@@ -70,7 +70,7 @@ def build_plan(
         release_dir = f"data/releases/{b}/{release}"
         stages = cfg.get("stages") or {}
         pages, cross = bool(stages.get("fetch", False)), bool(stages.get("cross", False))
-        systems = dict(cfg.get("systems") or {})
+        systems = _expanded(cfg.get("systems") or {})
         clash = sorted(set(systems) & set(agents))
         if clash:
             raise PlanError(f"benchmarks.{b}.systems and agents both define {clash}; rename one")
@@ -106,8 +106,8 @@ def build_plan(
                 "benchmark": b,
                 "system": s,
                 "release": release,
-                "params": f"agents.{s}" if is_agent else f"benchmarks.{b}.systems.{s}",
-                "path": (spec or {}).get("path") or "src/reportbench/systems",
+                "params": f"agents.{s}" if is_agent else f"benchmarks.{b}.systems.{_entry_name(s, spec)}",
+                "path": _run_path(spec),
             }
             for m in members:
                 key = f"{b}.{s}" if members == [DEFAULT_MEMBER] else f"{b}.{s}.{m}"
@@ -122,6 +122,28 @@ def build_plan(
     plan["runs"] = runs
     plan["judges"] = judges
     return plan
+
+
+def _expanded(systems: Any) -> dict[str, Any]:
+    """Systems with `layout: per_model` parents turned into one system per subfolder (docs/mapping.md)."""
+    from reportbench.systems.folder import expand_per_model
+
+    try:
+        return expand_per_model(dict(systems))
+    except ValueError as exc:
+        raise PlanError(str(exc)) from exc
+
+
+def _entry_name(system: str, spec: Any) -> str:
+    """The config entry a system comes from (a per_model parent for its subfolder systems)."""
+    return str((spec or {}).get("parent_entry") or system)
+
+
+def _run_path(spec: Any) -> str:
+    """What a system stage reads: its path (the model's subfolder of a per_model parent)."""
+    spec = spec or {}
+    path = spec.get("path") or "src/reportbench/systems"
+    return f"{path}/{spec['subfolder']}" if spec.get("subfolder") else str(path)
 
 
 def _resolve_plan(*, _root_: Any) -> Any:

@@ -237,6 +237,17 @@ def _system_kinds(benchmark: str | None) -> tuple[str, ...]:
     return tuple(sorted({*SYSTEM_KINDS, *extra}))
 
 
+def _folder_options(where: str, spec: Mapping[str, Any]) -> None:
+    """The folder kind's mapping options (docs/mapping.md), checked when the config is composed."""
+    if spec.get("layout") is not None:
+        _choices(f"{where}.layout", spec["layout"], ("auto", "flat", "task_folders", "per_model"))
+    if spec.get("shift_check") is not None:
+        _choices(f"{where}.shift_check", spec["shift_check"], ("error", "warn", "off"))
+    allow = spec.get("allow_missing")
+    if allow is not None and not isinstance(allow, bool):
+        _number(f"{where}.allow_missing", allow, 0.0, 1.0)
+
+
 def validate_system(where: str, spec: Any, benchmark: str | None = None) -> None:
     """The fields every system kind shares; each kind checks its own knobs when it runs (one line each)."""
     if not isinstance(spec, Mapping):
@@ -252,6 +263,7 @@ def validate_system(where: str, spec: Any, benchmark: str | None = None) -> None
     kind = spec.get("kind")
     if kind == "folder":
         _text(f"{where}.path", spec.get("path"))
+        _folder_options(where, spec)
     if kind == "command":
         cmd = spec.get("cmd")
         if not isinstance(cmd, list) or not cmd or not all(isinstance(a, str | int | float) for a in cmd):

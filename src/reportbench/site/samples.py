@@ -41,6 +41,8 @@ class SystemData:
     unattributed: list[dict[str, Any]] = field(default_factory=list)  # judgments naming no task
     scores: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # task_id -> per-metric rows
     cross: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # task_id -> rows of cross tables
+    mapping: list[dict[str, Any]] = field(default_factory=list)  # file -> task table of a folder system
+    check: dict[str, Any] = field(default_factory=dict)  # the system stage's check.json (warnings, flagged tasks)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -86,6 +88,13 @@ def load_system(
     for _, obj in _jsonl(run_dir / "outcomes.jsonl", d.problems):
         if "task_id" in obj:
             d.outcomes[str(obj["task_id"])] = obj
+    if (run_dir / "mapping.jsonl").is_file():  # folder systems: which file landed on which task, by which rule
+        d.mapping = [obj for _, obj in _jsonl(run_dir / "mapping.jsonl", d.problems)]
+    try:
+        check = json.loads((run_dir / "check.json").read_text(encoding="utf-8"))
+        d.check = check if isinstance(check, dict) else {}
+    except (OSError, ValueError):
+        d.check = {}
     jdir = root / "data" / "judgments" / benchmark / release / system
     member_dirs = (
         [jdir / m for m in members] if members is not None else sorted(p for p in jdir.glob("*") if p.is_dir())
@@ -438,6 +447,9 @@ def render_sample_page(
     flags = outcome.get("flags") or []
     if flags:
         facts["flags"] = " ".join(f'<span class="badge bad">{esc(str(f))}</span>' for f in flags)
+    mapped = [m for m in sd.mapping if m.get("task_id") == task_id and m.get("status") == "mapped"]
+    if mapped:
+        facts["file"] = f"<code>{esc(str(mapped[0].get('file')))}</code> (rule: {esc(str(mapped[0].get('rule')))})"
     if report is not None:
         facts["parsed as"] = (
             f"<code>{esc(report.format)}</code> · {len(report.sentences)} sentences · "
@@ -594,8 +606,40 @@ def render_system_page(
         )
     return page(
         f"{sd.benchmark} · {sd.release} · {sd.system}",
-        intro + problems + table(head, body, id_="tasks") + unattributed,
+        intro + problems + table(head, body, id_="tasks") + render_mapping(sd.mapping) + render_check(sd.check)
+        + unattributed,
         crumbs=crumbs or [],
+    )
+
+
+def render_check(check: Mapping[str, Any]) -> str:
+    """The system stage's check: reports flagged as refusal / plan / not found / no references, and warnings."""
+    flagged = check.get("flagged") or {}
+    warnings = [str(w) for w in check.get("warnings") or []]
+    if not flagged and not warnings:
+        return ""
+    items = "".join(f"<li><b>{esc(str(f))}</b>: {esc(', '.join(map(str, t)))}</li>" for f, t in flagged.items())
+    items += "".join(f"<li>{esc(w)}</li>" for w in warnings[:50])
+    summary = f"Check ({len(flagged)} flag kinds, {len(warnings)} warnings)"
+    return f"<details><summary>{summary}</summary><ul>{items}</ul></details>"
+
+
+def render_mapping(rows: list[dict[str, Any]]) -> str:
+    """The folder system's mapping table (file -> task, the rule that matched or why not; docs/mapping.md)."""
+    if not rows:
+        return ""
+    head = [th(esc(c), kind="text", cls="s") for c in ("file", "status", "task", "rule or reason")]
+    body = [
+        f'<tr><td class="s"><code>{esc(str(r.get("file", "")))}</code></td>'
+        f'<td class="s"><span class="badge {"ok" if r.get("status") == "mapped" else "bad"}">'
+        f'{esc(str(r.get("status", "")))}</span></td><td class="s">{esc(str(r.get("task_id") or "—"))}</td>'
+        f'<td class="s">{esc(str(r.get("rule") or r.get("reason") or ""))}</td></tr>'
+        for r in rows
+    ]
+    n_bad = sum(1 for r in rows if r.get("status") != "mapped")
+    return (
+        f"<details{' open' if n_bad else ''}><summary>Files → tasks ({len(rows)} files, {n_bad} not mapped)"
+        "</summary>" + table(head, body, id_="mapping") + "</details>"
     )
 
 

@@ -11,7 +11,9 @@ Guarantees `run_system` adds to every kind (docs/reliability.md, "Reports and in
 - isolation: if a kind raises anything but a config/fatal error on the whole batch, it is rerun task by task
   and each task that still raises becomes that task's `parse_error` (with the reason); the rest are kept;
 - an ok report with an empty body is turned into `missing` (scored as a missing report);
-- `flags` on each outcome (e.g. `judge_directed_text`) from the injection scan (reportbench.injection);
+- `flags` on each outcome (e.g. `judge_directed_text`) from the injection scan (reportbench.injection), and
+  `refusal` / `plan_not_answer` / `not_found` / `no_references` from reportbench.reports.refusal, and
+  `mapping_suspect` on a report matching another task's question far better (reportbench.systems.check);
 - redaction: no fragment of a secret-looking environment value (reportbench.redaction) survives in
   reports.jsonl, outcomes.jsonl or any file the kind left in the run folder (raw outputs, traces).
 """
@@ -68,6 +70,14 @@ def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
     out_dir.mkdir(parents=True, exist_ok=True)
     reports, outcomes = _run_isolated(SYSTEM_KINDS[kind], name, spec, tasks, out_dir)
     reports, outcomes = _checked(reports, outcomes)
+    from reportbench.systems.check import stage_check
+
+    summary = stage_check(name, spec, tasks, reports, outcomes, out_dir)  # check.json; a shifted run stops here
+    suspects = {m["task_id"] for m in (summary.get("shift") or {}).get("mismatched") or []}
+    outcomes = [
+        o.model_copy(update={"flags": sorted({*o.flags, "mapping_suspect"})}) if o.task_id in suspects else o
+        for o in outcomes
+    ]
     secrets = _spec_secrets(spec)
     write_run(out_dir, reports, outcomes, secrets)
     _scrub_run_dir(out_dir, secrets)
@@ -103,7 +113,9 @@ def _run_isolated(
     unmapped: list[TaskOutcome] = []
     for task in tasks:
         try:
-            got_reports, got_outcomes = runner(name, spec, [task], out_dir)
+            # one task of many: a folder kind still maps the folder against every task (unmapped rows stay right)
+            one = {**spec, "_all_task_ids": [t.task_id for t in tasks]}
+            got_reports, got_outcomes = runner(name, one, [task], out_dir)
         except Exception as exc:  # noqa: BLE001 - this task's failure, recorded with its reason
             if _is_fatal(exc):
                 raise
@@ -127,8 +139,10 @@ def _crash_outcome(task_id: str, exc: Exception) -> TaskOutcome:
 
 
 def _checked(reports: list[Report], outcomes: list[TaskOutcome]) -> tuple[list[Report], list[TaskOutcome]]:
-    """Empty ok reports become `missing`; ok outcomes get their report's injection flags."""
+    """Empty ok reports become `missing`; ok outcomes get their report's injection flags and the refusal /
+    plan / not-found / no-reference flags (reportbench.reports.refusal)."""
     from reportbench.injection import flags_from_warnings
+    from reportbench.reports.refusal import flags_of
 
     by_task = {r.task_id: r for r in reports}
     kept: list[Report] = []
@@ -140,7 +154,8 @@ def _checked(reports: list[Report], outcomes: list[TaskOutcome]) -> tuple[list[R
         elif report is not None and not report.body.strip():
             o = o.model_copy(update={"status": "missing", "reason": "empty report: no body text", "report_id": None})
         elif report is not None:
-            o = o.model_copy(update={"flags": sorted({*o.flags, *flags_from_warnings(report.warnings)})})
+            found = {*o.flags, *flags_from_warnings(report.warnings), *flags_of(report)}
+            o = o.model_copy(update={"flags": sorted(found)})
             kept.append(report)
         fixed.append(o)
     return kept, fixed

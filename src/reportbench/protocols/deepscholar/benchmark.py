@@ -19,6 +19,7 @@ from reportbench.benchmarks import (
 )
 from reportbench.config import ConfigError
 from reportbench.protocols.deepscholar.metrics import METRIC_NAMES
+from reportbench.reports.task_names import TaskNaming
 
 NAME = "deepscholar"
 JUDGE_TASKS = ("organization", "nugget_assign", "relevance", "support", "citation_support")
@@ -240,6 +241,15 @@ def score(ctx: ScoreContext) -> ScoreResult:
     return ScoreResult(out, extra_metrics=extra, overall="geomean", overall_metrics=covered)
 
 
+# The authors' released baselines name each output folder by the 0-based row of the task list
+# (`<system>/<file_id>/`); reports may also be named by arXiv id (any version, '/' as '_').
+TASK_NAMING = TaskNaming(
+    spelled="<arXiv id>[vN] ('/' as '_')",
+    numbers="row_index",
+    numbers_note="the authors' baseline outputs are 0-based folder names",
+    arxiv_versions=True,
+)
+
 BENCHMARK = BenchmarkSpec(
     name=NAME,
     title="DeepScholar-bench",
@@ -252,4 +262,5 @@ BENCHMARK = BenchmarkSpec(
     score=score,
     metric_names=tuple(METRIC_NAMES),
     description="Related-work generation from a paper's title and abstract (arXiv 2508.20033).",
+    task_naming=TASK_NAMING,
 )

@@ -34,6 +34,7 @@ from reportbench.protocols.deer.scoring import (
     raw_metrics,
 )
 from reportbench.protocols.deer.tasks import RUBRIC_TASKS
+from reportbench.reports.task_names import TaskNaming
 
 # ---------------------------------------------------------------------------------------------- params
 JUDGING_DEFAULTS: dict[str, Any] = {
@@ -747,6 +748,22 @@ _NEVER_FETCHED = ("fetch: not in the page table", "fetch: not_fetched")
 _FACT_SIDE = ("information_integrity", "information_sufficiency", "deer_mean")
 
 
+def _group_number(folder: str, n: int) -> str:
+    """The authors' `data/<domain folder>/<n>/` -> our task id (csai/7 -> cs-7)."""
+    from reportbench.protocols.deer.release import task_id_for
+
+    return task_id_for(folder, n)
+
+
+# Task ids `<domain>-<n>`; the authors' layout is `<domain folder>/<n>/<prefix>_<n>.md`. A bare number is
+# ambiguous across domains, so it is never read.
+TASK_NAMING = TaskNaming(
+    spelled="<domain>-<n> (or <domain>_<n>, <domain folder>/<n>/)",
+    numbers_note="the authors number tasks 1..10 inside each domain folder",
+    separators=(("-", "_"),),
+    group_number=_group_number,
+)
+
 BENCHMARK = BenchmarkSpec(
     name=NAME,
     title="DEER (expert-report rubric + information verification)",
@@ -771,4 +788,5 @@ BENCHMARK = BenchmarkSpec(
     score=score,
     metric_names=METRIC_NAMES,
     description="Expert-level report evaluation with expert guidance and claim verification (arXiv 2512.17776).",
+    task_naming=TASK_NAMING,
 )

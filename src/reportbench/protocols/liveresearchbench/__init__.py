@@ -10,6 +10,7 @@ from reportbench.metrics.registry import register_metric
 from reportbench.protocols.liveresearchbench import benchmark as _b
 from reportbench.protocols.liveresearchbench.release import NAME, build_release
 from reportbench.protocols.liveresearchbench.tasks import TASKS
+from reportbench.reports.task_names import TaskNaming
 
 for _task in TASKS:
     register_task(_task)
@@ -21,6 +22,9 @@ def task_payload(task: object) -> dict[str, object]:
     """What command/endpoint systems see: the date-filled question (the release's frozen evaluation date)."""
     return {"task_id": task.task_id, "query": task.task_prompt, "category": (task.categories or [None])[0]}  # type: ignore[attr-defined]
 
+
+# The authors' report files are `<model_name>/qid_<qid>_report.md`; their qids carry no number.
+TASK_NAMING = TaskNaming(spelled="qid_<qid>_report, qid_<qid> or <qid>", prefixes=("qid_",), suffixes=("_report",))
 
 BENCHMARK = BenchmarkSpec(
     name=NAME,
@@ -40,6 +44,8 @@ BENCHMARK = BenchmarkSpec(
     cross=_b.depth_cross,
     task_payload=task_payload,
     description="Six DeepEval protocols; depth against the authors' Open Deep Research reports as reference.",
+    task_naming=TASK_NAMING,
+    flagged_reports="coverage 0 for a refusal, plan or not-found report (the authors' coverage prompt); flagged",
 )
 
 __all__ = ["BENCHMARK"]

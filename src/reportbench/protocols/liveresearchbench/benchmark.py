@@ -39,6 +39,7 @@ from reportbench.protocols.liveresearchbench.tasks import (
     RelevanceInput,
     SupportInput,
 )
+from reportbench.reports.refusal import non_answer
 
 REPORT_CRITERIA = ("presentation", "consistency", "coverage", "citation_association")
 STEP_OF = {
@@ -361,7 +362,7 @@ def degenerate_reference(report: Any | None, listed: set[str]) -> bool:
         return False
     if report.task_id in listed:
         return True
-    return bool(_DEGENERATE.search(report.body[:600])) or not report.sources
+    return bool(_DEGENERATE.search(report.body[:600]) or non_answer(report)) or not report.sources
 
 
 def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
@@ -548,6 +549,12 @@ def score(ctx: ScoreContext) -> ScoreResult:
                     rows.append(metric_row(s, tid, criterion, math.nan, "undefined", "no checklist for this task"))
                     values[criterion] = math.nan
                     continue
+                if criterion == "coverage" and (flag := non_answer(by_task[tid])):
+                    # the authors' coverage prompt: a plan, a refusal or "not found" delivers no item -> 0
+                    why = f"{flag} report: no checklist item delivered"
+                    rows.append(metric_row(s, tid, criterion, 0.0, reason=why))
+                    values[criterion] = 0.0
+                    continue
                 member_vals, flags = [], []
                 for m in members:
                     js = [j for j in jud.get(m, {}).get(step, []) if j.input_ids.get("task_id") == tid]
@@ -596,8 +603,8 @@ def score(ctx: ScoreContext) -> ScoreResult:
             }
         )
         coverage_report[s] = cov
-        refusals = [r.task_id for r in ctx.reports[s] if _DEGENERATE.search(r.body[:600])]
-        if refusals:  # graded as written (a refusal earns no coverage) but tagged, as the spec asks
+        refusals = [r.task_id for r in ctx.reports[s] if non_answer(r)]
+        if refusals:  # coverage 0 (the authors' coverage prompt), other criteria graded as written; tagged
             flags_out.setdefault(s, []).extend(f"{t}: refusal/plan/none-found report" for t in sorted(refusals))
             summary["refusal_like_reports"] = sorted(refusals)
         systems_out.append(SystemScore(s, per_task, summary))

@@ -36,6 +36,7 @@ from reportbench.protocols.researcherbench.text import (
     sections,
     split_authors,
 )
+from reportbench.reports.task_names import TaskNaming
 
 MAX_CONTENT_CHARS = 950_000  # the authors' page truncation (MAX_CONTENT_LENGTH)
 TRUNCATION_NOTE = "\n\n[page text truncated]"
@@ -407,6 +408,10 @@ def _n(ctx: ScoreContext, category: str) -> int:
     return sum(1 for t in ctx.release.tasks if category_of(t) == category)
 
 
+# Task ids `q<id>`; the authors number questions 1..65 (response files' `id`), so `7.md` is q7.
+TASK_NAMING = TaskNaming(spelled="q<id>", numbers="id_number", number_format="q{n}", number_range=(1, 65),
+                         numbers_note="the authors' question ids run 1..65")
+
 BENCHMARK = BenchmarkSpec(
     name=NAME,
     title="ResearcherBench (weighted rubric coverage, faithfulness, groundedness)",
@@ -421,4 +426,5 @@ BENCHMARK = BenchmarkSpec(
     metric_names=tuple(m.name for m in METRICS),
     description="65 frontier AI-research questions with expert weighted rubrics (Xu et al. 2025)",
     system_kinds=(KIND,),
+    task_naming=TASK_NAMING,
 )

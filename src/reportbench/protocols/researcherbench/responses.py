@@ -89,6 +89,7 @@ def run_response_file_system(
         entries = load_responses(str(path))
     except (OSError, ValueError) as exc:
         raise SystemError_(f"systems.{name}.path: {exc}") from exc
+    _check_mapping(name, spec, Path(str(path)), tasks, out_dir)
     reports: list[Report] = []
     outcomes: list[TaskOutcome] = []
     for t in tasks:
@@ -100,6 +101,23 @@ def run_response_file_system(
         reports.append(report)
         outcomes.append(TaskOutcome(task_id=t.task_id, status="ok", path=str(path), report_id=report.report_id))
     return reports, outcomes
+
+
+def _check_mapping(name: str, spec: dict[str, Any], path: Path, tasks: list[Task], out_dir: Path) -> None:
+    """The response ids mapped by ResearcherBench's naming rule (id n -> q<n>; docs/mapping.md): the mapping
+    table next to outcomes.jsonl, and the stage stops when an id maps to no task while a task has no answer."""
+    from reportbench.protocols.researcherbench.benchmark import TASK_NAMING
+    from reportbench.systems.folder import allowed_missing_share, map_answer_file, mapping_error, write_mapping
+
+    ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])
+    _, rows = map_answer_file(path, ids, TASK_NAMING)
+    mapped = {r.task_id for r in rows if r.status == "mapped"}
+    missing = [t for t in ids if t not in mapped]
+    share = allowed_missing_share(name, spec.get("allow_missing"))
+    err = mapping_error(name, str(path), rows, missing, len(ids), share, TASK_NAMING)
+    if err:
+        raise SystemError_(err)
+    write_mapping(out_dir, rows)
 
 
 def raw_response(report: Any) -> str:

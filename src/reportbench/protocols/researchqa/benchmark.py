@@ -35,6 +35,7 @@ from reportbench.protocols.researchqa.labels import LABEL_VALUE, strip_links, st
 from reportbench.protocols.researchqa.rating import TIE_MODES, bootstrap_bt
 from reportbench.protocols.researchqa.release import NAME, build_release
 from reportbench.protocols.researchqa.tasks import COVERAGE_TASK, PAIRWISE_TASK
+from reportbench.reports.task_names import TaskNaming
 
 log = logging.getLogger(__name__)
 
@@ -537,6 +538,9 @@ def task_payload(task: Any) -> dict[str, Any]:
     }
 
 
+# Task ids are the dataset's `id` (`<corpusid>-s<N>`, the authors' internal `corpusid_sectionid`); no numbers.
+TASK_NAMING = TaskNaming(spelled="<corpusid>-s<N> (or <corpusid>_s<N>)", separators=(("-", "_"),))
+
 BENCHMARK = BenchmarkSpec(
     name=NAME,
     title="ResearchQA",
@@ -547,4 +551,5 @@ BENCHMARK = BenchmarkSpec(
     cross=cross,
     task_payload=task_payload,
     description="Rubric coverage over 75 fields, pairwise judging, battles and Bradley–Terry ratings",
+    task_naming=TASK_NAMING,
 )

@@ -1,0 +1,146 @@
+"""How a benchmark's task ids are spelled in file and folder names, and its authors' numeric convention.
+
+A report file lands on a task only through a rule the benchmark declares (`TaskNaming`, on
+`BenchmarkSpec.task_naming` and in each protocol package). A bare number is read only with the benchmark's
+own convention — DeepScholar's released baselines are 0-based rows of the task list, ResearcherBench's authors
+number questions 1…65 (→ `q1…q65`) — and never by guessing: a benchmark without a numeric convention leaves
+`1.md` unmapped, and the system stage stops (docs/mapping.md). Only ASCII digits count as a number: `٠.md` and
+`０.md` map to no task.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from reportbench.types import strip_arxiv_version
+
+NumberRule = Literal["none", "row_index", "id_number"]
+ASCII_NUMBER = re.compile(r"[0-9]{1,9}", re.ASCII)
+_ANY_DIGITS = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class TaskNaming:
+    """A benchmark's file-name rules for its task ids.
+
+    - `numbers`: what a bare number means — `none` (nothing: unmapped), `row_index` (0-based row of the
+      release's task list, DeepScholar's released baselines), `id_number` (the authors' own number, formatted
+      with `number_format`, e.g. `q{n}`).
+    - `prefixes` / `suffixes`: decorations around an id in a file name (LRB: `qid_<id>_report.md`).
+    - `separators`: characters of an id that a file name may spell differently (`/` as `_`).
+    - `arxiv_versions`: an arXiv id with another (or no) version suffix still maps (DeepScholar).
+    - `group_number`: a numbered folder inside a group folder (`<group>/<n>`) -> task id (DEER's
+      `<domain>/<n>`), or None when the pair names no task.
+    """
+
+    spelled: str
+    numbers: NumberRule = "none"
+    number_format: str | None = None
+    number_range: tuple[int, int] | None = None  # id_number: the authors' full range (a subset release lacks some)
+    numbers_note: str = ""
+    prefixes: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = ()
+    separators: tuple[tuple[str, str], ...] = (("/", "_"),)
+    arxiv_versions: bool = False
+    group_number: Callable[[str, int], str | None] | None = field(default=None, compare=False)
+
+    def describe(self) -> str:
+        """One line for messages and docs."""
+        nums = {
+            "none": "a bare number is not read (no numeric convention)",
+            "row_index": "a bare number n is row n (0-based) of the release's task list",
+            "id_number": f"a bare number n is task {self.number_format or '{n}'}",
+        }[self.numbers]
+        return f"ids spelled {self.spelled}; {nums}" + (f" ({self.numbers_note})" if self.numbers_note else "")
+
+
+DEFAULT_NAMING = TaskNaming(spelled="<task id>", prefixes=("qid_",), suffixes=("_report",), arxiv_versions=True)
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """Where one file name lands: a task id and the rule that matched, or why it maps to nothing."""
+
+    task_id: str | None
+    rule: str
+    note: str = ""  # e.g. "version differs from task id"
+    outside_release: bool = False  # a valid task of the benchmark that this (sub)release does not hold
+
+
+class NameIndex:
+    """All spellings of a release's task ids under one `TaskNaming`, for looking file names up."""
+
+    def __init__(self, task_ids: list[str], naming: TaskNaming = DEFAULT_NAMING) -> None:
+        self.task_ids = list(task_ids)
+        self.naming = naming
+        self._lookup: dict[str, tuple[str, str]] = {}
+        for tid in task_ids:
+            for alias, rule in self._aliases(tid):
+                self._lookup.setdefault(alias, (tid, rule))
+
+    def _aliases(self, tid: str) -> list[tuple[str, str]]:
+        n = self.naming
+        bases: list[tuple[str, str]] = [(tid, "task id")]
+        for a, b in n.separators:
+            if a in tid:
+                bases.append((tid.replace(a, b), f"task id ('{a}' spelled '{b}')"))
+        if n.arxiv_versions:
+            for base, rule in list(bases):
+                bare = strip_arxiv_version(base)
+                if bare != base:
+                    bases.append((bare, f"{rule}, without arXiv version"))
+        out = list(bases)
+        for base, _rule in bases:
+            for p in n.prefixes:
+                out.append((f"{p}{base}", f"{p}<id>"))
+                for s in n.suffixes:
+                    out.append((f"{p}{base}{s}", f"{p}<id>{s}"))
+            for s in n.suffixes:
+                out.append((f"{base}{s}", f"<id>{s}"))
+        return out
+
+    def match(self, stem: str) -> NameMatch:
+        """The task a file or folder name (without its report suffix) maps to, under the declared rules."""
+        hit = self._lookup.get(stem)
+        if hit is not None:
+            return NameMatch(hit[0], hit[1])
+        if self.naming.arxiv_versions:
+            bare = strip_arxiv_version(stem)
+            hit = self._lookup.get(bare) if bare != stem else None
+            if hit is not None:
+                return NameMatch(hit[0], f"{hit[1]} (other arXiv version)", "version differs from task id")
+        if ASCII_NUMBER.fullmatch(stem):
+            return self._number(int(stem))
+        if _ANY_DIGITS.fullmatch(stem):
+            return NameMatch(None, "", "name is a number in non-ASCII digits; not read as a task number")
+        return NameMatch(None, "", f"name is not a task id ({self.naming.spelled}); not read")
+
+    def _number(self, n: int) -> NameMatch:
+        rule = self.naming.numbers
+        if rule == "row_index":
+            if n >= len(self.task_ids):
+                why = f"number {n} is outside the task list (0-based rows, {len(self.task_ids)} tasks)"
+                return NameMatch(None, "", why)
+            return NameMatch(self.task_ids[n], "number = 0-based row of the task list")
+        if rule == "id_number" and self.naming.number_format:
+            tid = self.naming.number_format.format(n=n)
+            if tid in self._lookup and self._lookup[tid][0] == tid:
+                return NameMatch(tid, f"number n = task {self.naming.number_format}")
+            rng = self.naming.number_range
+            if rng is not None and rng[0] <= n <= rng[1]:
+                return NameMatch(None, "", f"task {tid} is not in this release", outside_release=True)
+            return NameMatch(None, "", f"number {n} names task {tid}, which the release does not have")
+        return NameMatch(None, "", f"a bare number is not a task id here ({self.naming.describe()}); not read")
+
+    def match_group(self, group: str, n: int) -> NameMatch:
+        """A numbered folder `<group>/<n>` (DEER's `<domain>/<n>`)."""
+        fn = self.naming.group_number
+        if fn is None:
+            return NameMatch(None, "", "numbered folders inside group folders are not a layout of this benchmark")
+        tid = fn(group, n)
+        if tid is None or tid not in self._lookup or self._lookup[tid][0] != tid:
+            return NameMatch(None, "", f"{group}/{n} names task {tid}, which the release does not have")
+        return NameMatch(tid, "<group>/<n> folder")

@@ -1,0 +1,117 @@
+"""Issue 21 §5: refusals and plans are not answers — one detector for every benchmark, flags in the outcomes,
+and the protocol deciding what a flagged report scores (LRB: coverage 0, as the authors' coverage prompt says).
+
+Fixtures (tests/fixtures/refusal/, self-authored): one report per pattern and a real answer that mentions
+"next steps" and "no significant effect was found" and must not be flagged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reportbench.reports import load_report
+from reportbench.reports.refusal import NO_REFERENCES, NOT_FOUND, PLAN, REFUSAL, detect, flags_of, non_answer
+from reportbench.systems import run_system
+from reportbench.types import Task
+
+FIX = Path(__file__).parent / "fixtures" / "refusal"
+
+
+def _report(name: str):  # noqa: ANN202
+    return load_report(FIX / name, task_id="t", system="s")
+
+
+@pytest.mark.core
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("refusal.md", {REFUSAL, NO_REFERENCES}),
+        ("plan.md", {PLAN, NO_REFERENCES}),
+        ("plan_sentences.md", {PLAN, NO_REFERENCES}),
+        ("not_found.md", {NOT_FOUND, NO_REFERENCES}),
+        ("no_references.md", {NO_REFERENCES}),
+        ("real_answer.md", set()),
+    ],
+)
+def test_each_pattern_is_flagged_and_a_real_answer_is_not(name: str, expected: set[str]) -> None:
+    assert set(flags_of(_report(name))) == expected
+
+
+@pytest.mark.core
+def test_the_issue_example_is_not_found_wherever_its_sources_line_is() -> None:
+    body = "Here is the summary.\n\n" + "The market grew in 2024. " * 100 + "\n\nSources: None provided\n"
+    assert NOT_FOUND in {f.flag for f in detect(body, 0)}
+    later = "A long report. " * 200 + "We could not find any data on this."  # past the opening: not flagged
+    assert NOT_FOUND not in {f.flag for f in detect(later, 3)}
+
+
+@pytest.mark.core
+def test_non_answer_is_what_protocols_score() -> None:
+    assert non_answer(_report("plan.md")) == PLAN
+    assert non_answer(_report("no_references.md")) is None  # cites nothing, but it answers
+
+
+@pytest.mark.core
+def test_flags_reach_the_outcomes(tmp_path: Path) -> None:
+    tasks = [Task(task_id=t, title=t, task_prompt=t) for t in ("refusal", "real_answer")]
+    folder = tmp_path / "f"
+    folder.mkdir()
+    for t in ("refusal", "real_answer"):
+        (folder / f"{t}.md").write_text((FIX / f"{t}.md").read_text())
+    outcomes = {o.task_id: o for o in run_system("s", {"kind": "folder", "path": str(folder)}, tasks, tmp_path / "o")}
+    assert outcomes["refusal"].flags == [NO_REFERENCES, REFUSAL] and outcomes["real_answer"].flags == []
+
+
+@pytest.mark.integration
+def test_lrb_scores_a_not_found_report_coverage_zero(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The offline judge gave "No primary-source materials were provided … Sources: None provided" Coverage 75;
+    the authors' coverage prompt gives it 0. The other criteria are graded as written; the report is tagged."""
+    import json
+    import shutil
+
+    import polars as pl
+
+    from spine_helpers import benchmark_params, run_benchmark
+
+    monkeypatch.chdir(repo_root)
+    params = benchmark_params(repo_root, "liveresearchbench")
+    demo = repo_root / "data" / "demo" / "liveresearchbench" / "systems" / "careful_analyst"
+    folder = tmp_path / "noanswer"
+    shutil.copytree(demo, folder)
+    first = sorted(folder.glob("*.md"))[0]
+    original = first.read_text(encoding="utf-8")
+    first.write_text(
+        original.split("\n", 1)[0] + "\n\nNo primary-source materials were provided for this request; the figures "
+        "below are indicative only.\n\n" + original.split("\n", 1)[1] + "\n\nSources: None provided\n",
+        encoding="utf-8",
+    )
+    params["benchmarks"]["liveresearchbench"]["systems"]["noanswer"] = {"kind": "folder", "path": str(folder)}
+    root = run_benchmark(params, "liveresearchbench", tmp_path / "out")
+    tid = first.name.removeprefix("qid_").removesuffix("_report.md")
+    rows = pl.read_parquet(root / "scores" / "noanswer.parquet").filter(pl.col("task_id") == tid)
+    cov = rows.filter(pl.col("metric") == "coverage").to_dicts()[0]
+    assert cov["value"] == 0.0 and "not_found" in cov["reason"]
+    ref = pl.read_parquet(root / "scores" / "careful_analyst.parquet")
+    assert ref.filter((pl.col("task_id") == tid) & (pl.col("metric") == "coverage"))["value"][0] > 0
+    summary = json.loads((root / "metrics" / "systems.json").read_text())["noanswer"]
+    assert summary["refusal_like_reports"] == [tid] and summary["non_answer_reports"]["not_found"] == 1
+
+
+@pytest.mark.core
+@pytest.mark.parametrize(
+    "text",
+    ["\n" * 400_000, " " * 400_000, ("Sources" + " " * 50 + "\n") * 5_000, "#" * 400_000, "I will " * 60_000,
+     "no " * 130_000, ("*_ " * 100_000) + "Sources"],
+    ids=["newlines", "spaces", "many-heading-like-lines", "hashes", "repeated-plan", "repeated-no", "emphasis-run"],
+)
+def test_the_detector_is_linear_on_hostile_text(text: str) -> None:
+    """Untrusted text: every pattern is bounded (the opening) or one line at a time (issue 26: no quadratic regex)."""
+    import time
+
+    start = time.perf_counter()
+    detect(text, 0, text)
+    assert time.perf_counter() - start < 1.0
