@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.reports.check import ReportFacts, mismatch_warnings, report_facts, shift_check
-from reportbench.systems import SystemError_
+from reportbench.systems.base import SystemError_
 
 CHECK_FILE = "check.json"
 SHIFT_POLICIES = ("error", "warn", "off")
@@ -191,11 +191,11 @@ def load_release_for_check(benchmark: str, given: str | None, root: Path = Path(
     import yaml
 
     from reportbench.benchmarks import get_benchmark
-    from reportbench.pipeline import read_release
+    from reportbench.release.format import read_release as _read_release
 
     spec = get_benchmark(benchmark)
     if given and (Path(given) / "release.json").is_file():
-        return read_release(Path(given), benchmark)
+        return _read_release(Path(given))
     if given:
         conf = root / "conf" / benchmark / "release" / f"{given}.yaml"
         if not conf.is_file():
@@ -208,7 +208,7 @@ def load_release_for_check(benchmark: str, given: str | None, root: Path = Path(
         name = (((params.get("plan") or {}).get("benchmarks") or {}).get(benchmark) or {}).get("release")
     rdir = root / "data" / "releases" / benchmark / str(name)
     if name and (rdir / "release.json").is_file():
-        return read_release(rdir, benchmark)
+        return _read_release(rdir)
     raise SystemError_(
         f"no built release of {benchmark} (looked for {rdir}); pass --release <release dir or "
         f"conf/{benchmark}/release name>, or build it with `dvc repro release@{benchmark}`"

@@ -26,7 +26,12 @@ from reportbench.metrics.registry import MetricSpec
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.researcherbench import metrics as M
 from reportbench.protocols.researcherbench.release import CATEGORIES, NAME, build_release, category_of
-from reportbench.protocols.researcherbench.responses import KIND, raw_response, response_file_question
+from reportbench.protocols.researcherbench.responses import (
+    KIND,
+    TASK_NAMING,
+    raw_response,
+    response_file_question,
+)
 from reportbench.protocols.researcherbench.tasks import EXTRACT_TASK, RUBRIC_COMPAT_TASK, RUBRIC_TASK, VERIFY_TASK
 from reportbench.protocols.researcherbench.text import (
     JOIN_MODES,
@@ -36,7 +41,6 @@ from reportbench.protocols.researcherbench.text import (
     sections,
     split_authors,
 )
-from reportbench.reports.task_names import TaskNaming
 
 MAX_CONTENT_CHARS = 950_000  # the authors' page truncation (MAX_CONTENT_LENGTH)
 TRUNCATION_NOTE = "\n\n[page text truncated]"
@@ -409,8 +413,6 @@ def _n(ctx: ScoreContext, category: str) -> int:
 
 
 # Task ids `q<id>`; the authors number questions 1..65 (response files' `id`), so `7.md` is q7.
-TASK_NAMING = TaskNaming(spelled="q<id>", numbers="id_number", number_format="q{n}", number_range=(1, 65),
-                         numbers_note="the authors' question ids run 1..65")
 
 BENCHMARK = BenchmarkSpec(
     name=NAME,

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from reportbench.reports.task_names import TaskNaming
 from reportbench.systems import SystemError_, TaskOutcome, register_kind
 from reportbench.types import Report, Task
 
@@ -103,10 +104,13 @@ def run_response_file_system(
     return reports, outcomes
 
 
+# How ResearcherBench's task ids are spelled in file names (docs/mapping.md): a bare number n is q<n>.
+TASK_NAMING = TaskNaming(spelled="q<id>", numbers="id_number", number_format="q{n}", number_range=(1, 65),
+                         numbers_note="the authors' question ids run 1..65")
+
 def _check_mapping(name: str, spec: dict[str, Any], path: Path, tasks: list[Task], out_dir: Path) -> None:
     """The response ids mapped by ResearcherBench's naming rule (id n -> q<n>; docs/mapping.md): the mapping
     table next to outcomes.jsonl, and the stage stops when an id maps to no task while a task has no answer."""
-    from reportbench.protocols.researcherbench.benchmark import TASK_NAMING
     from reportbench.systems.folder import allowed_missing_share, map_answer_file, mapping_error, write_mapping
 
     ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])
