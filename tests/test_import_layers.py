@@ -214,3 +214,19 @@ def test_type_checking_imports_are_not_edges(tree_copy: Path) -> None:
     planted = "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import reportbench.cli\n"
     path.write_text(path.read_text() + planted)
     assert "reportbench.cli" not in imports(tree_copy)["reportbench.types"]
+
+
+def test_the_pack_layer_hands_its_resolver_to_the_judges() -> None:
+    """The judges import no prompt pack: importing the stage functions hands the authors' resolver in, and a
+    process that never loaded the pack layer gets one clear error, not a silent fallback to our wording."""
+    import subprocess
+    import sys
+
+    import reportbench.pipeline  # noqa: F401
+    from reportbench.judges import prompt_modes
+    from reportbench.prompt_packs import judging
+
+    assert prompt_modes._AUTHORS["prompt"] is judging.authors_prompt
+    code = "from reportbench.judges.prompt_modes import authors_prompt\nauthors_prompt(None)\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "no prompt pack is loaded" in proc.stderr
