@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import random
@@ -215,6 +216,49 @@ def _rough_tokens(text: str) -> int:
     return max(1, len(text.split()))
 
 
+# -- output budgets: a long answer is cut at the request's max_tokens, as a provider does ----------------
+
+
+@functools.lru_cache(maxsize=1)
+def _tokenizer() -> Any:
+    """tiktoken's o200k_base from litellm's bundled files (never downloaded); None: 4 characters per token."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is not None and spec.submodule_search_locations and "TIKTOKEN_CACHE_DIR" not in os.environ:
+        root = Path(next(iter(spec.submodule_search_locations)))
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(root / "litellm_core_utils" / "tokenizers")
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding("o200k_base")
+    except Exception:  # noqa: BLE001 - no tokenizer: count 4 characters per token
+        return None
+
+
+def output_tokens(text: str) -> list[Any]:
+    """The answer as tokens (o200k_base ids, or 4-character pieces without a tokenizer)."""
+    enc = _tokenizer()
+    if enc is None:
+        return [text[i : i + 4] for i in range(0, len(text), 4)]
+    return list(enc.encode(text, disallowed_special=()))
+
+
+def cap_output(content: str, body: Mapping[str, Any], completion_tokens: int) -> tuple[str, str, int]:
+    """(content, finish_reason, completion tokens) under the request's `max_tokens` /
+    `max_completion_tokens`: an answer longer than the budget is cut there with finish_reason "length"."""
+    cap = body.get("max_completion_tokens") or body.get("max_tokens")
+    if not isinstance(cap, int) or cap <= 0 or len(content) <= cap:  # a token is at least one character
+        return content, "stop", completion_tokens
+    tokens = output_tokens(content)
+    if len(tokens) <= cap:
+        return content, "stop", len(tokens)
+    enc = _tokenizer()
+    cut = "".join(tokens[:cap]) if enc is None else enc.decode(tokens[:cap])
+    return cut, "length", cap
+
+
 class StubServer:
     """Scripted OpenAI-compatible server; see the module docstring.
 
@@ -367,6 +411,7 @@ class StubServer:
         content = self.answer_for(messages, response_format)
         prompt_tokens = sum(_rough_tokens(str(m.get("content", ""))) for m in messages)
         completion_tokens = _rough_tokens(content)
+        content, finish_reason, completion_tokens = cap_output(content, body, completion_tokens)
         payload = {
             "id": f"chatcmpl-stub-{digest[:24]}",
             "object": "chat.completion",
@@ -377,7 +422,7 @@ class StubServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                     "logprobs": None,
                 }
             ],
@@ -459,6 +504,9 @@ class StubServer:
         content = '{"oops": ' if fault == "malformed" else self.answer_for(messages, response_format)
         prompt_tokens = sum(_rough_tokens(str(m.get("content", ""))) for m in messages)
         completion_tokens = _rough_tokens(content)
+        content, finish_reason, completion_tokens = cap_output(content, body, completion_tokens)
+        if finish_reason == "length":
+            self.counts["length"] += 1
         payload = {
             "id": f"chatcmpl-stub-{digest[:24]}",
             "object": "chat.completion",
@@ -469,7 +517,7 @@ class StubServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                     "logprobs": None,
                 }
             ],
