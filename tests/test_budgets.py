@@ -153,3 +153,44 @@ def test_authors_answers_parse_with_default_budgets_and_fail_as_truncated_when_c
             assert j.attempts == 1  # not re-asked: the same budget cuts the same answer
     if "authors" not in packs and os.environ.get("REPORTBENCH_AUTHORS_MIRROR"):
         pytest.fail("REPORTBENCH_AUTHORS_MIRROR is set but the DEER authors' sources are not in it")
+
+
+# ------------------------------------------------------------------------------------------------ estimate
+def test_estimate_prices_the_output_budget_as_the_ceiling(tmp_path: Path) -> None:
+    from reportbench.estimate import EstimatingJudge, Ledger, _CacheProbe, summarise
+    from reportbench.protocols.deer.tasks import TASKS, ExtractInput
+
+    task = next(t for t in TASKS if t.name == "deer_extract")
+    cfg = {"backend": "litellm", "model": "openai/gpt-4.1", "max_tokens": None, "runtime": {"cache_path": None}}
+    ledger = Ledger()
+    judge = EstimatingJudge(task, cfg, ledger, "judge@deer.s", _CacheProbe(None))
+    for i in range(3):
+        inputs = ExtractInput(report=f"L1.S1: Claim {i} [1].", targets=[f"L1.S1: Claim {i} [1]."])
+        asyncio.run(judge(f"x{i}", inputs, {}))
+    summary = summarise(ledger, {"judge": cfg})
+    row = next(r for r in summary["rows"] if r["task"] == "deer_extract")
+    assert row["output_budget"] == 16384 and row["budget_tokens"] == 3 * 16384
+    assert row["usd_online_max"] > row["usd_online"] > 0
+    assert summary["totals"]["budget_tokens"] == 3 * 16384
+
+
+def test_authors_request_kwargs_are_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under prompts=authors DEER's extractor gets the authors' max_completion_tokens and reasoning_effort; a
+    budget the user set for the step wins over theirs."""
+    from reportbench.judges.llm import LLMJudge
+    from reportbench.prompt_packs import get_step
+    from reportbench.protocols.deer.tasks import TASKS
+
+    if not get_step("deer", "claim_extraction").available():
+        pytest.skip("the DEER authors' sources are not in REPORTBENCH_AUTHORS_MIRROR or the cache")
+    task = next(t for t in TASKS if t.name == "deer_extract")
+    cfg = {"backend": "litellm", "model": "openai/gpt-5-mini", "prompts": "authors", "runtime": {"cache_path": None}}
+    judge = LLMJudge(task, cfg, cache=False)
+    assert judge.cfg.max_tokens == 16384 and "max_completion_tokens" in judge.budget_source
+    body = judge.client.request_kwargs([{"role": "user", "content": "x"}], None)
+    assert body["reasoning_effort"] == "low" and body["max_tokens"] == 16384
+    mine = LLMJudge(task, {**cfg, "output_budgets": {"deer_extract": 30000}}, cache=False)
+    assert mine.cfg.max_tokens == 30000 and mine.budget_source == "judge.output_budgets.deer_extract"
+    ours = LLMJudge(task, {**cfg, "prompts": "ours"}, cache=False)
+    assert "reasoning_effort" not in ours.client.request_kwargs([{"role": "user", "content": "x"}], None)
+    assert ours.key_for([{"role": "user", "content": "x"}]) != judge.key_for([{"role": "user", "content": "x"}])

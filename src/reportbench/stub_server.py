@@ -9,6 +9,10 @@ returns JSON valid for the requested `json_schema`, with every value derived fro
 request content, so the same request always gets the same answer. Rules (regex on the last user
 message → answer) take precedence over the responder.
 
+Output budgets: an answer longer than the request's `max_tokens` / `max_completion_tokens` (o200k tokens) is
+cut there with `finish_reason: "length"`, as a provider does (`cap_output`); a responder can return long
+answers (e.g. recorded ones) to test a step's budget.
+
 Faults are injected per request with a rate per kind (`429`, `500`, `timeout`, `malformed`,
 `truncated`). Fatal faults (`FATAL_FAULT_KINDS`: `401` invalid key, `404` model not found, `quota`
 = 429 `insufficient_quota`, `context_length` = 400 `context_length_exceeded`) answer with the OpenAI
