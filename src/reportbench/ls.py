@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-CATEGORIES = ("benchmarks", "releases", "systems", "judges", "prompt-packs", "formats", "metrics", "tasks")
+CATEGORIES = ("benchmarks", "releases", "systems", "judges", "prompt-packs", "formats", "metrics", "tasks", "presets")
 
 
 def _conf_options(folder: Path) -> list[tuple[str, dict[str, Any], str]]:
@@ -150,6 +150,7 @@ LISTERS = {
     "formats": _formats,
     "metrics": _metrics,
     "tasks": _tasks,
+    "presets": lambda conf: __import__("reportbench.presets", fromlist=["format_presets"]).format_presets(conf),
 }
 
 
@@ -163,6 +164,10 @@ def _cmd(args: argparse.Namespace) -> int:
         lines.append(f"(config choices read from {conf}/)")
     elif args.what == "metrics":
         lines = _metrics(conf, args.benchmark)
+    elif args.what == "presets":  # reportbench.presets: every switch of every preset with its source
+        from reportbench.presets import format_presets
+
+        lines = format_presets(conf, args.benchmark)
     else:
         lines = LISTERS[args.what](conf)
     sys.stdout.write("\n".join(lines) + "\n")
