@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.live_pipeline",  # live init
     "reportbench.agreement.annotate",  # annotate (human-label page)
     "reportbench.site.cli",  # view
+    "reportbench.reproduce",  # reproduce <benchmark>/<table> | --list (published tables under their presets)
 ]
 
 
