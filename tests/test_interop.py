@@ -123,3 +123,41 @@ def test_researchqa_leaderboard_table_round_trip(tmp_path: Path) -> None:
     lines = path.read_text().splitlines()
     assert lines[0] == "system,mean,std,mean ± std" and len(lines) == 4
     assert [ln.split(",")[0] for ln in lines[1:]] == [s for s, _ in sorted(back.items(), key=lambda kv: -kv[1][0])]
+
+
+def test_deepscholar_gt_nuggets_and_results_csv(tmp_path: Path) -> None:
+    from reportbench.interop import deepscholar as ds
+
+    nuggets = [
+        {"text": "Method A beats B", "importance": "vital", "assignment": "support"},
+        {"text": "Dataset C is used", "importance": "vital", "assignment": "partial_support"},
+        {"text": "Prior work D", "importance": "okay", "assignment": "not_support"},
+        {"text": "Survey E exists", "importance": "okay", "assignment": "support"},
+    ]
+    stored = {"strict_vital_score": 0.5, "strict_all_score": 0.5, "vital_score": 0.75, "all_score": 0.625}
+    res = {"qid": "2501.00001v1", "nuggets": nuggets, "nuggets_metrics": stored}
+    (tmp_path / "res.json").write_text(json.dumps(res))
+    got = ds.read_gt_nuggets(tmp_path / "res.json")
+    assert got.qid == "2501.00001v1" and got.metrics == stored and got.stored_metrics_agree
+    off = {"qid": "q", "nuggets": nuggets, "nuggets_metrics": {**stored, "all_score": 1}}
+    (tmp_path / "res2.json").write_text(json.dumps(off))
+    assert not ds.read_gt_nuggets(tmp_path / "res2.json").stored_metrics_agree
+    rows = {"sys-a": {"organization": 0.4567, "nugget_coverage": float("nan")}, "sys-b": {"organization": 0.5}}
+    path = ds.write_results_csv(tmp_path / "results.csv", rows)
+    assert path.read_text().splitlines() == ["baseline_name,nugget_coverage,organization", "sys-a,,0.46", "sys-b,,0.5"]
+    assert ds.read_results_csv(path) == {
+        "sys-a": {"nugget_coverage": None, "organization": 0.46},
+        "sys-b": {"nugget_coverage": None, "organization": 0.5},
+    }
+
+
+def test_deepscholar_gt_nuggets_of_the_public_release_recompute(shared_dir: Path) -> None:
+    """Every released res.json parses and its stored metrics are its nuggets' own (skips without ../shared)."""
+    from reportbench.interop import deepscholar as ds
+
+    files = sorted((shared_dir / "data" / "deepscholar-bench" / "dataset" / "gt_nuggets_outputs").glob("**/res.json"))
+    if not files:
+        pytest.skip("../shared/data/deepscholar-bench gt_nuggets_outputs not present")
+    parsed = [ds.read_gt_nuggets(f) for f in files]
+    assert len({p.qid for p in parsed}) == len(parsed)
+    assert sum(p.stored_metrics_agree for p in parsed) == len(parsed)
