@@ -19,7 +19,7 @@ pytestmark = pytest.mark.core
 
 
 def _args(**kw: object) -> argparse.Namespace:
-    base = {"data": None, "battles": None, "expected": None, "rounds": None}
+    base = {"data": None, "battles": None, "judgments": None, "expected": None, "rounds": None}
     return argparse.Namespace(**{**base, **kw})
 
 
@@ -96,3 +96,26 @@ def test_researchqa_battles_file_errors_name_the_line(tmp_path: Path, monkeypatc
     bad.write_text("implementation_A,implementation_B,leaderboard_status\nx,y,draw\n")
     code, lines = run_table("researchqa/table3-elo", _args(battles=str(bad)))
     assert code == 2 and "line 2" in lines[-1] and "draw" in lines[-1]
+
+
+def test_researchqa_elo_from_released_judgments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                repo_root: Path) -> None:
+    """Released judgments in the authors' format (self-authored) -> battles -> the same ratings as the battles."""
+    monkeypatch.chdir(repo_root)
+    battles = tournament()
+    (tmp_path / "coverage").mkdir()
+    systems = sorted({s for a, b, _ in battles for s in (a, b)})
+    # coverage sums equal for every answer, so the two direct votes decide: a win = both votes for A, a loss =
+    # both for B, a tie = one vote each (5 + 5)
+    for system in systems:
+        items = [{"corpusid_sectionid": f"s{i}", "rubric_judges_gpt": [{"score": "Mostly"}]} for i in range(420)]
+        (tmp_path / "coverage" / f"{system}.json").write_text(json.dumps(items))
+    votes = {"win": ("A", "A"), "lose": ("B", "B"), "tie": ("A", "B")}
+    with (tmp_path / "pairwise.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["session_id", "implementation_A", "implementation_B", "winner_judge", "winner_judge_swapped"])
+        for i, (a, b, s) in enumerate(battles):
+            w.writerow([f"s{i}", a, b, *votes[s]])
+    args = _args(judgments=str(tmp_path), expected=str(EXPECTED), rounds=ROUNDS)
+    code, lines = run_table("researchqa/table3-elo", args)
+    assert code == 0, "\n".join(lines)

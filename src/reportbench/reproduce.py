@@ -152,16 +152,35 @@ def read_battles_csv(path: Path) -> list[tuple[str, str, str]]:
     return rows
 
 
+def battles_from_judgments(folder: Path, params: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Released judgments -> battles without re-judging: `coverage/<system>.json` (the authors' coverage judge
+    files) and `pairwise.csv` (session_id, implementation_A, implementation_B, winner_judge, winner_judge_swapped),
+    ensembled as the notebook does (reportbench.interop.researchqa) with the preset's vote weight."""
+    from reportbench.interop.researchqa import ensemble_battles, read_coverage_judgments
+
+    coverage = {p.stem: read_coverage_judgments(p) for p in sorted((folder / "coverage").glob("*.json"))}
+    if not coverage:
+        raise CannotRun(f"{folder}/coverage/ has no <system>.json coverage judgments")
+    ens = params["scoring"]["ensemble"]
+    weight = ens.get("vote_weight") or (5 if ens.get("mode") == "code" else 4)
+    with (folder / "pairwise.csv").open(newline="", encoding="utf-8") as f:
+        return ensemble_battles(coverage, list(csv.DictReader(f)), int(weight))
+
+
 def run_researchqa_elo(args: argparse.Namespace) -> list[Cell]:
     from reportbench.protocols.researchqa.rating import bootstrap_bt
 
-    if not args.battles:
+    params = preset_params("researchqa", "published")
+    rating = params["scoring"]["rating"]
+    if getattr(args, "judgments", None):
+        battles = battles_from_judgments(Path(args.judgments), params)
+    elif args.battles:
+        battles = read_battles_csv(Path(args.battles))
+    else:
         raise CannotRun(
             "needs the tournament's battles (the notebook's leaderboard_winner_df.csv; not released by the authors): "
-            "pass --battles PATH"
+            "pass --battles PATH, or --judgments DIR with released judgments (pairwise.csv + coverage/<system>.json)"
         )
-    battles = read_battles_csv(Path(args.battles))
-    rating = preset_params("researchqa", "published")["scoring"]["rating"]
     outcome = {"win": 1.0, "lose": 0.0, "tie": 0.5}
     r = bootstrap_bt(
         [a for a, _, _ in battles],
@@ -315,6 +334,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--list", action="store_true", help="every headline table, what it needs, whether it runs offline")
     p.add_argument("--data", default=None, help="the data folder the table reads (default: ../shared/data/...)")
     p.add_argument("--battles", default=None, help="researchqa/table3-elo: battles CSV (leaderboard_winner_df format)")
+    p.add_argument("--judgments", default=None,
+                   help="researchqa/table3-elo: released judgments DIR (pairwise.csv + coverage/<system>.json)")
     p.add_argument("--expected", default=None, help="researchqa/table3-elo: expected table JSON instead of Table 3")
     p.add_argument("--rounds", type=int, default=None, help="researchqa/table3-elo: bootstrap rounds (preset: 1000)")
     p.set_defaults(func=_cmd)
