@@ -161,3 +161,27 @@ def test_deepscholar_gt_nuggets_of_the_public_release_recompute(shared_dir: Path
     parsed = [ds.read_gt_nuggets(f) for f in files]
     assert len({p.qid for p in parsed}) == len(parsed)
     assert sum(p.stored_metrics_agree for p in parsed) == len(parsed)
+
+
+def test_liveresearchbench_graded_results_agree_with_their_summary(tmp_path: Path) -> None:
+    """Self-authored graded rows in their incremental JSONL format give the summary's means (the importer's
+    consistency check between their two files)."""
+    inc = tmp_path / "incremental"
+    inc.mkdir()
+    rows = [
+        {"query_id": q, "model_name": m, "presentation_grading_results": {"summary": {"average_pass_rate": v}}}
+        for q, m, v in (("q1", "sys-a", 80), ("q2", "sys-a", 60), ("q1", "sys-b", 90))
+    ]
+    (inc / "presentation_results.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    pw = [{"query_id": "q1", "model_name": "sys-a", "consistency_grading_results": {"total_issues": 2, "score": 70}}]
+    (inc / "consistency_results.jsonl").write_text(json.dumps(pw[0]) + "\n")
+    graded = lrb.read_graded(inc / "presentation_results.jsonl") + lrb.read_graded(inc / "consistency_results.jsonl")
+    means = lrb.means_from_graded(graded)
+    want = {"sys-a": {"presentation": (70.0, 2), "consistency": (70.0, 1)}, "sys-b": {"presentation": (90.0, 1)}}
+    assert means == want
+    summary = lrb.summary_json("openai", "gpt-5", "t", {"sys-a": {"presentation": [80, 60], "consistency": [70]},
+                                                       "sys-b": {"presentation": [90]}})
+    assert lrb.read_summary(lrb.write_summary(tmp_path / "s.json", summary)) == means
+    (inc / "presentation_results.jsonl").write_text("\n".join(json.dumps(r) for r in [*rows, rows[0]]) + "\n")
+    with pytest.raises(ValueError, match="line 4: \\(sys-a, q1\\) graded twice"):
+        lrb.read_graded(inc / "presentation_results.jsonl")

@@ -71,3 +71,50 @@ def read_summary(path: str | Path) -> dict[str, dict[str, tuple[float, int]]]:
                 raise ValueError(f"{path}: results_by_model.{system}.{crit}: neither mean nor win_rate")
         out[system] = row
     return out
+
+
+# -- graded results (incremental/<criterion>_results.jsonl), in -------------------------------------------------
+
+def payload_score(criterion: str, payload: dict[str, Any]) -> float | None:
+    """The per-report number their summary averages: presentation average_pass_rate, coverage
+    percentage_addressed, pointwise `score`; None for depth (counted as wins, not averaged) or an empty payload."""
+    summary = payload.get("summary") if isinstance(payload.get("summary"), dict) else {}
+    for key in ("average_pass_rate", "percentage_addressed"):
+        if key in summary:
+            return float(summary[key])
+    if "score" in payload and criterion != "depth":
+        return float(payload["score"])
+    return None
+
+
+def read_graded(path: str | Path) -> list[dict[str, Any]]:
+    """One `incremental/<criterion>_results.jsonl`: rows {query_id, model_name, criterion, score, payload}.
+    Keyed by (model_name, query_id): their resume bug (query_id only) cannot copy grades across systems here; a
+    duplicate (model_name, query_id) is an error naming the line."""
+    path = Path(path)
+    criterion = path.name.removesuffix("_results.jsonl")
+    out, seen = [], set()
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            qid, model = str(row["query_id"]), str(row["model_name"])
+            payload = row[f"{criterion}_grading_results"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: line {n}: not a graded row ({type(exc).__name__}: {exc})") from None
+        if (model, qid) in seen:
+            raise ValueError(f"{path}: line {n}: ({model}, {qid}) graded twice")
+        seen.add((model, qid))
+        out.append({"query_id": qid, "model_name": model, "criterion": criterion,
+                    "score": payload_score(criterion, payload), "payload": payload})
+    return out
+
+
+def means_from_graded(rows: list[dict[str, Any]]) -> dict[str, dict[str, tuple[float, int]]]:
+    """{system: {criterion: (mean, count)}} over the graded reports, as their summary computes it."""
+    acc: dict[str, dict[str, list[float]]] = {}
+    for r in rows:
+        if r["score"] is not None:
+            acc.setdefault(r["model_name"], {}).setdefault(r["criterion"], []).append(r["score"])
+    return {m: {c: (sum(v) / len(v), len(v)) for c, v in crits.items()} for m, crits in acc.items()}
