@@ -7,9 +7,11 @@ expected vs obtained per cell with the cell's tolerance and exits 0 when every c
 when one is outside, 2 when the table cannot run here (data or key missing: the message says what and how).
 
 What runs offline today (and in CI when ../shared is present):
-- `deer/csai-1`: the authors' own judgments for csai/1 (their `others/` 101 factor scores and `fact/` counts,
-  imported by reportbench.interop.deer) scored by the DEER protocol's functions under the `published`
-  preset's scoring switches; expected: their `final/` dimensions and MEAN 6.16.
+- `deer/csai-1`: the authors' own judgments for csai/1 (their `others/` rubric answers, parsed by our DEER
+  rubric tasks' parsers as an LLM answer is, and their `fact/` counts, imported by reportbench.interop.deer)
+  scored by the DEER protocol's scoring functions under the `published` preset's scoring switches; expected:
+  their `final/` dimensions and MEAN 6.16. (Their fact file has per-claim types and results but no claim ->
+  URL mapping, so the fact side starts from their code's raw metrics, not from claim records.)
 - `researchqa/table3-elo`: Bradley-Terry ratings from battles in the notebook's `leaderboard_winner_df.csv`
   format (`--battles PATH`; the authors did not release it) under the `published` preset's rating switches;
   expected: the notebook's saved output (2 decimals, so the tolerance is 0.005).
@@ -89,7 +91,7 @@ def preset_params(benchmark: str, preset: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ DEER
 def run_deer_csai1(args: argparse.Namespace) -> list[Cell]:
-    from reportbench.interop.deer import read_authors_sample
+    from reportbench.interop.deer import judged_factor_scores, read_authors_sample
     from reportbench.protocols.deer.scoring import fact_subdimensions, integrate, judge_dimensions
 
     folder = shared_data(args, "deer", "csai", "gpt5.2_fast")
@@ -97,8 +99,12 @@ def run_deer_csai1(args: argparse.Namespace) -> list[Cell]:
     if scoring.get("mode") != "code":
         raise CannotRun("deer/csai-1 scores the authors' fact counts, which follow their code: needs scoring.mode=code")
     sample = read_authors_sample(folder, 1)
+    # the rubric side takes the judge's path: their answers parsed by our task parser, read from the record
+    factor_scores = judged_factor_scores(folder, 1)
+    if factor_scores != sample.factor_scores:
+        raise ValueError(f"{folder}: parsed rubric answers differ from the stored factor scores")
     fact = fact_subdimensions(sample.raw_metrics)
-    out = integrate(judge_dimensions(sample.factor_scores), fact, recency=str(scoring.get("recency") or "fold"))
+    out = integrate(judge_dimensions(factor_scores), fact, recency=str(scoring.get("recency") or "fold"))
     cells = [
         Cell(f"dimension {d}", float(v), _num(out["dimensions"].get(d)), 0.005)
         for d, v in sample.final["score_avgs"].items()

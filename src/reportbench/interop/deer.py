@@ -96,6 +96,38 @@ def read_authors_sample(folder: str | Path, sample_id: int) -> AuthorsSample:
     )
 
 
+def rubric_answers(others: dict[str, Any]) -> dict[str, str]:
+    """The judge's answer of each of the five rubric calls, rebuilt from others/<NNNN>.json (`{"scores":
+    {group: ...}}` for the call's groups, exactly the shape their judge returned)."""
+    from reportbench.protocols.deer.rubric import CALLS
+
+    scores = others.get("scores") or {}
+    return {
+        call: json.dumps({"scores": {g: scores[g] for g in groups if g in scores}}, ensure_ascii=False)
+        for call, (groups, _) in CALLS.items()
+    }
+
+
+def judged_factor_scores(folder: str | Path, sample_id: int) -> dict[str, int | None]:
+    """The factor scores as the judge stage records them: each rebuilt answer parsed by the DEER rubric task's
+    own strict parser (the path an LLM answer takes), then read back from the parsed record as the score stage
+    does. A parse failure is raised, naming the call."""
+    from reportbench.benchmarks import get_benchmark
+    from reportbench.judges.base import ParseError, dump_parsed
+    from reportbench.judges.tasks import get_task
+
+    get_benchmark("deer")  # registers the DEER judge tasks
+    path = Path(folder) / "others" / f"{int(sample_id):04d}.json"
+    out: dict[str, int | None] = {}
+    for call, answer in rubric_answers(_load(path)).items():
+        try:
+            parsed = get_task(f"deer_{call}").parse(answer, None)
+        except ParseError as exc:
+            raise AuthorsFormatError(f"{path}: the {call} call's answer does not parse: {exc}") from None
+        out.update(json.loads(dump_parsed(parsed))["scores"])
+    return out
+
+
 def final_record(sample_id: int, integrated: dict[str, Any]) -> dict[str, Any]:
     """Our integrated scores (scoring.integrate's output) as their final/<NNNN>.json: undefined is "N/A"."""
 
