@@ -93,9 +93,32 @@ def reference(battles: list[tuple[str, str, str]]) -> dict[str, tuple[float, flo
     return {m: (v["mean"], v["std"]) for m, v in recorded["table"].items()}
 
 
-def test_rating_equals_the_notebook_function_to_1e9() -> None:
+def _preset_rating(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    from reportbench.config import composed_params
+
+    monkeypatch.chdir(repo_root)
+    return dict(composed_params(["researchqa/preset=published"])["benchmarks"]["researchqa"]["scoring"]["rating"])
+
+
+def test_rating_under_the_published_preset_equals_the_notebook_function_to_1e9(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rating = _preset_rating(repo_root, monkeypatch)
     battles = tournament()
-    theirs, mine = reference(battles), ours(battles)
+    outcome = {"win": 1.0, "lose": 0.0, "tie": 0.5}
+    r = bootstrap_bt(
+        [a for a, _, _ in battles],
+        [b for _, b, _ in battles],
+        [outcome[s] for _, _, s in battles],
+        ties=rating["ties"],
+        rounds=ROUNDS,  # fewer than the preset's 1000 to keep the test fast; the notebook side runs the same number
+        seed=rating["seed"],
+        solver=rating["solver"],
+        order=rating["order"],
+    )
+    key = {"mean": "boot_mean", "median": "boot_median", "point": "rating"}[rating["report"]]
+    mine = {row["system"]: (row[key], row["boot_std"]) for row in r.table(ddof=rating["std_ddof"])}
+    theirs = reference(battles)
     assert set(mine) == set(theirs)
     for m, (mean, std) in theirs.items():
         assert mine[m][0] == pytest.approx(mean, abs=1e-9), m
