@@ -150,7 +150,10 @@ LISTERS = {
     "formats": _formats,
     "metrics": _metrics,
     "tasks": _tasks,
-    "presets": lambda conf: __import__("reportbench.presets", fromlist=["format_presets"]).format_presets(conf),
+    "presets": lambda conf: [  # one per preset here; `ls presets` prints every switch (reportbench.presets)
+        f"{b}/preset={n}" for b, ps in __import__("reportbench.presets", fromlist=["presets"]).presets(conf).items()
+        for n in ps
+    ],
 }
 
 
