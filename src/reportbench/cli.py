@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.agreement.annotate",  # annotate (human-label page)
     "reportbench.site.cli",  # view
     "reportbench.reproduce",  # reproduce <benchmark>/<table> | --list (published tables under their presets)
+    "reportbench.interop.export",  # export <benchmark>: results in the authors' result formats
 ]
 
 
