@@ -194,3 +194,39 @@ def test_authors_request_kwargs_are_sent(monkeypatch: pytest.MonkeyPatch) -> Non
     ours = LLMJudge(task, {**cfg, "prompts": "ours"}, cache=False)
     assert "reasoning_effort" not in ours.client.request_kwargs([{"role": "user", "content": "x"}], None)
     assert ours.key_for([{"role": "user", "content": "x"}]) != judge.key_for([{"role": "user", "content": "x"}])
+
+
+@pytest.mark.integration
+@pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
+def test_a_cut_answer_is_kept_as_truncated_and_a_raised_budget_asks_again(tmp_path: Path) -> None:
+    """A deterministic judge's cut answer is stored (a rerun pays nothing and still says `truncated`); raising
+    the step's budget changes the cache key, so the next run asks and gets the whole answer."""
+    from reportbench.judges.cache import ResponseCache
+    from reportbench.judges.llm import LLMJudge
+    from reportbench.protocols.deer.rubric import call_factors
+    from reportbench.protocols.deer.tasks import TASKS, RubricInput
+    from reportbench.stub_server import stub_server_thread
+
+    call = "format_style"
+    scores: dict = {}
+    for f in call_factors(call):  # a self-authored long answer: every factor with a 60-word rationale
+        why = " ".join(f"reason{i}" for i in range(60))
+        scores.setdefault(f.group, {}).setdefault(f.sub, {}).setdefault(f.element, {})[f.fid] = {
+            "description": why, "score": 7
+        }
+    answer = json.dumps({"scores": scores})
+    task = next(t for t in TASKS if t.name == f"deer_{call}")
+    inputs = RubricInput(call=call, query="q", report="r", guidance="")
+    cache = ResponseCache(tmp_path / "judge.sqlite")
+    with stub_server_thread(responder=lambda m, f: answer) as server:
+        def run(**extra: Any) -> Any:
+            judge = LLMJudge(task, _judge_cfg(server.base_url, "ours", **extra), cache=cache)
+            return asyncio.run(judge("x", inputs, {}))
+
+        first = run(output_budgets={f"deer_{call}": 256})
+        assert first.error.startswith("truncated: step deer_format_style") and server.counts["requests"] == 1
+        again = run(output_budgets={f"deer_{call}": 256})
+        assert again.error == first.error and again.cache_hit and server.counts["requests"] == 1
+        whole = run()  # the default budget (16,384): a new key, one more call, the whole answer
+        assert whole.status == "ok" and server.counts["requests"] == 2 and server.counts["length"] == 1
+    cache.close()

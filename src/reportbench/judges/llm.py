@@ -216,14 +216,25 @@ class LLMJudge:
                 out = self._parse(comp.text, inputs)
             except ParseError as exc:
                 if is_cut(comp.finish_reason):
-                    # The same budget cuts the same answer again: no re-ask, not stored; the fix is the budget.
+                    # The same budget cuts the same answer again: no re-ask; the fix is the budget, which is part of
+                    # the cache key, so the cut answer is stored like an unparseable one (a rerun pays nothing)
+                    # and a raised budget asks afresh.
+                    error = truncation_error(self.task.name, self.budget, self.budget_source, comp.finish_reason)
+                    if self.cache is not None:
+                        fields = spent.fields()
+                        self.cache.put_parse_failure(
+                            key,
+                            [comp.text],
+                            error,
+                            prompt_tokens=fields["prompt_tokens"],
+                            completion_tokens=fields["completion_tokens"],
+                            cost_usd=fields["cost_usd"],
+                            attempts=spent.attempts,
+                            model=self.cfg.model,
+                            prompt_hash=self.prompt.sha256,
+                        )
                     return self._record(
-                        item_id,
-                        input_ids,
-                        status="failed",
-                        raw_output=comp.text,
-                        error=truncation_error(self.task.name, self.budget, self.budget_source, comp.finish_reason),
-                        **spent.fields(),
+                        item_id, input_ids, status="failed", raw_output=comp.text, error=error, **spent.fields()
                     )
                 last_raw, last_error = comp.text, str(exc)
                 answers.append(comp.text)
@@ -279,7 +290,8 @@ class LLMJudge:
             try:
                 out = self._parse(raw, inputs)
             except ParseError as exc:
-                error = f"parse: {exc}"[:1000]
+                if not stored.error.startswith("truncated:"):  # a cut answer keeps its own failure kind
+                    error = f"parse: {exc}"[:1000]
                 continue
             assert self.cache is not None
             self.cache.put(
