@@ -119,3 +119,12 @@ def test_researchqa_elo_from_released_judgments(tmp_path: Path, monkeypatch: pyt
     args = _args(judgments=str(tmp_path), expected=str(EXPECTED), rounds=ROUNDS)
     code, lines = run_table("researchqa/table3-elo", args)
     assert code == 0, "\n".join(lines)
+
+
+def test_the_printed_commands_name_existing_config_choices(repo_root: Path) -> None:
+    import re
+
+    for t in TABLES.values():
+        for cmd in t.commands:
+            for group, option in re.findall(r"-S ([a-z_]+/[a-z_]+)=([A-Za-z0-9_]+)", cmd):
+                assert (repo_root / "conf" / group / f"{option}.yaml").is_file(), (t.key, group, option)
