@@ -102,3 +102,28 @@ def test_researcherbench_compat_parsing_is_the_authors_rule_under_their_prompts(
     strict = get_task("researcherbench_rubric")
     with pytest.raises(ParseError):
         AuthorsPrompt(strict, resolve_step(strict)).parse("Yes.", None)
+
+
+@pytest.mark.integration
+def test_researchqa_published_preset_runs_offline_end_to_end(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo under the published preset (offline judge): the leaderboard's Elo is the bootstrap mean of the
+    duplicated-rows fit; under the defaults it is the median of the half-tie fit."""
+    import json
+
+    from spine_helpers import benchmark_params, run_benchmark
+
+    monkeypatch.chdir(repo_root)
+    runs = {}
+    for preset in ("published", "defaults"):
+        params = benchmark_params(repo_root, "researchqa", f"researchqa/preset={preset}")
+        params["benchmarks"]["researchqa"]["scoring"]["rating"]["rounds"] = 50
+        root = run_benchmark(params, "researchqa", tmp_path / preset)
+        runs[preset] = root
+    for preset, (ties, key) in {"published": ("duplicate", "boot_mean"), "defaults": ("half", "boot_median")}.items():
+        extra = json.loads((runs[preset] / "metrics" / "extra.json").read_text())["ratings"]
+        systems = json.loads((runs[preset] / "metrics" / "systems.json").read_text())
+        assert extra["reported"] == ties
+        table = {row["system"]: row for row in extra["tables"][ties]}
+        assert table and all(systems[s]["metrics"]["elo"]["mean"] == row[key] for s, row in table.items())
