@@ -230,3 +230,37 @@ def test_a_cut_answer_is_kept_as_truncated_and_a_raised_budget_asks_again(tmp_pa
         whole = run()  # the default budget (16,384): a new key, one more call, the whole answer
         assert whole.status == "ok" and server.counts["requests"] == 2 and server.counts["length"] == 1
     cache.close()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("model", ["openai/stub-judge", "anthropic/claude-stub"])
+def test_batch_mode_reports_a_cut_answer_as_truncated(tmp_path: Path, model: str) -> None:
+    """Batch lines carry finish_reason / stop_reason too: a cut answer in batch mode is `truncated`, not `parse`."""
+    from reportbench.judges.llm import LLMJudge
+    from reportbench.judges.runner import run_judgments_sync
+    from reportbench.stub_server import StubSupportInput, stub_server_thread, stub_support_task
+
+    long = json.dumps({"supported": "yes", "score": 0.5, "note": " ".join(f"w{i}" for i in range(400))})
+    with stub_server_thread(responder=lambda m, f: long) as server:
+        cfg = {
+            "backend": "litellm",
+            "model": model,
+            "api_base": server.base_url,
+            "structured_output": "none",
+            "output_budgets": {"stub_support": 50},
+            "runtime": {
+                "progress": False,
+                "max_retries": 1,
+                "cache_path": str(tmp_path / "cache" / "judge.sqlite"),
+                "mode": "batch",
+                "batch": {"poll_interval_s": 0.05, "quiet_s": 0.05},
+            },
+        }
+        task = stub_support_task(tmp_path / "prompts")
+        judge = LLMJudge(task, cfg, prompts_dir=tmp_path / "prompts")
+        try:
+            items = [("i0", StubSupportInput(claim="c", evidence="e"), {"task": "t0"})]
+            (j,) = list(run_judgments_sync(judge, items, desc="t", progress=False))
+        finally:
+            judge.close()
+    assert j.status == "failed" and j.error.startswith("truncated: step stub_support"), j.error

@@ -771,15 +771,18 @@ class _BatchEndpoints:
                 continue
             answer = self.s.answer_for(messages, fmt)
             content: list[dict[str, Any]]
+            finish = "stop"
             if tools:
                 content = [{"type": "tool_use", "id": f"toolu_{i}", "name": tools[0]["name"],
                             "input": json.loads(answer)}]
-            else:
+            else:  # a text answer longer than max_tokens is cut there (stop_reason max_tokens), as Anthropic does
+                answer, finish, _ = cap_output(answer, {"max_tokens": params.get("max_tokens")}, 0)
                 content = [{"type": "text", "text": answer}]
+            stop = "tool_use" if tools else ("max_tokens" if finish == "length" else "end_turn")
             counts["succeeded"] += 1
             rows.append({"custom_id": cid, "result": {"type": "succeeded", "message": {
                 "id": f"msg_{i}", "type": "message", "role": "assistant", "model": params.get("model"),
-                "content": content, "stop_reason": "tool_use" if tools else "end_turn",
+                "content": content, "stop_reason": stop,
                 "usage": {"input_tokens": sum(_rough_tokens(str(m.get("content", ""))) for m in messages),
                           "output_tokens": _rough_tokens(answer)}}}})
         batch["_results"] = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
