@@ -82,11 +82,17 @@ def shared_data(args: argparse.Namespace, *parts: str) -> Path:
     raise CannotRun(f"needs {Path(*parts)} (the authors' public data): pass --data PATH or set REPORTBENCH_SHARED")
 
 
+CONF = {"dir": Path("conf")}  # --conf (the Hydra config folder the presets are composed from)
+
+
 def preset_params(benchmark: str, preset: str) -> dict[str, Any]:
     """The benchmark's params under the preset, composed like `dvc exp run -S <b>/preset=<name>`."""
     from reportbench.config import composed_params
 
-    return dict(composed_params([f"{benchmark}/preset={preset}"])["benchmarks"][benchmark])
+    conf = CONF["dir"]
+    if not (conf / "config.yaml").is_file():
+        raise CannotRun(f"no Hydra config at {conf.resolve()}: run from the repository root or pass --conf")
+    return dict(composed_params([f"{benchmark}/preset={preset}"], conf_dir=conf)["benchmarks"][benchmark])
 
 
 # ------------------------------------------------------------------------------------------------ DEER
@@ -344,6 +350,7 @@ def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
 
 
 def _cmd(args: argparse.Namespace) -> int:
+    CONF["dir"] = Path(args.conf)
     if args.list or not args.table:
         sys.stdout.write("\n".join(format_list()) + "\n")
         return 0
@@ -356,6 +363,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="rerun one published table under its preset; expected vs obtained per cell")
     p.add_argument("table", nargs="?", help="<benchmark>/<table> (see --list)")
     p.add_argument("--list", action="store_true", help="every headline table, what it needs, whether it runs offline")
+    p.add_argument("--conf", default="conf", help="the Hydra config folder (default: conf)")
     p.add_argument("--data", default=None, help="the data folder the table reads (default: ../shared/data/...)")
     p.add_argument("--battles", default=None, help="researchqa/table3-elo: battles CSV (leaderboard_winner_df format)")
     p.add_argument("--judgments", default=None,
