@@ -14,7 +14,8 @@ What is exact and what is estimated, said in the output:
   answers: an estimate of how many claims an LLM would extract.
 - prompt tokens are exact for OpenAI's o200k tokenizer and an approximation for other providers.
 - completion tokens are the size of the offline judge's typed answer as JSON (a floor: an LLM explains more),
-  unless `--completion-tokens` gives a number per call. Parse re-asks are not counted.
+  unless `--completion-tokens` gives a number per call. Parse re-asks are not counted. The ceiling prices every
+  call at its step's whole output budget (judges/budgets.py): `budget_tokens`, `usd_online_max`, `usd_batch_max`.
 - prices: litellm's local cost map (online and batch), or the judge's configured `input_cost_per_token`.
 """
 
