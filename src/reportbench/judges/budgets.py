@@ -126,7 +126,7 @@ def truncation_error(task: str, budget: int, source: str, finish_reason: str | N
     return (
         f"truncated: step {task} answer cut at {budget} completion tokens (finish_reason={finish_reason}; "
         f"budget from {source.split(':')[0]}); fix: raise judge.output_budgets.{task} (e.g. "
-        f"-S judge.output_budgets.{task}={budget * 4}) and rerun"
+        f"-S '++judge.output_budgets.{task}={budget * 4}') and rerun"
     )
 
 
