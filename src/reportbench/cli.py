@@ -22,6 +22,8 @@ SUBCOMMAND_MODULES = [
     "reportbench.agreement.annotate",  # annotate (human-label page)
     "reportbench.site.cli",  # view
     "reportbench.systems.check",  # check (a system's folder before scoring; docs/mapping.md)
+    "reportbench.reproduce",  # reproduce <benchmark>/<table> | --list (published tables under their presets)
+    "reportbench.interop.export",  # export <benchmark>: results in the authors' result formats
 ]
 
 

@@ -14,7 +14,8 @@ What is exact and what is estimated, said in the output:
   answers: an estimate of how many claims an LLM would extract.
 - prompt tokens are exact for OpenAI's o200k tokenizer and an approximation for other providers.
 - completion tokens are the size of the offline judge's typed answer as JSON (a floor: an LLM explains more),
-  unless `--completion-tokens` gives a number per call. Parse re-asks are not counted.
+  unless `--completion-tokens` gives a number per call. Parse re-asks are not counted. The ceiling prices every
+  call at its step's whole output budget (judges/budgets.py): `budget_tokens`, `usd_online_max`, `usd_batch_max`.
 - prices: litellm's local cost map (online and batch), or the judge's configured `input_cost_per_token`.
 """
 
@@ -86,6 +87,8 @@ class StepCost:
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    budget_tokens: int = 0  # calls x the step's output budget (judges/budgets.py): the most a run can bill
+    budget: int = 0  # the step's output budget per call
     cached_prompt_tokens: int = 0
     exact_items: bool = True
 
@@ -97,6 +100,12 @@ class StepCost:
         if price is None:
             return None
         return price.cost(self.prompt_tokens, self.completion_tokens, batch=batch)
+
+    def dollars_max(self, price: Price | None, *, batch: bool) -> float | None:
+        """The ceiling: every call answers with its whole output budget."""
+        if price is None:
+            return None
+        return price.cost(self.prompt_tokens, self.budget_tokens, batch=batch)
 
 
 @dataclass
@@ -179,6 +188,8 @@ class EstimatingJudge:
             e.cached_prompt_tokens += pt
         else:
             e.prompt_tokens += pt
+            e.budget = int(getattr(self.llm, "budget", 0) or 0)
+            e.budget_tokens += e.budget
             if self.ledger.completion_tokens is not None:
                 e.completion_tokens += self.ledger.completion_tokens
             else:
@@ -347,8 +358,8 @@ def _quiet() -> Iterator[None]:
 def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
     judge = params.get("judge") or {}
     rows = []
-    totals = {"items": 0, "cache_hits": 0, "calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
-    online = batch = 0.0
+    totals = {"items": 0, "cache_hits": 0, "calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "budget_tokens": 0}
+    online = batch = online_max = batch_max = 0.0
     unpriced: set[str] = set()
     for e in ledger.steps.values():
         price = price_for(
@@ -357,11 +368,14 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
             output_cost_per_token=judge.get("output_cost_per_token"),
         )
         d_on, d_b = e.dollars(price, batch=False), e.dollars(price, batch=True)
+        m_on, m_b = e.dollars_max(price, batch=False), e.dollars_max(price, batch=True)
         if price is None:
             unpriced.add(e.model)
         else:
             online += d_on or 0.0
             batch += d_b or 0.0
+            online_max += m_on or 0.0
+            batch_max += m_b or 0.0
         rows.append(
             {
                 "stage": e.stage,
@@ -373,6 +387,10 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
                 "calls": e.calls,
                 "prompt_tokens": e.prompt_tokens,
                 "completion_tokens": e.completion_tokens,
+                "output_budget": e.budget,
+                "budget_tokens": e.budget_tokens,
+                "usd_online_max": None if m_on is None else round(m_on, 4),
+                "usd_batch_max": None if m_b is None else round(m_b, 4),
                 "usd_online": None if d_on is None else round(d_on, 4),
                 "usd_batch": None if d_b is None else round(d_b, 4),
                 "batch_price": bool(price and price.batch_input is not None),
@@ -384,7 +402,13 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
         "judge": judge.get("name"),
         "backend": judge.get("backend"),
         "rows": rows,
-        "totals": {**totals, "usd_online": round(online, 4), "usd_batch": round(batch, 4)},
+        "totals": {
+            **totals,
+            "usd_online": round(online, 4),
+            "usd_batch": round(batch, 4),
+            "usd_online_max": round(online_max, 4),
+            "usd_batch_max": round(batch_max, 4),
+        },
         "unpriced_models": sorted(unpriced),
         "offline_stages": sorted(set(ledger.offline_only)),
         "notes": ledger.skipped,
@@ -425,6 +449,12 @@ def format_table(summary: Mapping[str, Any]) -> str:
         notes.append(f"offline judge (no cost): {', '.join(summary['offline_stages'][:5])}")
     notes += summary["notes"]
     notes.append("completion tokens: the offline answer's size (a floor) unless --completion-tokens is given")
+    if t.get("budget_tokens"):
+        notes.append(
+            f"ceiling (every call answers with its step's whole output budget, judges/budgets.py): "
+            f"{t['budget_tokens']:,} completion tokens, ${usd(t.get('usd_online_max'))} online, "
+            f"${usd(t.get('usd_batch_max'))} batch"
+        )
     return "\n".join(lines + [f"note: {n}" for n in notes])
 
 

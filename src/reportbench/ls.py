@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-CATEGORIES = ("benchmarks", "releases", "systems", "judges", "prompt-packs", "formats", "metrics", "tasks")
+CATEGORIES = ("benchmarks", "releases", "systems", "judges", "prompt-packs", "formats", "metrics", "tasks", "presets")
 
 
 def _conf_options(folder: Path) -> list[tuple[str, dict[str, Any], str]]:
@@ -159,6 +159,10 @@ LISTERS = {
     "formats": _formats,
     "metrics": _metrics,
     "tasks": _tasks,
+    "presets": lambda conf: [  # one per preset here; `ls presets` prints every switch (reportbench.presets)
+        f"{b}/preset={n}" for b, ps in __import__("reportbench.presets", fromlist=["presets"]).presets(conf).items()
+        for n in ps
+    ],
 }
 
 
@@ -172,6 +176,10 @@ def _cmd(args: argparse.Namespace) -> int:
         lines.append(f"(config choices read from {conf}/)")
     elif args.what == "metrics":
         lines = _metrics(conf, args.benchmark)
+    elif args.what == "presets":  # reportbench.presets: every switch of every preset with its source
+        from reportbench.presets import format_presets
+
+        lines = format_presets(conf, args.benchmark)
     else:
         lines = LISTERS[args.what](conf)
     sys.stdout.write("\n".join(lines) + "\n")

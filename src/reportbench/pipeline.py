@@ -245,6 +245,8 @@ def run_judge_stage(
                 "rerun `dvc repro` (or `reportbench retry`) once the provider answers again: answered items "
                 "come from the response cache, only the unanswered ones are asked"
             )
+        if any("truncated=" in p.line for p in problems):  # judges/budgets.py: the records' error names the key
+            hints.append("answers were cut at the step's output budget: raise judge.output_budgets.<step> and rerun")
         if any(p.over_rate for p in problems):
             hints.append(
                 "read the failed records' `error` and `raw_output` there; `reportbench retry --parse` re-asks "

@@ -9,6 +9,10 @@ returns JSON valid for the requested `json_schema`, with every value derived fro
 request content, so the same request always gets the same answer. Rules (regex on the last user
 message → answer) take precedence over the responder.
 
+Output budgets: an answer longer than the request's `max_tokens` / `max_completion_tokens` (o200k tokens) is
+cut there with `finish_reason: "length"`, as a provider does (`cap_output`); a responder can return long
+answers (e.g. recorded ones) to test a step's budget.
+
 Faults are injected per request with a rate per kind (`429`, `500`, `timeout`, `malformed`,
 `truncated`). Fatal faults (`FATAL_FAULT_KINDS`: `401` invalid key, `404` model not found, `quota`
 = 429 `insufficient_quota`, `context_length` = 400 `context_length_exceeded`) answer with the OpenAI
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import random
@@ -215,6 +220,49 @@ def _rough_tokens(text: str) -> int:
     return max(1, len(text.split()))
 
 
+# -- output budgets: a long answer is cut at the request's max_tokens, as a provider does ----------------
+
+
+@functools.lru_cache(maxsize=1)
+def _tokenizer() -> Any:
+    """tiktoken's o200k_base from litellm's bundled files (never downloaded); None: 4 characters per token."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is not None and spec.submodule_search_locations and "TIKTOKEN_CACHE_DIR" not in os.environ:
+        root = Path(next(iter(spec.submodule_search_locations)))
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(root / "litellm_core_utils" / "tokenizers")
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding("o200k_base")
+    except Exception:  # noqa: BLE001 - no tokenizer: count 4 characters per token
+        return None
+
+
+def output_tokens(text: str) -> list[Any]:
+    """The answer as tokens (o200k_base ids, or 4-character pieces without a tokenizer)."""
+    enc = _tokenizer()
+    if enc is None:
+        return [text[i : i + 4] for i in range(0, len(text), 4)]
+    return list(enc.encode(text, disallowed_special=()))
+
+
+def cap_output(content: str, body: Mapping[str, Any], completion_tokens: int) -> tuple[str, str, int]:
+    """(content, finish_reason, completion tokens) under the request's `max_tokens` /
+    `max_completion_tokens`: an answer longer than the budget is cut there with finish_reason "length"."""
+    cap = body.get("max_completion_tokens") or body.get("max_tokens")
+    if not isinstance(cap, int) or cap <= 0 or len(content) <= cap:  # a token is at least one character
+        return content, "stop", completion_tokens
+    tokens = output_tokens(content)
+    if len(tokens) <= cap:
+        return content, "stop", len(tokens)
+    enc = _tokenizer()
+    cut = "".join(tokens[:cap]) if enc is None else enc.decode(tokens[:cap])
+    return cut, "length", cap
+
+
 class StubServer:
     """Scripted OpenAI-compatible server; see the module docstring.
 
@@ -367,6 +415,7 @@ class StubServer:
         content = self.answer_for(messages, response_format)
         prompt_tokens = sum(_rough_tokens(str(m.get("content", ""))) for m in messages)
         completion_tokens = _rough_tokens(content)
+        content, finish_reason, completion_tokens = cap_output(content, body, completion_tokens)
         payload = {
             "id": f"chatcmpl-stub-{digest[:24]}",
             "object": "chat.completion",
@@ -377,7 +426,7 @@ class StubServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                     "logprobs": None,
                 }
             ],
@@ -459,6 +508,9 @@ class StubServer:
         content = '{"oops": ' if fault == "malformed" else self.answer_for(messages, response_format)
         prompt_tokens = sum(_rough_tokens(str(m.get("content", ""))) for m in messages)
         completion_tokens = _rough_tokens(content)
+        content, finish_reason, completion_tokens = cap_output(content, body, completion_tokens)
+        if finish_reason == "length":
+            self.counts["length"] += 1
         payload = {
             "id": f"chatcmpl-stub-{digest[:24]}",
             "object": "chat.completion",
@@ -469,7 +521,7 @@ class StubServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                     "logprobs": None,
                 }
             ],
@@ -719,15 +771,18 @@ class _BatchEndpoints:
                 continue
             answer = self.s.answer_for(messages, fmt)
             content: list[dict[str, Any]]
+            finish = "stop"
             if tools:
                 content = [{"type": "tool_use", "id": f"toolu_{i}", "name": tools[0]["name"],
                             "input": json.loads(answer)}]
-            else:
+            else:  # a text answer longer than max_tokens is cut there (stop_reason max_tokens), as Anthropic does
+                answer, finish, _ = cap_output(answer, {"max_tokens": params.get("max_tokens")}, 0)
                 content = [{"type": "text", "text": answer}]
+            stop = "tool_use" if tools else ("max_tokens" if finish == "length" else "end_turn")
             counts["succeeded"] += 1
             rows.append({"custom_id": cid, "result": {"type": "succeeded", "message": {
                 "id": f"msg_{i}", "type": "message", "role": "assistant", "model": params.get("model"),
-                "content": content, "stop_reason": "tool_use" if tools else "end_turn",
+                "content": content, "stop_reason": stop,
                 "usage": {"input_tokens": sum(_rough_tokens(str(m.get("content", ""))) for m in messages),
                           "output_tokens": _rough_tokens(answer)}}}})
         batch["_results"] = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")

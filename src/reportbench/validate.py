@@ -35,6 +35,8 @@ JUDGE_IDENTITY_KEYS = (
     "temperature",
     "seed",
     "max_tokens",
+    "output_budgets",  # per judge step (judges/budgets.py); the identity carries the resolved table
+    "request_params",
     "structured_output",
     "task_models",
     "offline",
@@ -110,13 +112,21 @@ def validate_judge(cfg: Mapping[str, Any], where: str = "judge", warn_ignored: b
         _number(f"{where}.temperature", cfg["temperature"], 0.0, 2.0)
     if cfg.get("seed") is not None:
         _number(f"{where}.seed", cfg["seed"], integer=True)
-    if "max_tokens" in cfg:
+    if cfg.get("max_tokens") is not None:
         _number(f"{where}.max_tokens", cfg["max_tokens"], 1, integer=True)
     _choices(f"{where}.structured_output", cfg.get("structured_output", "none"), STRUCTURED_OUTPUT)
     _text(f"{where}.api_base", cfg.get("api_base"), optional=True)
     key_env = cfg.get("api_key_env")
     if key_env is not None and (not isinstance(key_env, str) or not ENV_NAME.match(key_env)):
         raise ConfigError(f"{where}.api_key_env: {key_env!r} must be the NAME of an environment variable")
+    budgets = cfg.get("output_budgets") or {}
+    if not isinstance(budgets, Mapping):
+        raise ConfigError(f"{where}.output_budgets: expected a mapping task -> max completion tokens, got {budgets!r}")
+    for task, n in budgets.items():
+        if n is not None:
+            _number(f"{where}.output_budgets.{task}", n, 1, integer=True)
+    if not isinstance(cfg.get("request_params") or {}, Mapping):
+        raise ConfigError(f"{where}.request_params: expected a mapping of request keys, got {cfg['request_params']!r}")
     task_models = cfg.get("task_models") or {}
     if not isinstance(task_models, Mapping):
         raise ConfigError(f"{where}.task_models: expected a mapping task -> model, got {task_models!r}")
@@ -169,7 +179,11 @@ def judge_identity(cfg: Mapping[str, Any]) -> dict[str, Any]:
         ident["model"] = OFFLINE_MODEL
         ident["offline"] = dict(cfg.get("offline") or {})
         return ident
-    return {k: cfg.get(k) for k in JUDGE_IDENTITY_KEYS}
+    from reportbench.judges.budgets import resolved_table
+
+    ident = {k: cfg.get(k) for k in JUDGE_IDENTITY_KEYS}
+    ident["output_budgets"] = resolved_table(cfg)  # a budget edited in code reruns the judge stages too
+    return ident
 
 
 def merge_member(judge: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> dict[str, Any]:

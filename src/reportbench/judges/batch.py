@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from reportbench.judges.budgets import is_cut
 from reportbench.judges.client import (
     _STUB_PLACEHOLDER_KEY,
     CallFailed,
@@ -96,6 +97,11 @@ _SCHEMA = [
 # ------------------------------------------------------------------------------------------------
 # Persistent state
 # ------------------------------------------------------------------------------------------------
+
+
+CUT_MARK = "length"
+"""`error_kind` of an answered (`ok`) line whose answer hit its output budget (judges/budgets.py): stored in the
+existing column, so the state file needs no new field."""
 
 
 @dataclass(frozen=True)
@@ -428,8 +434,9 @@ def openai_line(batch_id: str, row: Mapping[str, Any]) -> LineResult:
     except (KeyError, IndexError, TypeError, AttributeError):
         return LineResult(cid, batch_id, "failed", None, None, None, "batch_failed", "line is not a chat completion")
     usage = body.get("usage") or {}
+    cut = CUT_MARK if is_cut(body["choices"][0].get("finish_reason")) else None
     return LineResult(
-        cid, batch_id, "ok", text, usage.get("prompt_tokens"), usage.get("completion_tokens"), None, None
+        cid, batch_id, "ok", text, usage.get("prompt_tokens"), usage.get("completion_tokens"), cut, None
     )
 
 
@@ -446,7 +453,8 @@ def anthropic_line(batch_id: str, row: Mapping[str, Any]) -> LineResult:
         else:
             text = "".join(p.get("text", "") for p in parts if p.get("type") == "text")
         usage = msg.get("usage") or {}
-        return LineResult(cid, batch_id, "ok", text, usage.get("input_tokens"), usage.get("output_tokens"), None, None)
+        cut = CUT_MARK if is_cut(msg.get("stop_reason")) else None
+        return LineResult(cid, batch_id, "ok", text, usage.get("input_tokens"), usage.get("output_tokens"), cut, None)
     if rtype == "expired":
         return LineResult(cid, batch_id, "failed", None, None, None, "batch_expired", "expired before processing")
     detail = json.dumps(result.get("error") or result)[:300]
@@ -715,6 +723,7 @@ class BatchClient(LLMClient):
 
             BUDGET.spend(cost, self.cfg.runtime.max_cost_usd)
             comp = Completion(
+                finish_reason="length" if r.error_kind == CUT_MARK else None,
                 text=r.text or "",
                 prompt_tokens=r.prompt_tokens,
                 completion_tokens=r.completion_tokens,

@@ -52,6 +52,7 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
 
 # keys of the `judge:` config group that belong to other layers and are fine to see here
 _NON_CLIENT_KEYS = {"backend", "prompts_dir", "description", "task", "params", "offline", "task_models"}
+_NON_CLIENT_KEYS |= {"output_budgets"}  # resolved per step by the judge (judges/budgets.py)
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 _STUB_PLACEHOLDER_KEY = "reportbench-loopback-placeholder"  # only ever sent to a loopback api_base
 
@@ -130,6 +131,10 @@ class ClientConfig(BaseModel):
     temperature: float | None = 0.0
     seed: int | None = 0
     max_tokens: int | None = 1024
+    request_params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="extra answer-determining request keys (e.g. the authors' reasoning_effort, top_p)",
+    )
     structured_output: StructuredMode = "auto"
     drop_params: bool = Field(True, description="let litellm drop params a provider rejects (e.g. seed)")
     input_cost_per_token: float | None = Field(None, description="USD; registered with litellm once")
@@ -177,6 +182,7 @@ class Completion:
     latency_s: float
     cache_hit: bool
     attempts: int
+    finish_reason: str | None = None  # "length" (or a provider's equivalent): the output budget ran out
 
 
 FailureKind = Literal[
@@ -522,6 +528,9 @@ class LLMClient:
             value = getattr(c, k)
             if value is not None:
                 kwargs[k] = value
+        for k, value in c.request_params.items():
+            if value is not None:
+                kwargs[k] = value
         if response_format is not None:
             kwargs["response_format"] = response_format
         return kwargs
@@ -561,11 +570,13 @@ class LLMClient:
         text = (choice.message.content if choice is not None else None) or ""
         usage = getattr(resp, "usage", None)
         cost = (getattr(resp, "_hidden_params", None) or {}).get("response_cost")
+        finish = getattr(choice, "finish_reason", None) if choice is not None else None
         return (
             text,
             getattr(usage, "prompt_tokens", None),
             getattr(usage, "completion_tokens", None),
             float(cost) if isinstance(cost, int | float) else None,
+            None if finish is None else str(finish),
         )
 
     async def _complete(self, body: dict[str, Any], api_key: str | None) -> Completion:
@@ -617,7 +628,7 @@ class LLMClient:
                         self.http_calls += 1
                         try:
                             async with asyncio.timeout(hard_timeout):
-                                text, pt, ct, cost = await self._send(body, api_key)
+                                sent = await self._send(body, api_key)
                         finally:
                             service_s += time.perf_counter() - t0
         except CallFailed as exc:  # the budget, refused before sending
@@ -629,8 +640,10 @@ class LLMClient:
             raise CallFailed(
                 kind, redact(msg, secrets)[:500], attempts=attempts, latency_s=service_s
             ) from None
+        text, pt, ct, cost = sent[:4]
         BUDGET.spend(cost, rt.max_cost_usd)
         return Completion(
+            finish_reason=sent[4] if len(sent) > 4 else None,  # type: ignore[misc]
             text=text,
             prompt_tokens=pt,
             completion_tokens=ct,
@@ -641,8 +654,8 @@ class LLMClient:
         )
 
 
-SendResult = tuple[str, int | None, int | None, float | None]
-"""(text, prompt_tokens, completion_tokens, cost_usd) of one successful attempt."""
+SendResult = tuple[str, int | None, int | None, float | None] | tuple[str, int | None, int | None, float | None, str | None]  # noqa: E501
+"""(text, prompt_tokens, completion_tokens, cost_usd[, finish_reason]) of one successful attempt."""
 
 
 def canonical_digest(obj: Any) -> str:

@@ -146,6 +146,8 @@ def failure_class(status: str, error: str | None) -> FailureClass:
     head = head.strip()
     if head == "parse":
         return "parse"
+    if head == "truncated":  # the answer hit the step's output budget: a result until the budget changes
+        return "final"
     if head == "call":
         kind = rest.strip().partition(":")[0].strip()
         return "final" if kind in FINAL_CALL_KINDS else "unanswered"

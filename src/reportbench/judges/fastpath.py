@@ -172,7 +172,8 @@ class FastClient(LLMClient):
         usage = data.get("usage") or {}
         pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
         cost = self._price.cost(pt, ct) if self._price is not None and pt is not None else None
-        return text, pt, ct, cost
+        finish = data["choices"][0].get("finish_reason")
+        return text, pt, ct, cost, None if finish is None else str(finish)
 
 
 async def _close_at_loop_end(session: Any) -> AsyncIterator[None]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
 from reportbench.judges.batch import BatchClient
+from reportbench.judges.budgets import is_cut, resolve_budget, truncation_error
 from reportbench.judges.cache import ResponseCache, StoredParseFailure, cache_key
 from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, to_plain
 from reportbench.judges.fastpath import FastClient
@@ -64,8 +65,17 @@ class LLMJudge:
         of the cache key, so repeats are real calls and reruns are free; sample 0 keeps the plain key."""
         raw = to_plain(cfg) if isinstance(cfg, Mapping) else {}
         self.task = task
+        self.prompts_mode = prompts_mode(raw)
+        step_prompt = authors_prompt(task) if self.prompts_mode == "authors" else None
+        # This step's output budget (judges/budgets.py) and, under the authors' prompts, their request kwargs.
+        self.budget, self.budget_source = resolve_budget(task.name, raw)
+        if raw:
+            raw = _with_step_request(raw, task.name, self.budget, step_prompt)
+            self.budget, self.budget_source = int(raw["max_tokens"]), raw.pop("_budget_source", self.budget_source)
         # `prompts` (ours | authors) is judge-level, not a client setting.
         self.cfg = ClientConfig.from_mapping({k: v for k, v in raw.items() if k != "prompts"} if raw else cfg)
+        if not raw and self.cfg.max_tokens is not None:
+            self.budget, self.budget_source = int(self.cfg.max_tokens), "ClientConfig.max_tokens"
         self.client = client or make_client(self.cfg)
         self.judge_id = f"litellm:{self.cfg.model}"
         # the client decides how many items may wait on it at once (batch mode: all of them)
@@ -76,10 +86,9 @@ class LLMJudge:
         self.deterministic = self.cfg.temperature is not None and float(self.cfg.temperature) == 0.0
         self.reask_parse_failures = reask_requested(self.cfg.runtime.reask_parse_failures)
         pdir = prompts_dir if prompts_dir is not None else raw.get("prompts_dir") or DEFAULT_PROMPTS_DIR
-        self.prompts_mode = prompts_mode(raw)
         self.prompt: PromptTemplate | Any  # Any: an authors' prompt (judges/prompt_modes.py)
-        if self.prompts_mode == "authors":  # the benchmark authors' exact messages and parser (prompt_packs)
-            self.prompt = authors_prompt(task)
+        if step_prompt is not None:  # the benchmark authors' exact messages and parser (prompt_packs)
+            self.prompt = step_prompt
             out_model, structured = self.prompt.response_model, self.prompt.response_model is not None
         else:
             self.prompt = load_prompt(task.prompt_id, pdir)
@@ -96,6 +105,8 @@ class LLMJudge:
         self._key_parts = self.client.cache_parts()
         self._format_key = self.client.format_key(out_model, structured)
         self._key_extra = {"prompts": self.prompt.prompt_id} if self.prompts_mode == "authors" else None
+        if self.cfg.request_params:  # only when set: keys of requests made without them stay as they were
+            self._key_extra = {**(self._key_extra or {}), "request_params": dict(self.cfg.request_params)}
         self.sample = int(sample)
         if self.sample:
             self._key_extra = {**(self._key_extra or {}), "sample": self.sample}
@@ -217,6 +228,27 @@ class LLMJudge:
             try:
                 out = self._parse(comp.text, inputs)
             except ParseError as exc:
+                if is_cut(comp.finish_reason):
+                    # The same budget cuts the same answer again: no re-ask; the fix is the budget, which is part of
+                    # the cache key, so the cut answer is stored like an unparseable one (a rerun pays nothing)
+                    # and a raised budget asks afresh.
+                    error = truncation_error(self.task.name, self.budget, self.budget_source, comp.finish_reason)
+                    if self.cache is not None:
+                        fields = spent.fields()
+                        self.cache.put_parse_failure(
+                            key,
+                            [comp.text],
+                            error,
+                            prompt_tokens=fields["prompt_tokens"],
+                            completion_tokens=fields["completion_tokens"],
+                            cost_usd=fields["cost_usd"],
+                            attempts=spent.attempts,
+                            model=self.cfg.model,
+                            prompt_hash=self.prompt.sha256,
+                        )
+                    return self._record(
+                        item_id, input_ids, status="failed", raw_output=comp.text, error=error, **spent.fields()
+                    )
                 last_raw, last_error = comp.text, str(exc)
                 answers.append(comp.text)
                 continue
@@ -271,7 +303,8 @@ class LLMJudge:
             try:
                 out = self._parse(raw, inputs)
             except ParseError as exc:
-                error = f"parse: {exc}"[:1000]
+                if not stored.error.startswith("truncated:"):  # a cut answer keeps its own failure kind
+                    error = f"parse: {exc}"[:1000]
                 continue
             assert self.cache is not None
             self.cache.put(
@@ -291,6 +324,35 @@ class LLMJudge:
     def close(self) -> None:
         if self._owns_cache and self.cache is not None:
             self.cache.close()
+
+
+# The authors' request kwargs that change an answer and that we send as they do (others are only recorded:
+# the model comes from the judge config or a preset, the response format from the step's response model).
+_APPLIED_KWARGS = ("reasoning_effort", "top_p")
+
+
+def _with_step_request(
+    raw: dict[str, Any], task: str, budget: int, step_prompt: Any | None
+) -> dict[str, Any]:
+    """The judge config for one step: `max_tokens` = the step's budget, plus (authors' prompts) the authors'
+    `max_completion_tokens` as the budget unless the user set one for the step, and their `reasoning_effort`
+    / `top_p` as request params. `judge.request_params` set by the user win over the authors'."""
+    out = {k: v for k, v in raw.items() if k != "output_budgets"}
+    out["max_tokens"] = budget
+    if step_prompt is None:
+        return out
+    try:
+        kwargs = dict(step_prompt.step.request_kwargs)
+    except Exception:  # noqa: BLE001 - kwargs read from sources that are present (authors_prompt read them)
+        kwargs = {}
+    user_set = (raw.get("output_budgets") or {}).get(task) is not None or raw.get("max_tokens") is not None
+    authors_cap = kwargs.get("max_completion_tokens")
+    if isinstance(authors_cap, int) and not user_set:
+        out["max_tokens"] = authors_cap
+        out["_budget_source"] = f"authors' max_completion_tokens ({step_prompt.prompt_id})"
+    params = {k: kwargs[k] for k in _APPLIED_KWARGS if isinstance(kwargs.get(k), str | int | float)}
+    out["request_params"] = {**params, **(raw.get("request_params") or {})}
+    return out
 
 
 class _Spent:

@@ -350,6 +350,7 @@ register_step(
         request_kwargs={
             "model": "gpt-4.1",
             "response_format": "VerificationResponse",
+            "reasoning_effort": "low",  # get_model_kwargs(..., reasoning_effort='low'), sent where supported
             "other": "get_model_kwargs(temperature=0.0, max_tokens=4096, reasoning_effort='low'): "
             "max_completion_tokens=128000 instead of max_tokens/temperature when litellm lists "
             "max_completion_tokens for the model",

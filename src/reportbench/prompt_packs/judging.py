@@ -16,7 +16,25 @@ from reportbench.judges.prompt_modes import PROMPT_MODES, PromptsConfigError, pr
 from reportbench.prompt_packs import AuthorsStep, get_step, step_for_task
 from reportbench.prompt_packs.sources import read_ref
 
-__all__ = ["PROMPT_MODES", "AuthorsPrompt", "PromptsConfigError", "authors_prompt", "prompts_mode", "record_ids"]
+__all__ = [
+    "PROMPT_MODES",
+    "AuthorsPrompt",
+    "PromptsConfigError",
+    "authors_prompt",
+    "prompts_mode",
+    "record_ids",
+    "register_task_parser",
+]
+
+_TASK_PARSERS: dict[str, Any] = {}
+"""judge task name -> the authors' parser for that task's parsing mode, when it differs from the step's strict
+parser (e.g. ResearcherBench `researcherbench_rubric_compat`: their substring fallback). Without it a task that
+selects the authors' parsing would still get the pack's strict parser under `judge.prompts=authors`."""
+
+
+def register_task_parser(task_name: str, parse: Any) -> None:
+    """Bind an authors' parsing mode to one of our judge tasks (called by the pack modules)."""
+    _TASK_PARSERS[task_name] = parse
 
 
 def _benchmark_of(task: Any) -> str | None:
@@ -80,7 +98,7 @@ class AuthorsPrompt:
 
     def parse(self, raw: str, inputs: Any) -> Any:
         """Authors' strict parser, then (parsed, inputs) -> our task's output model."""
-        parsed = self.step.parse(raw)
+        parsed = _TASK_PARSERS.get(getattr(self.task, "name", ""), self.step.parse)(raw)
         to_output = self.task.authors_output or self.step.to_output
         data = to_output(parsed, inputs) if to_output is not None else parsed
         return self.task.output_model.model_validate(data)

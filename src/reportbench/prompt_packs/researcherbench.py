@@ -28,6 +28,7 @@ from reportbench.prompt_packs.extract import (
     module_constant,
     sequential_replace,
 )
+from reportbench.prompt_packs.judging import register_task_parser
 from reportbench.prompt_packs.sources import SourceRef, read_ref
 
 BENCHMARK = "ResearcherBench"
@@ -93,6 +94,21 @@ def parse_rubric(raw: str) -> dict[str, Any]:
     if not m:
         raise ParseError(f"the answer does not begin with 'yes' or 'no': {text[:60]!r}")
     return {"covered": m.group(1).lower() == "yes", "justification": text[m.end() :].strip()}
+
+
+def parse_rubric_authors(raw: str) -> dict[str, Any]:
+    """The authors' whole rule (evaluator's `startswith` cases, then the substring fallback): 'yes:'/'yes ' ->
+    covered, 'no:'/'no ' -> not, else 'yes' anywhere -> covered, else not. So "Yes." and "**Yes**" are covered,
+    as in their code. Never a ParseError (that is the rule); used for `judging.rubric.compat_authors_parsing`."""
+    text = (raw or "").strip()
+    low = text.lower()
+    if low.startswith(("yes:", "yes ")):
+        covered = True
+    elif low.startswith(("no:", "no ")):
+        covered = False
+    else:
+        covered = "yes" in low
+    return {"covered": covered, "justification": text}
 
 
 def _rubric_from_task(inp: Any) -> dict[str, Any]:
@@ -220,3 +236,4 @@ VERIFICATION = AuthorsStep(
 
 for _step in (RUBRIC_HEAD, RUBRIC_OLD, EXTRACTION, VERIFICATION):
     register_step(_step)
+register_task_parser("researcherbench_rubric_compat", parse_rubric_authors)

@@ -297,6 +297,8 @@ def _scoring(ctx: ScoreContext) -> dict[str, Any]:
         "rounds": int(rat.get("rounds", 1000)),
         "seed": int(rat.get("seed", 0)),
         "solver": str(rat.get("solver", "joint")),
+        "order": str(rat.get("order", "sorted")),  # sorted | factorize (the notebook's pd.factorize)
+        "std_ddof": int(rat.get("std_ddof", 0)),  # 0 | 1 (the notebook's pandas .std())
     }
 
 
@@ -400,8 +402,9 @@ def score(ctx: ScoreContext) -> ScoreResult:
                 rounds=sc["rounds"],
                 seed=sc["seed"],
                 solver=sc["solver"],
+                order=sc["order"],
             )
-            ratings[ties] = r.table()
+            ratings[ties] = r.table(ddof=sc["std_ddof"])
         else:
             ratings[ties] = []
     key = {"median": "boot_median", "mean": "boot_mean", "point": "rating"}[sc["report"]]

@@ -36,6 +36,10 @@ INIT_RATING = 1000.0
 MAXITER = 100
 GTOL = 1e-6
 TIE_MODES = ("duplicate", "half")
+ORDERS = ("sorted", "factorize")
+"""Model index order: `sorted` names, or `factorize` = first appearance in concat(model_a, model_b), the
+notebook's `pd.factorize`. The order fixes the row order of `np.unique`, so the bootstrap's multinomial draws
+(and the bootstrap mean, by up to ~1.5 Elo) are the notebook's only in its order; the point fit is the same."""
 
 
 @dataclass(frozen=True)
@@ -50,18 +54,27 @@ class Grouped:
 
 
 def group_battles(
-    model_a: Sequence[str], model_b: Sequence[str], outcome: Sequence[float], ties: str = "half"
+    model_a: Sequence[str],
+    model_b: Sequence[str],
+    outcome: Sequence[float],
+    ties: str = "half",
+    order: str = "sorted",
 ) -> Grouped:
     """Battles -> grouped rows. `outcome` is 1 (A wins), 0.5 (tie) or 0 (B wins), from A's side."""
     if ties not in TIE_MODES:
         raise ValueError(f"ties must be one of {TIE_MODES}, got {ties!r}")
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
     a, b = np.asarray(model_a, dtype=object), np.asarray(model_b, dtype=object)
     y = np.asarray(outcome, dtype=np.float64)
     if not (len(a) == len(b) == len(y)):
         raise ValueError("model_a, model_b and outcome must have the same length")
     if np.any((y != 0.0) & (y != 0.5) & (y != 1.0)):
         raise ValueError("outcomes must be 0, 0.5 or 1")
-    models = sorted(set(a.tolist()) | set(b.tolist()))
+    if order == "factorize":
+        models = list(dict.fromkeys([*a.tolist(), *b.tolist()]))
+    else:
+        models = sorted(set(a.tolist()) | set(b.tolist()))
     index = {m: i for i, m in enumerate(models)}
     ia = np.fromiter((index[m] for m in a), dtype=np.int64, count=len(a))
     ib = np.fromiter((index[m] for m in b), dtype=np.int64, count=len(b))
@@ -182,8 +195,9 @@ class Ratings:
     point_identifiable: bool = True
     n_rounds_separable: int = 0
 
-    def table(self) -> list[dict[str, float | str | int | bool | None]]:
+    def table(self, ddof: int = 0) -> list[dict[str, float | str | int | bool | None]]:
         """One row per model, sorted by bootstrap median (the authors' column order), with 95% intervals.
+        `ddof` of the bootstrap std: 0 (numpy) or 1 (the notebook's pandas `.std()`).
 
         Not identifiable (separable battles): rating and bootstrap values are None with `reason`
         `not_identifiable`; an identifiable point whose resamples are separable keeps its rating and
@@ -197,7 +211,7 @@ class Ratings:
                 "rating": float(self.point[i]),
                 "boot_mean": float(np.mean(col)),
                 "boot_median": float(np.median(col)),
-                "boot_std": float(np.std(col)),
+                "boot_std": float(np.std(col, ddof=ddof)) if len(col) > ddof else float("nan"),
                 "ci_low": float(np.quantile(col, 0.025)),
                 "ci_high": float(np.quantile(col, 0.975)),
                 "n_rounds": n_rounds,
@@ -233,9 +247,10 @@ def bootstrap_bt(
     rounds: int = 1000,
     seed: int = 0,
     solver: str = "joint",
+    order: str = "sorted",
 ) -> Ratings:
     """Point BT fit and `rounds` multinomial-bootstrap fits (seeded) of the grouped battles."""
-    grouped = group_battles(model_a, model_b, outcome, ties)
+    grouped = group_battles(model_a, model_b, outcome, ties, order)
     if not grouped.models:
         return Ratings([], np.zeros(0), np.zeros((0, 0)), ties, 0)
     point = to_elo(fit_bt(grouped))
