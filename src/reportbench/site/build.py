@@ -9,19 +9,16 @@ Layout (every page self-contained, relative links, opens from file:// with the n
 
 Benchmarks come from `plan.benchmarks` in params.yaml, never from globbing `metrics/`, so stale folders of
 a removed release are never shown. Provenance shown per page: release manifest, judges and ensemble members,
-models that answered (usage files), prompt pack, prompt ids and hashes (judgment records), the date of the
-code it was built from and the reportbench version.
+models that answered (usage files), prompt pack, prompt ids and hashes (judgment records), a hash of the code
+that computed the numbers (`code_hash`) and the reportbench version.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
-import subprocess
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,20 +43,40 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def build_date(root: Path | str = ".") -> str:
-    """The date of the code and data the site was built from: `SOURCE_DATE_EPOCH` if set (reproducible-builds
-    convention), else the UTC day of the checked-out commit, else today. Not the wall-clock build time: the pages
-    are DVC outputs, and a fresh clone must rebuild them byte for byte (tests/test_dvc_pipeline.py)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if not (epoch and epoch.isdigit()):
-        try:
-            epoch = subprocess.run(
-                ["git", "log", "-1", "--format=%ct"], cwd=root, capture_output=True, text=True, timeout=5, check=True
-            ).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            epoch = ""
-    now = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() else datetime.now(UTC)
-    return now.strftime("%Y-%m-%d")
+# The code that computes what a page shows (every path is a dep of the `site@<b>` stage, so a change reruns it
+# and the page never shows a stale hash). `{b}` is the benchmark.
+CODE_PATHS = (
+    "stages/build_site.py",
+    "src/reportbench/site",
+    "src/reportbench/metrics",
+    "src/reportbench/benchmarks.py",
+    "src/reportbench/protocols/__init__.py",
+    "src/reportbench/protocols/{b}",
+    "src/reportbench/reports",
+    "src/reportbench/release",
+)
+
+
+INDEX_CODE_PATHS = ("stages/build_site.py", "src/reportbench/site")  # the deps of `site_index`
+
+
+def code_hash(root: Path | str = ".", benchmark: str | None = None, code_paths: tuple[str, ...] = CODE_PATHS) -> str:
+    """sha256 (first 12 hex) over the path and bytes of every `.py` file of `CODE_PATHS` (Why: provenance that
+    changes only when the code that computed the numbers changes; a commit date moved with every config-only
+    commit and made `dvc repro` rewrite byte-identical pages)."""
+    import hashlib
+
+    root = Path(root)
+    digest = hashlib.sha256()
+    paths = [p.format(b=benchmark or "") for p in code_paths if benchmark or "{b}" not in p]
+    for rel in paths:
+        base = root / rel
+        files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
+        for f in files:
+            if "__pycache__" in f.parts:
+                continue
+            digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
 
 
 def version_string(root: Path) -> str:
@@ -88,7 +105,7 @@ def provenance(
     benchmark: str,
     release: str,
     usage: Mapping[str, Any],
-    date: str,
+    code: str,
     version: str,
 ) -> dict[str, str]:
     out: dict[str, str] = {}
@@ -127,13 +144,13 @@ def provenance(
     hashes = prompt_hashes(root / "data" / "judgments" / benchmark / release)
     if hashes:
         out["prompts (id sha256)"] = "; ".join(f"{pid} {h[:12]}" for pid, h in hashes)
-    out["evaluated (code date)"] = date
+    out["code (sha256 of the scoring and page code)"] = code
     out["version"] = version
     return out
 
 
 def load_benchmark(
-    params: Mapping[str, Any], root: Path, benchmark: str, release: str, date: str, version: str
+    params: Mapping[str, Any], root: Path, benchmark: str, release: str, code: str, version: str
 ) -> BenchmarkData | None:
     mdir = root / "metrics" / benchmark / release
     lb = _read_json(mdir / "leaderboard.json")
@@ -152,7 +169,7 @@ def load_benchmark(
         extra=_read_json(mdir / "extra.json"),
         judge_card=_read_json(mdir / "judge_card.json"),
         usage=usage,
-        provenance=provenance(params, root, benchmark, release, usage, date, version),
+        provenance=provenance(params, root, benchmark, release, usage, code, version),
     )
 
 
@@ -167,7 +184,6 @@ def build_benchmark_site(
     site_dir: Path | str = "site",
     *,
     max_samples: int = DEFAULT_MAX_SAMPLES,
-    date: str | None = None,
     version: str | None = None,
 ) -> dict[str, int]:
     """Write `site/benchmarks/<b>/<R>/` (benchmark page, system pages, sample pages, summary.json)."""
@@ -180,7 +196,6 @@ def build_benchmark_site(
             f"benchmark {benchmark!r} is not in plan.benchmarks (enabled: "
             f"{sorted((params.get('plan') or {}).get('benchmarks') or {})})"
         )
-    date = date or build_date(root)
     version = version or version_string(root)
     counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
     release = str(entry.get("release"))
@@ -188,7 +203,7 @@ def build_benchmark_site(
     if bdir.exists():
         shutil.rmtree(bdir)
     bdir.mkdir(parents=True)
-    data = load_benchmark(params, root, benchmark, release, date, version)
+    data = load_benchmark(params, root, benchmark, release, code_hash(root, benchmark), version)
     if data is None:
         (bdir / SUMMARY_FILE).write_text(
             json.dumps({"benchmark": benchmark, "release": release, "missing": True}, indent=1) + "\n", encoding="utf-8"
@@ -260,16 +275,17 @@ def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Pat
         th("overall of the leader"),
         th("judge", kind="text", cls="s"),
     ]
-    date, version = build_date(root), version_string(root)
+    version = version_string(root)
+    site_code = code_hash(root, code_paths=INDEX_CODE_PATHS)
     miss = (
         (f'<div class="warn">No leaderboard yet for: {esc(", ".join(missing))} (run <code>dvc repro</code>).</div>')
         if missing
         else ""
     )
     body = (
-        f'<h1>reportbench scorecard</h1><p class="note">Built {esc(date)} · {esc(version)}. One leaderboard per '
-        "benchmark × release; click a benchmark for its leaderboard, metric definitions, intervals, pairwise "
-        "comparisons and the per-sample viewer.</p>" + miss + table(head, rows, id_="benchmarks")
+        f'<h1>reportbench scorecard</h1><p class="note">Built by {esc(version)} (site code {esc(site_code)}). '
+        "One leaderboard per benchmark × release; click a benchmark for its leaderboard, metric definitions, "
+        "intervals, pairwise comparisons and the per-sample viewer.</p>" + miss + table(head, rows, id_="benchmarks")
     )
     site_dir.mkdir(parents=True, exist_ok=True)
     path = site_dir / "index.html"
@@ -288,14 +304,12 @@ def build_site(
     """The whole site in one call (tests, `reportbench view --site`): every benchmark folder, then the index."""
     root, out = Path(root), Path(out)
     plan = (params.get("plan") or {}).get("benchmarks") or {}
-    date, version = build_date(root), version_string(root)
+    version = version_string(root)
     counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
     for b in plan:
         if benchmarks is not None and b not in benchmarks:
             continue
-        for k, v in build_benchmark_site(
-            params, b, root, out, max_samples=max_samples, date=date, version=version
-        ).items():
+        for k, v in build_benchmark_site(params, b, root, out, max_samples=max_samples, version=version).items():
             counts[k] += v
     build_index(params, root, out)
     return counts
