@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_site import BENCH, REL, make_repo
 
 from reportbench.site.build import CODE_PATHS, build_site, code_hash
+from test_site import BENCH, REL, make_repo
 
 pytestmark = pytest.mark.core
 
