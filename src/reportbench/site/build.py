@@ -26,7 +26,13 @@ import polars as pl
 
 from reportbench.site.html import esc, num, page, pointer, slug, table, th
 from reportbench.site.leaderboard_page import BenchmarkData, render_benchmark_page
-from reportbench.site.samples import load_system, render_sample_page, render_system_page, task_file
+from reportbench.site.samples import (
+    attach_messages,
+    load_system,
+    render_sample_page,
+    render_system_page,
+    task_file,
+)
 
 log = logging.getLogger("reportbench")
 
@@ -225,6 +231,7 @@ def build_benchmark_site(
     members = [str(m) for m in entry.get("members") or []] or None
     for s in systems:
         sd = load_system(root, benchmark, release, s, members)
+        attach_messages(sd, params, root)  # what each judge was sent (re-rendered)
         sdir = bdir / "samples" / slug(s)
         sdir.mkdir(parents=True, exist_ok=True)
         tids = sd.task_ids
