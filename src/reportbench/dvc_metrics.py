@@ -20,6 +20,14 @@ from typing import Any
 from reportbench.jsonio import write_json
 
 SUMMARY_DIR = "summary"
+BRIEF_FILE = "brief.json"  # the narrow view: `dvc exp show` / `dvc metrics show` columns that fit a terminal
+BENCHMARK_TAGS = {
+    "deepscholar": "ds",
+    "researcherbench": "rb",
+    "deer": "deer",
+    "researchqa": "rqa",
+    "liveresearchbench": "lrb",
+}
 PLOTS_FILE = Path("plots") / "metrics.json"
 PLOTS_TEMPLATE = ".reportbench/dvc_plots_template.html"
 
@@ -85,6 +93,47 @@ def write_dvc_metrics(
             rows.append({"system": system, "metric": f"{metric}{direction}", "value": value})
     write_json(metrics_dir / PLOTS_FILE, rows)
     return written
+
+
+def short_keys(names: Iterable[str]) -> dict[str, str]:
+    """metric -> a short, unique column key (`citation_precision` -> `cit_pre`): three letters per word."""
+    out: dict[str, str] = {}
+    for name in names:
+        key = "_".join(w[:3] for w in str(name).split("_") if w)[:11] or str(name)
+        base, n = key, 2
+        while key in out.values():
+            key, n = f"{base}{n}", n + 1
+        out[str(name)] = key
+    return out
+
+
+def brief(
+    benchmark: str,
+    summaries: Mapping[str, Mapping[str, Any]],
+    metric_names: Iterable[str],
+    overall: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """`{tag: {system: overall}}`, or `{tag: {system: {short metric: mean}}}` for a benchmark with no overall.
+
+    Why: `dvc exp show` names a column `path:key` when a key repeats across files and `dvc metrics show` gives
+    one row per file, so the per-system summaries were 16 columns of ~65 characters. One file per benchmark and
+    release whose keys start with a short benchmark tag gives columns like `ds.careful_writer`
+    (docs/dvc.md shows the `dvc exp show --keep` flags that select one tag)."""
+    tag = BENCHMARK_TAGS.get(benchmark, benchmark)
+    if overall:
+        return {tag: {s: _number((overall or {}).get(s)) for s in sorted(summaries)}}
+    keys = short_keys(metric_names)
+    return {tag: {s: {keys[m]: metric_mean(summaries[s], m) for m in keys} for s in sorted(summaries)}}
+
+
+def write_brief(
+    metrics_dir: Path,
+    benchmark: str,
+    summaries: Mapping[str, Mapping[str, Any]],
+    metric_names: Iterable[str],
+    overall: Mapping[str, Any] | None,
+) -> Path:
+    return write_json(Path(metrics_dir) / BRIEF_FILE, brief(benchmark, summaries, metric_names, overall))
 
 
 def plots_html_template() -> str:

@@ -515,13 +515,14 @@ def _count_flagged(outcomes: list[Any]) -> int:
     return sum(1 for o in outcomes if getattr(o, "flags", None))
 def _write_dvc_metrics(metrics_dir: Path, summaries: dict[str, Any], names: Any, benchmark: str, lb: Any) -> None:
     """The flat per-system summaries `dvc metrics show` reads and the `dvc plots` data (reportbench.dvc_metrics)."""
-    from reportbench.dvc_metrics import write_dvc_metrics
+    from reportbench.dvc_metrics import write_brief, write_dvc_metrics
     from reportbench.metrics.registry import metrics_for
 
     rows = getattr(lb, "rows", None) or []
     overall = {r.get("system"): r.get("geomean") for r in rows if isinstance(r, dict) and r.get("overall")}
     higher = {m.name: m.higher_is_better for m in metrics_for(benchmark)}
     write_dvc_metrics(metrics_dir, summaries, names, overall, higher)
+    write_brief(metrics_dir, benchmark, summaries, list(names), overall)  # the narrow view (docs/dvc.md)
 
 
 def _count_statuses(outcomes: list[Any]) -> dict[str, int]:
