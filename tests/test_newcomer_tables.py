@@ -122,3 +122,26 @@ def test_check_judge_accepts_the_documented_prompts_key(caplog: pytest.LogCaptur
     with caplog.at_level(logging.WARNING, logger="reportbench"):
         ClientConfig.from_mapping({"model": "openai/gpt-4.1", "no_such_key": 1})
     assert "ignoring unknown key(s) ['no_such_key']" in caplog.text  # still warns about real typos
+
+
+@pytest.mark.core
+def test_agreement_second_judge_shows_a_progress_bar(
+    repo_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.agreement.stage import _rejudge
+    from reportbench.config import composed_params
+    from reportbench.protocols import JudgeItem
+
+    monkeypatch.setenv("REPORTBENCH_PROGRESS", "1")
+    cfg = composed_params(conf_dir=repo_root / "conf", remembered=False)["judge"]
+    items = [
+        JudgeItem("support", f"i{n}", {"claim": "pools miss documents", "reference": "pools miss documents"})
+        for n in range(3)
+    ]
+    out = _rejudge("support", cfg, items, 0, "agreement:second:sys:support:0")
+    assert len(out) == 3
+    err = capsys.readouterr().err
+    assert "agreement:second:sys:support:0" in err and "3/3" in err
+    monkeypatch.setenv("REPORTBENCH_PROGRESS", "0")  # CI logs: off
+    _rejudge("support", cfg, items, 0, "agreement:quiet")
+    assert "agreement:quiet" not in capsys.readouterr().err
