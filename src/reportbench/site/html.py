@@ -97,7 +97,9 @@ def table(
 
 
 def th(label: str, *, title: str | None = None, kind: str = "num", cls: str = "") -> str:
-    """A header cell; `kind` num|text tells the sorter how to compare the column's `data-sort` values."""
+    """A header cell; `kind` num|text tells the sorter how to compare the column's `data-sort` values. A line may
+    break after an underscore (`cit_not_<wbr>checked`), so wide tables fit the page instead of scrolling."""
+    label = re.sub(r"_(?![^<]*>)", "_<wbr>", label)
     return f"<th{attrs(title=title, data_kind=kind, class_=cls or None)}>{label}</th>"
 
 
@@ -144,6 +146,8 @@ border-color:#a40e26;color:#fff;font-weight:600}.badge.v-part{background:#fff1c2
 .badge.v-fail{background:repeating-linear-gradient(45deg,#eaeef2,#eaeef2 4px,#fff 4px,#fff 8px);
 border:1px dashed var(--bad);color:var(--bad)}.badge.v-oth{background:#ddf4ff;border-color:#54aeff;color:#0550ae}
 .msg pre{max-height:20em}.msgs summary{color:var(--mut)}pre.raw{max-height:40em}
+.tw table{font-size:12.5px}.tw th,.tw td{padding:3px 4px}.tw th{white-space:normal;min-width:3.2em}
+#leaderboard .cell{min-width:0}#leaderboard .ci,#leaderboard .cnt{font-size:.72em;line-height:1.25}
 .grid2{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:1.5em}
 @media (max-width:1000px){.grid2{grid-template-columns:1fr}}
 """

@@ -204,6 +204,7 @@ def warnings_html(d: BenchmarkData) -> str:
     """What a reader must know before reading a number: thin coverage, unranked rows, an offline judge."""
     lb = d.leaderboard
     out = []
+    thin_items = []  # one banner for every system (it used to repeat the same sentence per system)
     for i, r in enumerate(lb.get("rows") or []):
         n_tasks = r.get("n_tasks") or 0
         thin = [
@@ -213,13 +214,18 @@ def warnings_html(d: BenchmarkData) -> str:
         ]
         if thin:
             m = min(thin, key=lambda m: r["n_defined"][m])
-            out.append(
-                f"<b>{esc(r['system'])}</b>: some means rest on fewer tasks than the release has — e.g. "
+            thin_items.append(
+                f"<li><b>{esc(r['system'])}</b>: e.g. "
                 f"{esc(str(_info(d, m).get('label', m)))} on "
                 f"{num(r['n_defined'][m], d.src('leaderboard.json', 'rows', i, 'n_defined', m), 0)} of "
                 f"{num(n_tasks, d.src('leaderboard.json', 'rows', i, 'n_tasks'), 0)} tasks "
-                f"({len(thin)} metric(s) affected)."
+                f"({len(thin)} metric(s) affected)</li>"
             )
+    if thin_items:
+        out.append(
+            "Some means rest on fewer tasks than the release has (a task without a defined value is left out of "
+            f'that mean, never counted as 0):<ul class="thin">{"".join(thin_items)}</ul>'
+        )
     unranked = [r["system"] for r in lb.get("rows") or [] if r.get("rank") is None]
     if unranked and _overall_label(lb, d):
         out.append("Not ranked (overall score undefined): " + ", ".join(f"<b>{esc(s)}</b>" for s in unranked) + ".")
