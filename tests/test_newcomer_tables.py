@@ -145,3 +145,29 @@ def test_agreement_second_judge_shows_a_progress_bar(
     monkeypatch.setenv("REPORTBENCH_PROGRESS", "0")  # CI logs: off
     _rejudge("support", cfg, items, 0, "agreement:quiet")
     assert "agreement:quiet" not in capsys.readouterr().err
+
+
+@pytest.mark.core
+def test_one_display_name_per_metric_name_and_scale() -> None:
+    """A metric name used with two scales gets two display names; DEER's names are the paper's."""
+    from reportbench.benchmarks import installed_benchmarks
+    from reportbench.metrics.leaderboard import metric_info
+    from reportbench.metrics.registry import metrics_for
+    from reportbench.protocols.deer.rubric import PAPER_NAMES
+
+    seen: dict[tuple[str, tuple | None], set[str]] = {}
+    names_by_metric: dict[str, set[tuple[tuple | None, str]]] = {}
+    for b in installed_benchmarks():
+        for spec in metrics_for(b):
+            info = metric_info(spec.name, b)
+            rng = tuple(info["value_range"]) if info["value_range"] else None
+            seen.setdefault((spec.name, rng), set()).add(info["full_name"])
+            names_by_metric.setdefault(spec.name, set()).add((rng, info["full_name"]))
+    for name, pairs in names_by_metric.items():
+        ranges = {r for r, _ in pairs}
+        displays = {d for _, d in pairs}
+        assert len(displays) >= len(ranges), f"{name}: one display name for scales {ranges}"
+    assert {d for _, d in names_by_metric["coverage"]} >= {"Coverage", "Coverage (0–100)"}
+    for key, paper in PAPER_NAMES.items():
+        info = metric_info(key, "deer")
+        assert info["label"] == paper and info["full_name"] == f"{paper} (0–10)", info

@@ -548,6 +548,7 @@ METRICS = [
             value_range=(0.0, 10.0),
             missing_report="zero",
             short=PAPER_NAMES[d],
+            full_name=PAPER_NAMES[d],  # the paper's name everywhere (the key is the authors' code key)
         )
         for d in DIMENSIONS
     ),
