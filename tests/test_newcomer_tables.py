@@ -171,3 +171,29 @@ def test_one_display_name_per_metric_name_and_scale() -> None:
     for key, paper in PAPER_NAMES.items():
         info = metric_info(key, "deer")
         assert info["label"] == paper and info["full_name"] == f"{paper} (0–10)", info
+
+
+@pytest.mark.core
+def test_dvc_plots_use_the_declared_range_and_mark_undefined(tmp_path: Path) -> None:
+    """`dvc plots show`'s template (rendered here with vl-convert, as DVC's page does with vega): a 0-10 metric is
+    drawn on 0..10 even when every value is near 2, and an undefined value is written "undefined", not a 0 bar."""
+    vl_convert = pytest.importorskip("vl_convert")
+    from reportbench.dvc_metrics import write_dvc_metrics
+
+    summaries = {
+        "a": {"metrics": {"rf": {"mean": 2.0}}},
+        "b": {"metrics": {"rf": {"mean": float("nan")}}},
+        "c": {"metrics": {"rf": {"mean": 0.0}}},
+    }
+    write_dvc_metrics(tmp_path, summaries, ["rf"], None, {"rf": True}, {"rf": (0.0, 10.0)})
+    rows = json.loads((tmp_path / "plots" / "metrics.json").read_text())
+    assert [r["value"] for r in rows] == [2.0, None, 0.0] and {(r["lo"], r["hi"]) for r in rows} == {(0.0, 10.0)}
+    repo_root = Path(__file__).resolve().parents[1]
+    spec = json.loads((repo_root / ".dvc" / "plots" / "metric_bars.json").read_text())
+    spec["data"]["values"] = [{**r, "rev": "workspace"} for r in rows]  # what DVC substitutes
+    spec["title"] = "deer demo"
+    svg = vl_convert.vegalite_to_svg(spec)
+    ticks = re.findall(r">(\d+(?:\.\d+)?)</text>", svg)
+    assert "10" in ticks, ticks  # the declared range, not the data's 0..2
+    assert svg.count(">undefined</text>") == 1  # system b; system c (a measured 0) is not "undefined"
+    assert "rf (0–10, higher is better)" in svg

@@ -13,7 +13,7 @@ written, as plain outputs that `dvc metrics` does not read.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,15 +66,19 @@ def write_dvc_metrics(
     metric_names: Iterable[str],
     overall: Mapping[str, float | None] | None = None,
     higher_is_better: Mapping[str, bool] | None = None,
+    value_ranges: Mapping[str, Sequence[float] | None] | None = None,
 ) -> dict[str, Path]:
     """Write `summary/<system>.json` for every system and `plots/metrics.json` (long: system x metric).
 
-    The summary directory is rewritten from scratch: a system that is no longer configured has no file.
+    The summary directory is rewritten from scratch: a system that is no longer configured has no file. Each
+    plot row carries the metric's declared range (`lo`, `hi`; null when it has none) so the panel is drawn on
+    it, not on the data's; an undefined value is a row with `value: null` (drawn as "undefined", never as 0).
     """
     metrics_dir = Path(metrics_dir)
     names = list(metric_names)
     overall = overall or {}
     higher = higher_is_better or {}
+    ranges = value_ranges or {}
     out_dir = metrics_dir / SUMMARY_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in out_dir.glob("*.json"):
@@ -86,11 +90,14 @@ def write_dvc_metrics(
         flat = flat_summary(summaries[system], names, {"overall": overall[system]} if system in overall else None)
         written[system] = write_json(out_dir / f"{system}.json", flat)
         for metric, value in flat.items():
-            if value is None:  # undefined: no bar (a 0 bar would read as a measured zero)
-                continue
-            direction = "" if metric == "overall" else (" (higher is better)" if higher.get(metric, True) else
-                                                        " (lower is better)")
-            rows.append({"system": system, "metric": f"{metric}{direction}", "value": value})
+            rng = ranges.get(metric) if metric != "overall" else None
+            lo, hi = (float(rng[0]), float(rng[1])) if rng is not None and len(rng) == 2 else (None, None)
+            scale = f"{lo:g}–{hi:g}, " if lo is not None else ""
+            direction = (
+                "" if metric == "overall" else ("higher is better" if higher.get(metric, True) else "lower is better")
+            )
+            label = f"{metric} ({scale}{direction})" if (scale or direction) else metric
+            rows.append({"system": system, "metric": label, "value": value, "lo": lo, "hi": hi})
     write_json(metrics_dir / PLOTS_FILE, rows)
     return written
 
@@ -149,11 +156,11 @@ def plots_html_template() -> str:
     if "</script" in bundle.lower():  # would end our inline <script> early
         raise ValueError("vl-convert's bundle contains '</script'; cannot inline it")
     return (
-        "<!DOCTYPE html>\n<html>\n<head>\n    {refresh_tag}\n    <meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html>\n<head>\n    {refresh_tag}\n    <meta charset="utf-8">\n'
         "    <title>reportbench: DVC plots (offline)</title>\n"
         f"    <!-- vega {vl_convert.get_vega_version()}, vega-embed {vl_convert.get_vega_embed_version()}, "
         "vega-lite (latest bundled by vl-convert-python); no network needed -->\n"
-        f"    <script type=\"text/javascript\">\n{bundle}\n    </script>\n"
+        f'    <script type="text/javascript">\n{bundle}\n    </script>\n'
         "    <style>body { font-family: sans-serif; } table { border-spacing: 15px; }</style>\n"
         "</head>\n<body>\n    {plot_divs}\n</body>\n</html>\n"
     )

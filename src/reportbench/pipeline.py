@@ -521,7 +521,8 @@ def _write_dvc_metrics(metrics_dir: Path, summaries: dict[str, Any], names: Any,
     rows = getattr(lb, "rows", None) or []
     overall = {r.get("system"): r.get("geomean") for r in rows if isinstance(r, dict) and r.get("overall")}
     higher = {m.name: m.higher_is_better for m in metrics_for(benchmark)}
-    write_dvc_metrics(metrics_dir, summaries, names, overall, higher)
+    ranges = {m.name: m.value_range for m in metrics_for(benchmark)}  # plots drawn on the declared range
+    write_dvc_metrics(metrics_dir, summaries, names, overall, higher, ranges)
     write_brief(metrics_dir, benchmark, summaries, list(names), overall)  # the narrow view (docs/dvc.md)
 
 
