@@ -256,6 +256,7 @@ def build_benchmark_site(
         "href": f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html",
         "row": _index_row(data, f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html"),
         "counts": counts,
+        "offline_judge": ((data.leaderboard.get("meta") or {}).get("judge") or {}).get("backend") == "offline",
     }
     (bdir / SUMMARY_FILE).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return counts
@@ -265,7 +266,7 @@ def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Pat
     """Write `site/index.html`: one row per enabled benchmark × release, from each folder's summary.json."""
     root, site_dir = Path(root), Path(site_dir)
     plan = (params.get("plan") or {}).get("benchmarks") or {}
-    rows, missing = [], []
+    rows, missing, offline = [], [], []
     for b, entry in plan.items():
         release = str(entry.get("release"))
         summary = _read_json(site_dir / BENCHMARKS_DIR / b / release / SUMMARY_FILE)
@@ -273,13 +274,15 @@ def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Pat
             missing.append(f"{b} · {release}")
             continue
         rows.append(summary["row"])
+        if summary.get("offline_judge"):
+            offline.append(f"{b} · {release}")
     head = [
         th("benchmark", kind="text", cls="s"),
         th("release", kind="text", cls="s"),
         th("systems", kind="text", cls="s"),
         th("tasks"),
         th("leader", kind="text", cls="s"),
-        th("overall of the leader"),
+        th("overall of the leader (its scale)", title="each benchmark's own overall score and range"),
         th("judge", kind="text", cls="s"),
     ]
     version = version_string(root)
@@ -289,10 +292,16 @@ def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Pat
         if missing
         else ""
     )
+    if offline:
+        miss += (
+            f'<div class="warn">Graded by the <b>offline lexical judge</b>: {esc(", ".join(offline))}. Deterministic, '
+            "no LLM: fine for plumbing and regression checks, <b>not</b> for publishing (docs/offline-judge.md).</div>"
+        )
     body = (
         f'<h1>reportbench scorecard</h1><p class="note">Built by {esc(version)} (site code {esc(site_code)}). '
         "One leaderboard per benchmark × release; click a benchmark for its leaderboard, metric definitions, "
-        "intervals, pairwise comparisons and the per-sample viewer.</p>" + miss + table(head, rows, id_="benchmarks")
+        "intervals, pairwise comparisons and the per-sample viewer. Overall scores are not comparable across "
+        "benchmarks: each is on its own scale, named next to it.</p>" + miss + table(head, rows, id_="benchmarks")
     )
     site_dir.mkdir(parents=True, exist_ok=True)
     path = site_dir / "index.html"
@@ -322,6 +331,37 @@ def build_site(
     return counts
 
 
+def overall_scale(lb: Mapping[str, Any]) -> tuple[str, str | None, tuple[float, float] | None]:
+    """(what the overall score is, the metric whose declared range it has, that range): ("geometric mean",
+    "organization", (0, 1)), ("Avg", "avg", (0, 100)); no range when the parts' ranges differ or are undeclared."""
+    rows = lb.get("rows") or []
+    kind = rows[0].get("overall") if rows else None
+    info = lb.get("metric_info") or {}
+    if kind in (None, "geomean", "mean"):
+        parts = [str(m) for m in (rows[0].get("overall_metrics") if rows else None) or lb.get("metrics") or []]
+        ranges = {tuple((info.get(m) or {}).get("value_range") or ()) for m in parts}
+        name = {"geomean": "geometric mean", "mean": "mean"}.get(str(kind), "overall")
+        if parts and len(ranges) == 1 and all(ranges):
+            lo, hi = next(iter(ranges))
+            return name, parts[0], (float(lo), float(hi))
+        return name, None, None
+    m = info.get(str(kind)) or {}
+    rng = m.get("value_range")
+    return str(m.get("label") or kind), str(kind), (float(rng[0]), float(rng[1])) if rng else None
+
+
+def _scale_html(d: BenchmarkData) -> str:
+    """The overall's name and range, the range traced to `metric_info.<m>.value_range` (every number is)."""
+    name, metric, rng = overall_scale(d.leaderboard)
+    if metric is None or rng is None:
+        return f'<span class="note">{esc(name)}, range not declared</span>'
+    ends = [
+        num(v, f"{d.metrics_rel}/leaderboard.json#{pointer('metric_info', metric, 'value_range', k)}", 0)
+        for k, v in enumerate(rng)
+    ]
+    return f'<span class="note">{esc(name)}, {ends[0]}–{ends[1]}</span>'
+
+
 def _index_row(d: BenchmarkData, href: str) -> str:
     rows = d.leaderboard.get("rows") or []
     leader_i = next((i for i, r in enumerate(rows) if r.get("rank") == 1), None)
@@ -331,6 +371,8 @@ def _index_row(d: BenchmarkData, href: str) -> str:
     leader = esc(str(rows[leader_i]["system"])) if leader_i is not None else '<span class="na">no overall score</span>'
     overall = (
         num(rows[leader_i].get("geomean"), f"{d.metrics_rel}/leaderboard.json#{pointer('rows', leader_i, 'geomean')}")
+        + " "
+        + _scale_html(d)
         if leader_i is not None
         else '<span class="na">—</span>'
     )

@@ -97,9 +97,7 @@ def table(
 
 
 def th(label: str, *, title: str | None = None, kind: str = "num", cls: str = "") -> str:
-    """A header cell; `kind` num|text tells the sorter how to compare the column's `data-sort` values. A line may
-    break after an underscore (`cit_not_<wbr>checked`), so wide tables fit the page instead of scrolling."""
-    label = re.sub(r"_(?![^<]*>)", "_<wbr>", label)
+    """A header cell; `kind` num|text tells the sorter how to compare the column's `data-sort` values."""
     return f"<th{attrs(title=title, data_kind=kind, class_=cls or None)}>{label}</th>"
 
 

@@ -92,6 +92,11 @@ def _flagged(d: BenchmarkData, i: int, row: Mapping[str, Any]) -> tuple[Any, str
     return None
 
 
+def _breakable(label: str) -> str:
+    """A header may wrap after an underscore (`cit_not_<wbr>checked`): wide leaderboards fit 1,400 px."""
+    return esc(label).replace("_", "_<wbr>")
+
+
 def _bar_width(v: Any, info: Mapping[str, Any]) -> float | None:
     """Share of the metric's own declared range (never the column maximum); None without a declared range."""
     rng = info.get("value_range")
@@ -122,7 +127,7 @@ def leaderboard_table(d: BenchmarkData) -> str:
         better = "higher" if arrow == "↑" else "lower"
         tip = f"{info.get('full_name', m)}: {info.get('description', '')} ({better} is better)"
         head.append(
-            f'<th data-kind="num" data-metric="{esc(m)}" title="{esc(tip)}">{esc(str(info.get("label", m)))} '
+            f'<th data-kind="num" data-metric="{esc(m)}" title="{esc(tip)}">{_breakable(str(info.get("label", m)))} '
             f"{arrow}</th>"
         )
     if olabel:
