@@ -114,3 +114,19 @@ def test_estimate_refuses_unknown_names_and_takes_overrides(repo: Path, capsys: 
     code = main(["estimate", "judge=llm", "judge.model=openai/gpt-4.1", "--system", "my_system"])
     out = capsys.readouterr().out
     assert code == 0 and "judge@deepscholar.my_system" in out and "openai/gpt-4.1" in out
+
+
+def test_ls_and_other_filters_read_the_same_configuration(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["systems", "add", "deepscholar", "my_system", "--folder", "mine"]) == 0
+    capsys.readouterr()
+    assert main(["ls", "systems"]) == 0
+    out = capsys.readouterr().out
+    assert "-S deepscholar/systems=my_systems" in out and "my_system (folder) + demo" in out
+    assert "selected now (remembered in overrides.yaml): deepscholar/systems=my_systems" in out
+    # commands that filter by a name refuse an unknown one with the choices (exit 2)
+    assert main(["retry", "--benchmark", "nope"]) == 2
+    assert "choices: deepscholar" in capsys.readouterr().err
+    assert main(["ls", "metrics", "--benchmark", "nope"]) == 2
+    assert main(["view", "--benchmark", "deepscholar", "--system", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "my_system" in err and "careful_writer" in err  # the choices include the added system
