@@ -197,3 +197,43 @@ def test_dvc_plots_use_the_declared_range_and_mark_undefined(tmp_path: Path) -> 
     assert "10" in ticks, ticks  # the declared range, not the data's 0..2
     assert svg.count(">undefined</text>") == 1  # system b; system c (a measured 0) is not "undefined"
     assert "rf (0–10, higher is better)" in svg
+
+
+@pytest.mark.core
+def test_dvc_columns_never_mix_two_scales(tmp_path: Path) -> None:
+    """`dvc metrics show` of every benchmark: a column name means one scale (`coverage` 0-1, `coverage_0to100`)."""
+    from reportbench.benchmarks import get_benchmark, installed_benchmarks
+    from reportbench.dvc_metrics import dvc_keys, write_dvc_metrics
+    from reportbench.metrics.registry import metrics_for
+
+    column_scales: dict[str, set] = {}
+    for b in installed_benchmarks():
+        specs = {s.name: s for s in metrics_for(b)}
+        keys = dvc_keys(b, get_benchmark(b).metric_names, None)
+        for m, key in keys.items():
+            if m in specs:
+                rng = specs[m].value_range
+                column_scales.setdefault(key, set()).add(tuple(rng) if rng else None)
+    mixed = {k: v for k, v in column_scales.items() if len(v) > 1}
+    assert not mixed, mixed
+    assert dvc_keys("researchqa", ["coverage"], (0, 100)) == {
+        "coverage": "coverage_0to100",
+        "overall": "overall_0to100",
+    }
+    assert dvc_keys("researcherbench", ["coverage"], None) == {"coverage": "coverage", "overall": "overall"}
+    summaries = {"s": {"metrics": {"coverage": {"mean": 71.9}}}}
+    write_dvc_metrics(
+        tmp_path,
+        summaries,
+        ["coverage"],
+        {"s": 71.9},
+        None,
+        {"coverage": (0, 100)},
+        {"coverage": "coverage_0to100", "overall": "overall_0to100"},
+    )
+    assert json.loads((tmp_path / "summary" / "s.json").read_text()) == {
+        "coverage_0to100": 71.9,
+        "overall_0to100": 71.9,
+    }
+    rows = json.loads((tmp_path / "plots" / "metrics.json").read_text())
+    assert rows[0]["metric"] == "coverage_0to100 (0–100, higher is better)" and rows[0]["hi"] == 100.0

@@ -48,16 +48,66 @@ def metric_mean(summary: Mapping[str, Any], metric: str) -> float | None:
 
 
 def flat_summary(
-    summary: Mapping[str, Any], metric_names: Iterable[str], overall: Mapping[str, Any] | None = None
+    summary: Mapping[str, Any],
+    metric_names: Iterable[str],
+    overall: Mapping[str, Any] | None = None,
+    keys: Mapping[str, str] | None = None,
 ) -> dict[str, float | None]:
     """{metric: mean, ..., overall: score}: the numbers `dvc metrics show` prints for one system.
 
     `overall` is `{"overall": score}` for a benchmark with a combined score, None for one without (no column).
+    `keys` renames columns (`dvc_keys`: a name used with two scales carries its scale).
     """
-    flat: dict[str, float | None] = {m: metric_mean(summary, m) for m in metric_names}
+    keys = keys or {}
+    flat: dict[str, float | None] = {keys.get(m, m): metric_mean(summary, m) for m in metric_names}
     if overall is not None:
-        flat["overall"] = _number(overall.get("overall"))
+        flat[keys.get("overall", "overall")] = _number(overall.get("overall"))
     return flat
+
+
+def scale_suffix(value_range: Sequence[float] | None) -> str:
+    """ "" for 0-1 (or no declared range), else `_<lo>to<hi>` (`_0to100`)."""
+    if value_range is None or len(value_range) != 2 or tuple(float(x) for x in value_range) == (0.0, 1.0):
+        return ""
+    return f"_{float(value_range[0]):g}to{float(value_range[1]):g}"
+
+
+def overall_range(
+    rows: Sequence[Mapping[str, Any]], ranges: Mapping[str, Sequence[float] | None]
+) -> Sequence[float] | None:
+    """The overall score's range: the named metric's (LRB `avg`, DEER `deer_mean`), or for a geometric / plain
+    mean the range its parts share (None when they differ or there is no overall)."""
+    if not rows or not isinstance(rows[0], Mapping):
+        return None
+    kind = rows[0].get("overall", "geomean")
+    if kind is None:
+        return None
+    if kind not in ("geomean", "mean"):
+        return ranges.get(str(kind))
+    parts = rows[0].get("overall_metrics") or list(ranges)
+    found = {tuple(ranges[m]) if ranges.get(m) is not None else None for m in parts}
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def dvc_keys(
+    benchmark: str, metric_names: Iterable[str], overall_range: Sequence[float] | None = None
+) -> dict[str, str]:
+    """metric -> its column in DVC's tables. One name, one scale: a metric name that installed benchmarks use
+    with different ranges (`coverage`: ResearcherBench 0-1, ResearchQA and LiveResearchBench 0-100) carries
+    its scale unless it is 0-1 (`coverage_0to100`), and so does `overall` (DEER `overall_0to10`). Why: `dvc
+    metrics show` puts every benchmark's `coverage` in one column, where 0.9 and 90 read as the same scale."""
+    from reportbench.benchmarks import installed_benchmarks
+    from reportbench.metrics.registry import metrics_for
+
+    used: dict[str, set[tuple[float, ...] | None]] = {}
+    for b in installed_benchmarks():
+        for spec in metrics_for(b):
+            rng = tuple(float(x) for x in spec.value_range) if spec.value_range is not None else None
+            used.setdefault(spec.name, set()).add(rng)
+    own = {spec.name: spec.value_range for spec in metrics_for(benchmark)}
+    keys = {m: m + scale_suffix(own.get(m)) if len(used.get(m, ())) > 1 else m for m in metric_names}
+    keys["overall"] = "overall" + scale_suffix(overall_range)
+    return keys
 
 
 def write_dvc_metrics(
@@ -67,6 +117,7 @@ def write_dvc_metrics(
     overall: Mapping[str, float | None] | None = None,
     higher_is_better: Mapping[str, bool] | None = None,
     value_ranges: Mapping[str, Sequence[float] | None] | None = None,
+    keys: Mapping[str, str] | None = None,
 ) -> dict[str, Path]:
     """Write `summary/<system>.json` for every system and `plots/metrics.json` (long: system x metric).
 
@@ -79,6 +130,8 @@ def write_dvc_metrics(
     overall = overall or {}
     higher = higher_is_better or {}
     ranges = value_ranges or {}
+    keys = keys or {}
+    column = {keys.get(m, m): m for m in [*names, "overall"]}  # DVC column -> metric
     out_dir = metrics_dir / SUMMARY_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in out_dir.glob("*.json"):
@@ -87,16 +140,17 @@ def write_dvc_metrics(
     written: dict[str, Path] = {}
     rows: list[dict[str, Any]] = []
     for system in sorted(summaries):
-        flat = flat_summary(summaries[system], names, {"overall": overall[system]} if system in overall else None)
+        flat = flat_summary(summaries[system], names, {"overall": overall[system]} if system in overall else None, keys)
         written[system] = write_json(out_dir / f"{system}.json", flat)
-        for metric, value in flat.items():
+        for key, value in flat.items():
+            metric = column.get(key, key)
             rng = ranges.get(metric) if metric != "overall" else None
             lo, hi = (float(rng[0]), float(rng[1])) if rng is not None and len(rng) == 2 else (None, None)
             scale = f"{lo:g}–{hi:g}, " if lo is not None else ""
             direction = (
                 "" if metric == "overall" else ("higher is better" if higher.get(metric, True) else "lower is better")
             )
-            label = f"{metric} ({scale}{direction})" if (scale or direction) else metric
+            label = f"{key} ({scale}{direction})" if (scale or direction) else key
             rows.append({"system": system, "metric": label, "value": value, "lo": lo, "hi": hi})
     write_json(metrics_dir / PLOTS_FILE, rows)
     return written

@@ -515,14 +515,15 @@ def _count_flagged(outcomes: list[Any]) -> int:
     return sum(1 for o in outcomes if getattr(o, "flags", None))
 def _write_dvc_metrics(metrics_dir: Path, summaries: dict[str, Any], names: Any, benchmark: str, lb: Any) -> None:
     """The flat per-system summaries `dvc metrics show` reads and the `dvc plots` data (reportbench.dvc_metrics)."""
-    from reportbench.dvc_metrics import write_brief, write_dvc_metrics
+    from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
     from reportbench.metrics.registry import metrics_for
 
     rows = getattr(lb, "rows", None) or []
     overall = {r.get("system"): r.get("geomean") for r in rows if isinstance(r, dict) and r.get("overall")}
     higher = {m.name: m.higher_is_better for m in metrics_for(benchmark)}
     ranges = {m.name: m.value_range for m in metrics_for(benchmark)}  # plots drawn on the declared range
-    write_dvc_metrics(metrics_dir, summaries, names, overall, higher, ranges)
+    keys = dvc_keys(benchmark, names, overall_range(rows, ranges))  # one name, one scale (docs/dvc.md)
+    write_dvc_metrics(metrics_dir, summaries, names, overall, higher, ranges, keys)
     write_brief(metrics_dir, benchmark, summaries, list(names), overall)  # the narrow view (docs/dvc.md)
 
 
