@@ -54,9 +54,13 @@ def test_add_folder_system_writes_group_composes_and_is_remembered(
     assert main(["compose"]) == 0
     assert "my_system" in _params(repo)["benchmarks"]["deepscholar"]["systems"]
     # a second system goes into the same file; a duplicate name is refused
+    assert main(["systems", "add", "deepscholar", "agent", "--command", "python tool.py {task_json} {output}"]) == 2
+    assert "name it with --path" in capsys.readouterr().err  # tool.py does not exist: nothing to track
+    (repo / "tool.py").write_text("print('hi')\n")
     assert main(["systems", "add", "deepscholar", "agent", "--command", "python tool.py {task_json} {output}"]) == 0
     entry = yaml.safe_load((repo / "conf" / "deepscholar" / "systems" / "my_systems.yaml").read_text())["agent"]
     assert entry["kind"] == "command" and entry["cmd"] == ["python", "tool.py", "{task_json}", "{output}"]
+    assert entry["path"] == "tool.py"
     assert main(["systems", "add", "deepscholar", "my_system", "--folder", "mine"]) == 2
     assert "already has a system 'my_system'" in capsys.readouterr().err
 

@@ -69,8 +69,13 @@ def system_entry(args: argparse.Namespace) -> dict[str, Any]:
         argv = shlex.split(args.command)
         if not argv:
             raise UsageError("--command is empty")
-        script = next((a for a in argv[1:] + argv[:1] if Path(a).is_file()), None)
-        entry: dict[str, Any] = {"kind": "command", "path": script or argv[0], "cmd": argv}
+        script = args.path or next((a for a in argv[1:] + argv[:1] if Path(a).is_file()), None)
+        if script is None or not Path(script).exists():
+            raise UsageError(
+                f"--command {args.command!r}: no argument is an existing file to track as the system's code "
+                "(its DVC dependency: editing it reruns the system); name it with --path"
+            )
+        entry: dict[str, Any] = {"kind": "command", "path": script, "cmd": argv}
         entry |= {"timeout_s": args.timeout, "format": args.format or "markdown"}
         return entry
     entry = {"kind": "endpoint", "path": "src/reportbench/systems/endpoint.py", "model": args.endpoint}
@@ -147,6 +152,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     how.add_argument("--command", help="a program run once per task, e.g. 'python my.py {task_json} {output}'")
     how.add_argument("--endpoint", metavar="MODEL", help="a litellm model string, e.g. openai/my-agent")
     a.add_argument("--format", default=None, help="report format (adapter), default auto (folder) / markdown")
+    a.add_argument("--path", default=None, help="--command: the file DVC tracks (default: the first existing argument)")
     a.add_argument("--timeout", type=int, default=600, help="--command: seconds per task (default 600)")
     a.add_argument("--api-base", default=None, help="--endpoint: base URL of an OpenAI-compatible server")
     a.add_argument("--api-key-env", default=None, help="--endpoint: the NAME of the variable holding the key")
