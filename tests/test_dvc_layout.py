@@ -66,7 +66,7 @@ def test_dvc_metrics_are_flat_summaries_and_usage_is_not_a_metric(repo_root: Pat
     metric_paths = [
         next(iter(m)) if isinstance(m, dict) else m for s in stages.values() for m in s.get("do", s).get("metrics", [])
     ]
-    assert metric_paths == ["metrics/${key}/${item.release}/summary"]
+    assert metric_paths == ["metrics/${key}/${item.release}/summary", "metrics/${key}/${item.release}/brief.json"]
     judge_outs = [next(iter(o)) if isinstance(o, dict) else o for o in stages["judge"]["do"]["outs"]]
     assert any("/usage/" in o for o in judge_outs)
     plots = stages["score"]["do"]["plots"]
@@ -90,8 +90,9 @@ def test_flat_summary_writes_numbers_only_and_drops_removed_systems(tmp_path: Pa
     assert a == {"m1": 0.5, "m2": None, "overall": 0.0}  # undefined is null (DVC prints '-'), never 0
     assert not stale.exists()
     rows = json.loads((tmp_path / "plots" / "metrics.json").read_text())
-    assert {"system": "b", "metric": "m2 (lower is better)", "value": 0.25} in rows
-    assert not [r for r in rows if r["system"] == "a" and r["metric"].startswith("m2")]  # no bar for undefined
+    assert {"system": "b", "metric": "m2 (lower is better)", "value": 0.25, "lo": None, "hi": None} in rows
+    # undefined: a row with value null (drawn as "undefined", never as a zero bar)
+    assert [r["value"] for r in rows if r["system"] == "a" and r["metric"].startswith("m2")] == [None]
     assert "overall" not in flat_summary(summaries["b"], ["m1"], None)  # no combined score: no column
 
 

@@ -107,10 +107,16 @@ def test_metrics_show_is_one_flat_row_per_system(repo: Path) -> None:
     expected = {
         f"metrics/{b}/{e['release']}/summary/{s}.json" for b, e in plan["benchmarks"].items() for s in e["systems"]
     }
+    # + the narrow view, one file per benchmark x release (docs/dvc.md)
+    expected |= {f"metrics/{b}/{e['release']}/brief.json" for b, e in plan["benchmarks"].items()}
     assert set(files) == expected  # no usage, systems.json or extra.json among DVC metrics
+
+    def leaves(node: object) -> list[object]:
+        return [x for v in node.values() for x in leaves(v)] if isinstance(node, dict) else [node]
+
     for path, entry in files.items():
-        values = entry["data"]
-        assert values and all(v is None or isinstance(v, int | float) for v in values.values()), path
+        values = leaves(entry["data"])
+        assert values and all(v is None or isinstance(v, int | float) for v in values), path
     # one benchmark's table: a row per system, a column per metric (+ overall)
     table = _out([*DVC, "metrics", "show", "metrics/deepscholar/demo/summary"], repo).splitlines()
     header = table[0].split()
@@ -118,7 +124,9 @@ def test_metrics_show_is_one_flat_row_per_system(repo: Path) -> None:
     assert len(table) == 1 + len(plan["benchmarks"]["deepscholar"]["systems"])
     assert max(len(line) for line in table) < 260
     full = shown.stdout.splitlines()
-    assert len(full[0].split()) < 45  # was 107 columns and 3,500-character lines
+    header = full[0].split()
+    assert len([c for c in header if "." not in c]) < 45  # summaries: was 107 columns and 3,500-character lines
+    assert len([c for c in header if "." in c]) < 25  # brief.json's `<tag>.<system>` columns (docs/dvc.md)
 
 
 def test_plots_show_renders_offline(repo: Path, tmp_path: Path) -> None:

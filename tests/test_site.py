@@ -276,7 +276,7 @@ def test_every_number_on_the_benchmark_page_traces_to_a_metrics_file(tmp_path: P
         "Benjamini",
         "offline lexical judge",
         "prompt pack",
-        "evaluated (code date)",
+        "code (sha256 of the scoring and page code)",
         "reportbench 0.1.0",
     ):
         assert word in page, word

@@ -12,6 +12,7 @@ from typing import NoReturn
 SUBCOMMAND_MODULES = [
     "reportbench.reports.cli",  # parse
     "reportbench.config",  # compose
+    "reportbench.systems_cli",  # systems add
     "reportbench.stub_server",  # stub-server
     "reportbench.check_judge",  # check-judge
     "reportbench.live_builder.cli",  # latex

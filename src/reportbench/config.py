@@ -3,6 +3,11 @@
 `dvc exp run` composes `params.yaml` itself (DVC's Hydra mode); plain `dvc repro` never does. After
 editing `conf/`, run `reportbench compose` (same composition, same writer as DVC), and
 `reportbench compose --check` (also a test) fails when `params.yaml` is stale.
+
+Overrides given to `reportbench compose` (`deepscholar/systems=mine`, `judge=llm`) are remembered in
+`overrides.yaml` next to `conf/`, so a later bare `compose`, `compose --check`, `estimate` and `check-judge` compose
+the same configuration (and `ls`, `view` and the site read the `params.yaml` it gives). `compose --reset` forgets
+them. Outputs of systems that left the config are deleted only with `compose --prune`.
 """
 
 from __future__ import annotations
@@ -20,6 +25,76 @@ PARAMS_FILE = Path("params.yaml")
 CONF_DIR = Path("conf")
 
 
+OVERRIDES_FILE = "overrides.yaml"  # next to conf/: the overrides `reportbench compose` remembers
+
+
+def overrides_path(conf_dir: Path | str = CONF_DIR) -> Path:
+    return Path(conf_dir).parent / OVERRIDES_FILE
+
+
+def _override_key(override: str) -> str:
+    """`+a.b=1` -> `a.b`: two overrides with one key are one choice (the later wins)."""
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def merge_overrides(old: list[str], new: list[str]) -> list[str]:
+    """`old` with each key of `new` replaced (in place) or appended."""
+    out = list(old)
+    for o in new:
+        keys = [_override_key(x) for x in out]
+        if _override_key(o) in keys:
+            out[keys.index(_override_key(o))] = o
+        else:
+            out.append(o)
+    return out
+
+
+def remembered_overrides(conf_dir: Path | str = CONF_DIR) -> list[str]:
+    """The overrides `reportbench compose` remembered (empty when there is no `overrides.yaml`)."""
+    path = overrides_path(conf_dir)
+    if not path.is_file():
+        return []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    items = data.get("overrides") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not all(isinstance(o, str) for o in items):
+        raise ConfigError(f"{path}: field 'overrides' must be a list of Hydra overrides (strings)")
+    return list(items)
+
+
+def save_overrides(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> Path:
+    path = overrides_path(conf_dir)
+    if not overrides:
+        path.unlink(missing_ok=True)
+        return path
+    head = (
+        "# Overrides `reportbench compose` remembered: compose, compose --check, estimate and check-judge apply them\n"
+        "# on top of conf/. Edit with `reportbench compose KEY=VALUE`; forget with `reportbench compose --reset`.\n"
+    )
+    path.write_text(head + yaml.safe_dump({"overrides": overrides}, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def check_package_headers(conf_dir: Path | str = CONF_DIR) -> None:
+    """Every option file of a benchmark's config group (`conf/<b>/<group>/*.yaml`) must start its package line
+    `# @package benchmarks.<b>.<group>`. Why: without it Hydra puts the file at a top-level `<b>.<group>` key,
+    `compose` succeeds, and the system silently never runs."""
+    conf = Path(conf_dir)
+    for bfile in sorted((conf / "benchmarks").glob("*.yaml")):
+        b = bfile.stem
+        for group_dir in sorted(p for p in (conf / b).glob("*") if p.is_dir()):
+            want = f"# @package benchmarks.{b}.{group_dir.name}"
+            for option in sorted(group_dir.glob("*.yaml")):
+                lines = option.read_text(encoding="utf-8").splitlines()
+                if not any(ln.strip() == want for ln in lines[:5]):
+                    raise ConfigError(
+                        f"{option}: missing the header line `{want}` (first line of the file); without it "
+                        f"Hydra puts its entries outside benchmarks.{b} and they are silently ignored"
+                    )
+
+
 def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, conf_dir: Path = CONF_DIR) -> Path:
     """Compose conf/ with Hydra overrides and write `out` exactly as `dvc exp run` would."""
     from dvc.utils.hydra import compose_and_dump
@@ -29,13 +104,21 @@ def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, 
 
     register_resolvers()
     register_search_path()  # installed benchmarks' own conf/ trees (plug-ins)
+    check_package_headers(conf_dir)
     compose_and_dump(str(out), str(Path(conf_dir).resolve()), None, "config", "", list(overrides or []))
     return out
 
 
-def composed_params(overrides: list[str] | None = None, conf_dir: Path = CONF_DIR) -> dict[str, Any]:
-    """The composition of conf/ as a plain dict (no file written)."""
+def composed_params(
+    overrides: list[str] | None = None, conf_dir: Path = CONF_DIR, remembered: bool | None = None
+) -> dict[str, Any]:
+    """The composition of conf/ as a plain dict (no file written). `remembered` (default: when `conf_dir` is
+    the working tree's `conf`) puts the overrides `compose` remembered under `overrides`, so `estimate`,
+    `check-judge` and `compose --check` see what `params.yaml` holds."""
     import tempfile
+
+    if remembered if remembered is not None else Path(conf_dir) == CONF_DIR:
+        overrides = merge_overrides(remembered_overrides(conf_dir), list(overrides or []))
 
     with tempfile.TemporaryDirectory() as tmp:
         path = compose_params(overrides, Path(tmp) / "params.yaml", conf_dir)
@@ -80,32 +163,35 @@ def diff_params(expected: dict[str, Any], actual: dict[str, Any], prefix: str = 
 
 
 def _cmd_compose(args: argparse.Namespace) -> int:
+    base = [] if args.reset else remembered_overrides()
+    overrides = merge_overrides(base, list(args.overrides))
+    shown = " ".join(overrides) or "(none)"
     if args.check:
-        expected = composed_params(args.overrides)
+        expected = composed_params(overrides, remembered=False)
         actual = load_params(args.out)
         problems = diff_params(expected, actual)
         if problems:
-            print(f"{args.out} is out of sync with conf/:", file=sys.stderr)
+            print(f"{args.out} is out of sync with conf/ + overrides {shown}:", file=sys.stderr)
             for p in problems:
                 print(f"  {p}", file=sys.stderr)
-            print("run `reportbench compose` to regenerate it", file=sys.stderr)
+            print("run `reportbench compose` to regenerate it (it applies the remembered overrides)", file=sys.stderr)
             return 1
-        print(f"{args.out} matches conf/")
+        print(f"{args.out} matches conf/ + overrides {shown}")
         return 0
-    compose_params(args.overrides, Path(args.out))
-    print(f"wrote {args.out}")
-    if Path(args.out) == PARAMS_FILE and LOCK_FILE.is_file():
-        params = load_params(args.out)
-        dropped = prune_lock(params.get("plan") or {})
-        if dropped:
-            print(f"{LOCK_FILE}: dropped {len(dropped)} entries of stages no longer configured: {', '.join(dropped)}")
-        _prune_workspace(params)
+    compose_params(overrides, Path(args.out))
+    if Path(args.out) == PARAMS_FILE:
+        saved = save_overrides(overrides)
+        print(f"wrote {args.out} (overrides: {shown}" + (f"; remembered in {saved})" if overrides else ")"))
+    else:
+        print(f"wrote {args.out} (overrides: {shown})")
+    if Path(args.out) == PARAMS_FILE:
+        _report_stale(load_params(args.out), prune=args.prune)
     return 0
 
 
 def _prune_workspace(params: dict[str, Any]) -> None:
     """Outputs of systems/members that left the config leave the folders later stages hash (reportbench.stale);
-    they stay in DVC's cache. Done here too because stages that read those folders may run in any order."""
+    they stay in DVC's cache."""
     from reportbench.stale import prune_stale_outputs
 
     for b, entry in ((params.get("plan") or {}).get("benchmarks") or {}).items():
@@ -118,6 +204,54 @@ def _prune_workspace(params: dict[str, Any]) -> None:
                 judgments_dir=Path("data/judgments") / b / release,
                 usage_dir=Path("metrics") / b / release / "usage",
             )
+
+
+def stale_workspace(params: dict[str, Any]) -> list[Path]:
+    """What `prune_stale_outputs` would delete (runs, judgments, judge usage of systems/members that left the
+    config), without deleting anything."""
+    from reportbench.stale import planned
+
+    out: list[Path] = []
+    for b, entry in ((params.get("plan") or {}).get("benchmarks") or {}).items():
+        release = entry.get("release")
+        systems, members = planned(params, b)
+        if not (release and systems):
+            continue
+        for folder in (Path("data/runs") / b / release, Path("data/judgments") / b / release):
+            if folder.is_dir():
+                out += [c for c in sorted(folder.iterdir()) if c.name not in systems and not c.name.startswith(".")]
+        usage = Path("metrics") / b / release / "usage"
+        if members and usage.is_dir():
+            for f in sorted(usage.glob("*.*.json")):
+                system, _, member = f.name[: -len(".json")].partition(".")
+                if system not in systems or member not in members:
+                    out.append(f)
+    return out
+
+
+def _report_stale(params: dict[str, Any], *, prune: bool) -> None:
+    """Name the outputs and lock entries of systems that left the config; delete them only with `--prune`."""
+    plan = params.get("plan") or {}
+    files = stale_workspace(params)
+    if not prune:
+        lock = []
+        if LOCK_FILE.is_file() and PIPELINE_FILE.is_file():
+            lock = stale_lock_entries(
+                plan, yaml.safe_load(PIPELINE_FILE.read_text()) or {}, yaml.safe_load(LOCK_FILE.read_text()) or {}
+            )
+        if files or lock:
+            names = [str(f) for f in files] + [f"{LOCK_FILE}:{e}" for e in lock]
+            print(
+                f"kept {len(names)} outputs of systems no longer configured: {', '.join(names)}; "
+                "`reportbench compose --prune` deletes them (DVC's cache keeps a copy)"
+            )
+        return
+    dropped = prune_lock(plan) if LOCK_FILE.is_file() else []
+    if dropped:
+        print(f"{LOCK_FILE}: dropped {len(dropped)} entries of stages no longer configured: {', '.join(dropped)}")
+    if files:
+        _prune_workspace(params)
+        print(f"deleted {len(files)} outputs of systems no longer configured: {', '.join(map(str, files))}")
 
 
 LOCK_FILE = Path("dvc.lock")
@@ -166,5 +300,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compose", help="compose conf/ (Hydra) into params.yaml, as `dvc exp run` does")
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. judge=llm judge.model=openai/gpt-4.1")
     p.add_argument("--out", default=str(PARAMS_FILE))
-    p.add_argument("--check", action="store_true", help="exit 1 if params.yaml differs from conf/")
+    p.add_argument("--check", action="store_true", help="exit 1 if params.yaml differs from conf/ + overrides")
+    p.add_argument("--reset", action="store_true", help="forget the remembered overrides (overrides.yaml)")
+    p.add_argument(
+        "--prune", action="store_true", help="delete outputs and lock entries of systems no longer configured"
+    )
     p.set_defaults(func=_cmd_compose)

@@ -416,8 +416,9 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def format_table(summary: Mapping[str, Any]) -> str:
+    tw = max([24, *(len(str(r["task"])) for r in summary["rows"])])  # task names are never cut
     head = (
-        f"{'stage':<52} {'task':<24} {'model':<28} {'items':>7} {'hits':>6} {'calls':>7} {'prompt tok':>11} "
+        f"{'stage':<52} {'task':<{tw}} {'model':<28} {'items':>7} {'hits':>6} {'calls':>7} {'prompt tok':>11} "
         f"{'compl tok':>10} {'$ online':>9} {'$ batch':>9}"
     )
     lines = [head, "-" * len(head)]
@@ -432,14 +433,14 @@ def format_table(summary: Mapping[str, Any]) -> str:
             continue
         items = f"{r['items']}" + ("" if r["items_exact"] else "~")
         lines.append(
-            f"{r['stage'][:52]:<52} {r['task'][:24]:<24} {r['model'][:28]:<28} {items:>7} {r['cache_hits']:>6} "
+            f"{r['stage'][:52]:<52} {r['task']:<{tw}} {r['model'][:28]:<28} {items:>7} {r['cache_hits']:>6} "
             f"{r['calls']:>7} {r['prompt_tokens']:>11,} {r['completion_tokens']:>10,} {usd(r['usd_online']):>9} "
             f"{usd(r['usd_batch']):>9}"
         )
     t = summary["totals"]
     lines.append("-" * len(head))
     lines.append(
-        f"{'total':<52} {'':<24} {'':<28} {t['items']:>7} {t['cache_hits']:>6} {t['calls']:>7} "
+        f"{'total':<52} {'':<{tw}} {'':<28} {t['items']:>7} {t['cache_hits']:>6} {t['calls']:>7} "
         f"{t['prompt_tokens']:>11,} {t['completion_tokens']:>10,} {usd(t['usd_online']):>9} {usd(t['usd_batch']):>9}"
     )
     notes = ["~ = a later step of its stage: its items may depend on earlier answers (counted with the offline judge)"]
@@ -458,14 +459,35 @@ def format_table(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines + [f"note: {n}" for n in notes])
 
 
+def _unknown_names(params: dict[str, Any], benchmarks: list[str], systems: list[str]) -> str | None:
+    """The first --benchmark/--system name the config does not have, with the valid choices (else None)."""
+    plan = (params.get("plan") or {}).get("benchmarks") or {}
+    for b in benchmarks:
+        if b not in plan:
+            return f"unknown --benchmark {b!r}; choices: {', '.join(plan)}"
+    chosen = [e for b, e in plan.items() if not benchmarks or b in benchmarks]
+    names = sorted({str(s) for e in chosen for s in e.get("systems") or []})
+    for s in systems:
+        if s not in names:
+            return f"unknown --system {s!r}; choices: {', '.join(names)}"
+    return None
+
+
 def _cmd_estimate(args: argparse.Namespace) -> int:
     from reportbench.config import ConfigError, composed_params
 
-    overrides = [o for group in args.set or [] for o in group]
+    overrides = [*(args.overrides or []), *(o for group in args.set or [] for o in group)]
     try:
-        params = composed_params(overrides)
+        params = composed_params(overrides)  # on top of the overrides `reportbench compose` remembered
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - Hydra's errors are long: one line naming the override
         print(f"error: cannot compose the config with {overrides}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    unknown = _unknown_names(params, args.benchmark or [], args.system or [])
+    if unknown:
+        print(f"error: {unknown}", file=sys.stderr)
         return 2
     if (params.get("judge") or {}).get("backend") != "litellm":
         print(
@@ -495,6 +517,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "estimate", help="judge calls, tokens and dollars (online and batch) for the current config, no network"
     )
+    p.add_argument("overrides", nargs="*", help="Hydra overrides, as for `reportbench compose` (e.g. judge=llm)")
     p.add_argument("-S", "--set", action="append", nargs="+", metavar="OVERRIDE",
                    help="Hydra overrides, as for `dvc exp run -S` (e.g. -S judge=llm -S judge.model=openai/gpt-4.1)")
     p.add_argument("--benchmark", action="append", help="only this benchmark (repeatable)")

@@ -80,7 +80,18 @@ def _systems(conf: Path) -> list[str]:
             extra = f" + {', '.join(map(str, inherits))}" if inherits else ""
             head = f"-S {group}={option}"
             lines.append(f"{head:48s} {systems or '(none)'}{extra}" + (f"  # {comment}" if comment else ""))
-    return lines
+    return lines + _selected(conf)
+
+
+def _selected(conf: Path) -> list[str]:
+    """Which option each benchmark uses now: the override `compose` remembered, else conf/'s default."""
+    from reportbench.benchmarks import installed_benchmarks
+    from reportbench.config import overrides_path, remembered_overrides
+    from reportbench.systems_cli import current_selection
+
+    where = f"remembered in {overrides_path(conf)}" if remembered_overrides(conf) else "conf/ defaults"
+    picks = ", ".join(f"{b}/systems={current_selection(b, conf)}" for b in installed_benchmarks())
+    return [f"selected now ({where}): {picks}"]
 
 
 def _judges(conf: Path) -> list[str]:

@@ -537,13 +537,16 @@ def _count_non_answers(outcomes: list[Any]) -> dict[str, int]:
 
 def _write_dvc_metrics(metrics_dir: Path, summaries: dict[str, Any], names: Any, benchmark: str, lb: Any) -> None:
     """The flat per-system summaries `dvc metrics show` reads and the `dvc plots` data (reportbench.dvc_metrics)."""
-    from reportbench.dvc_metrics import write_dvc_metrics
+    from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
     from reportbench.metrics.registry import metrics_for
 
     rows = getattr(lb, "rows", None) or []
     overall = {r.get("system"): r.get("overall_value") for r in rows if isinstance(r, dict) and r.get("overall")}
     higher = {m.name: m.higher_is_better for m in metrics_for(benchmark)}
-    write_dvc_metrics(metrics_dir, summaries, names, overall, higher)
+    ranges = {m.name: m.value_range for m in metrics_for(benchmark)}  # plots drawn on the declared range
+    keys = dvc_keys(benchmark, names, overall_range(rows, ranges))  # one name, one scale (docs/dvc.md)
+    write_dvc_metrics(metrics_dir, summaries, names, overall, higher, ranges, keys)
+    write_brief(metrics_dir, benchmark, summaries, list(names), overall)  # the narrow view (docs/dvc.md)
 
 
 def _count_statuses(outcomes: list[Any]) -> dict[str, int]:

@@ -85,6 +85,11 @@ def _cmd_retry(args: argparse.Namespace) -> int:
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    enabled = list((params.get("plan") or {}).get("benchmarks") or {})
+    unknown = [b for b in args.benchmark if b not in enabled]
+    if unknown:  # a typo must not read as "nothing to retry"
+        print(f"error: unknown --benchmark {unknown[0]!r}; choices: {', '.join(enabled)}", file=sys.stderr)
+        return 2
     stages = scan(params, Path(args.params).resolve().parent)
     if args.benchmark:
         stages = [s for s in stages if s.benchmark in args.benchmark]

@@ -222,7 +222,9 @@ def _main(args: argparse.Namespace) -> int:
     params = load_params(args.params)
     entry = (params.get("plan") or {}).get("benchmarks", {}).get(args.benchmark)
     if entry is None:
-        print(f"error: benchmark {args.benchmark!r} is not enabled in {args.params}", file=sys.stderr)
+        enabled = ", ".join((params.get("plan") or {}).get("benchmarks", {}))
+        print(f"error: benchmark {args.benchmark!r} is not enabled in {args.params}; choices: {enabled}",
+              file=sys.stderr)
         return 2
     release = entry["release"]
     judgments = Path("data/judgments") / args.benchmark / release

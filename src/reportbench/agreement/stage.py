@@ -156,9 +156,12 @@ def rebuild_items(
 def _rejudge(task: str, cfg: Mapping[str, Any], items: list[Any], sample: int, desc: str) -> list[Any]:
     from reportbench.judges.factory import make_judge
     from reportbench.judges.runner import run_judgments_sync
+    from reportbench.progress import progress_enabled
 
     cfg = dict(cfg)
-    cfg["runtime"] = {**(cfg.get("runtime") or {}), "progress": False}
+    # the second judge's pass gets the judge stages' progress bar (judge.runtime.progress, REPORTBENCH_PROGRESS)
+    show = bool((cfg.get("runtime") or {}).get("progress", True)) and progress_enabled()
+    cfg["runtime"] = {**(cfg.get("runtime") or {}), "progress": show}
     kwargs: dict[str, Any] = {}
     if cfg.get("backend") == "litellm":
         if sample and cfg.get("seed") is not None:
@@ -167,7 +170,7 @@ def _rejudge(task: str, cfg: Mapping[str, Any], items: list[Any], sample: int, d
     judge = make_judge(task, cfg, **kwargs)
     try:
         items_in = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
-        return list(run_judgments_sync(judge, items_in, desc=desc, progress=False))
+        return list(run_judgments_sync(judge, items_in, desc=desc, progress=show))
     finally:
         close = getattr(judge, "close", None)
         if close is not None:

@@ -91,7 +91,7 @@ def metric_info(metric: str, protocol: str | None) -> dict[str, Any]:
     return {
         "name": spec.name,
         "label": spec.label,
-        "full_name": _humanise(spec.name),
+        "full_name": display_name(spec),
         "description": spec.description,
         "higher_is_better": spec.higher_is_better,
         "unit": spec.unit,
@@ -101,6 +101,16 @@ def metric_info(metric: str, protocol: str | None) -> dict[str, Any]:
         "evidence": spec.needs,
         "aggregation": spec.aggregation,
     }
+
+
+def display_name(spec: Any) -> str:
+    """One display name per (name, scale): the paper's name (or the humanised key), plus the scale when it is not
+    0-1, so `coverage` reads "Coverage" in ResearcherBench (0-1) and "Coverage (0-100)" in ResearchQA / LRB."""
+    name = spec.full_name or _humanise(spec.name)
+    rng = spec.value_range
+    if rng is not None and tuple(float(x) for x in rng) != (0.0, 1.0):
+        name += f" ({rng[0]:g}–{rng[1]:g})"
+    return name
 
 
 def _humanise(name: str) -> str:

@@ -75,6 +75,7 @@ class MetricSpec:
     unit: str = "fraction"
     value_range: tuple[float, float] | None = (0.0, 1.0)
     short: str | None = None
+    full_name: str | None = None  # the paper's name when the code key differs (DEER: request_fulfillment)
     compute: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
     # What a task scores when the SYSTEM left something out (no report, no citation): the protocol decides
     # ("zero" for most published protocols). A JUDGE failure is always NaN, excluded and counted as failed.

@@ -96,8 +96,14 @@ def yaml_header(
     n_examples: int,
     tags: Sequence[str],
     default: str | None = None,
+    fingerprints: Mapping[str, str] | None = None,
 ) -> str:
-    """The card's YAML front matter; `configs` = [(config name, data file path relative to the card)]."""
+    """The card's YAML front matter; `configs` = [(config name, data file path relative to the card)].
+
+    `fingerprints` (config -> text naming the benchmark, release and content hash) become each config's
+    `description`. Why: `datasets` keys its cache by folder name, config name and a hash of the card's configs,
+    not by the files' bytes, so two releases both called `demo` with identical configs shared one cache entry
+    and `load_dataset` returned the other benchmark's (or a stale) table."""
     hub = hub_licence(licence)
     lines = ["---", f"pretty_name: {_yaml_str(pretty_name)}", f"license: {hub}"]
     if hub == "other":
@@ -108,6 +114,8 @@ def yaml_header(
         lines.append(f"- config_name: {name}")
         if name == default:
             lines.append("  default: true")
+        if fingerprints and name in fingerprints:
+            lines.append(f"  description: {_yaml_str(fingerprints[name])}")
         lines += ["  data_files:", f"  - split: {SPLIT}", f"    path: {path}"]
     lines.append("---")
     return "\n".join(lines)
@@ -137,6 +145,31 @@ def _citation(benchmark: str) -> list[str]:
     return ["If you use this release, please cite the benchmark's paper:", "", "```bibtex", cite, "```"]
 
 
+def _file_sha256(paths: Sequence[Path]) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def release_fingerprints(
+    benchmark: str, release: str, manifest: Mapping[str, Any], out_dir: Path, configs: Sequence[str]
+) -> dict[str, str]:
+    """config -> "<benchmark>/<release> <config> sha256:<table hash>" (the manifest's hash, else the file's)."""
+    tables = manifest.get("tables") or {}
+    out = {}
+    for name in configs:
+        entry = tables.get(name) or {}
+        sha = entry.get("sha256")
+        if not sha:
+            path = out_dir / str(entry.get("file") or f"{name}.parquet")
+            sha = _file_sha256([path]) if path.is_file() else "unknown"
+        out[name] = f"{benchmark}/{release} {name} sha256:{sha}"
+    return out
+
+
 def render_release_card(release: Any, manifest: Mapping[str, Any], out_dir: Path, card_md: str, extra: str = "") -> str:
     """The README.md of a release directory (files must already be written: sizes are read from disk)."""
     m = release.meta
@@ -156,6 +189,7 @@ def render_release_card(release: Any, manifest: Mapping[str, Any], out_dir: Path
             n_examples=int(counts.get("tasks", 0)),
             tags=tags,
             default="tasks",
+            fingerprints=release_fingerprints(m.benchmark, m.name, manifest, out_dir, [c for c, _ in configs]),
         ),
         "",
         f"# {title}",
@@ -249,6 +283,10 @@ def render_export_card(
             n_examples=n,
             tags=["reportbench", "deep-research", "benchmark", benchmark],
             default=main,
+            fingerprints={
+                cfg: f"{benchmark}/{name} {cfg} sha256:{_file_sha256(sorted((out_dir / cfg).glob('*.parquet')))}"
+                for cfg, _ in configs
+            },
         ),
         "",
         f"# {name}",

@@ -9,19 +9,16 @@ Layout (every page self-contained, relative links, opens from file:// with the n
 
 Benchmarks come from `plan.benchmarks` in params.yaml, never from globbing `metrics/`, so stale folders of
 a removed release are never shown. Provenance shown per page: release manifest, judges and ensemble members,
-models that answered (usage files), prompt pack, prompt ids and hashes (judgment records), the date of the
-code it was built from and the reportbench version.
+models that answered (usage files), prompt pack, prompt ids and hashes (judgment records), a hash of the code
+that computed the numbers (`code_hash`) and the reportbench version.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
-import subprocess
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +26,13 @@ import polars as pl
 
 from reportbench.site.html import esc, num, page, pointer, slug, table, th
 from reportbench.site.leaderboard_page import BenchmarkData, render_benchmark_page
-from reportbench.site.samples import load_system, render_sample_page, render_system_page, task_file
+from reportbench.site.samples import (
+    attach_messages,
+    load_system,
+    render_sample_page,
+    render_system_page,
+    task_file,
+)
 
 log = logging.getLogger("reportbench")
 
@@ -46,20 +49,40 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def build_date(root: Path | str = ".") -> str:
-    """The date of the code and data the site was built from: `SOURCE_DATE_EPOCH` if set (reproducible-builds
-    convention), else the UTC day of the checked-out commit, else today. Not the wall-clock build time: the pages
-    are DVC outputs, and a fresh clone must rebuild them byte for byte (tests/test_dvc_pipeline.py)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if not (epoch and epoch.isdigit()):
-        try:
-            epoch = subprocess.run(
-                ["git", "log", "-1", "--format=%ct"], cwd=root, capture_output=True, text=True, timeout=5, check=True
-            ).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            epoch = ""
-    now = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() else datetime.now(UTC)
-    return now.strftime("%Y-%m-%d")
+# The code that computes what a page shows (every path is a dep of the `site@<b>` stage, so a change reruns it
+# and the page never shows a stale hash). `{b}` is the benchmark.
+CODE_PATHS = (
+    "stages/build_site.py",
+    "src/reportbench/site",
+    "src/reportbench/metrics",
+    "src/reportbench/benchmarks.py",
+    "src/reportbench/protocols/__init__.py",
+    "src/reportbench/protocols/{b}",
+    "src/reportbench/reports",
+    "src/reportbench/release",
+)
+
+
+INDEX_CODE_PATHS = ("stages/build_site.py", "src/reportbench/site")  # the deps of `site_index`
+
+
+def code_hash(root: Path | str = ".", benchmark: str | None = None, code_paths: tuple[str, ...] = CODE_PATHS) -> str:
+    """sha256 (first 12 hex) over the path and bytes of every `.py` file of `CODE_PATHS` (Why: provenance that
+    changes only when the code that computed the numbers changes; a commit date moved with every config-only
+    commit and made `dvc repro` rewrite byte-identical pages)."""
+    import hashlib
+
+    root = Path(root)
+    digest = hashlib.sha256()
+    paths = [p.format(b=benchmark or "") for p in code_paths if benchmark or "{b}" not in p]
+    for rel in paths:
+        base = root / rel
+        files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
+        for f in files:
+            if "__pycache__" in f.parts:
+                continue
+            digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
 
 
 def version_string(root: Path) -> str:
@@ -88,7 +111,7 @@ def provenance(
     benchmark: str,
     release: str,
     usage: Mapping[str, Any],
-    date: str,
+    code: str,
     version: str,
 ) -> dict[str, str]:
     out: dict[str, str] = {}
@@ -127,13 +150,13 @@ def provenance(
     hashes = prompt_hashes(root / "data" / "judgments" / benchmark / release)
     if hashes:
         out["prompts (id sha256)"] = "; ".join(f"{pid} {h[:12]}" for pid, h in hashes)
-    out["evaluated (code date)"] = date
+    out["code (sha256 of the scoring and page code)"] = code
     out["version"] = version
     return out
 
 
 def load_benchmark(
-    params: Mapping[str, Any], root: Path, benchmark: str, release: str, date: str, version: str
+    params: Mapping[str, Any], root: Path, benchmark: str, release: str, code: str, version: str
 ) -> BenchmarkData | None:
     mdir = root / "metrics" / benchmark / release
     lb = _read_json(mdir / "leaderboard.json")
@@ -152,7 +175,7 @@ def load_benchmark(
         extra=_read_json(mdir / "extra.json"),
         judge_card=_read_json(mdir / "judge_card.json"),
         usage=usage,
-        provenance=provenance(params, root, benchmark, release, usage, date, version),
+        provenance=provenance(params, root, benchmark, release, usage, code, version),
     )
 
 
@@ -167,7 +190,6 @@ def build_benchmark_site(
     site_dir: Path | str = "site",
     *,
     max_samples: int = DEFAULT_MAX_SAMPLES,
-    date: str | None = None,
     version: str | None = None,
 ) -> dict[str, int]:
     """Write `site/benchmarks/<b>/<R>/` (benchmark page, system pages, sample pages, summary.json)."""
@@ -180,7 +202,6 @@ def build_benchmark_site(
             f"benchmark {benchmark!r} is not in plan.benchmarks (enabled: "
             f"{sorted((params.get('plan') or {}).get('benchmarks') or {})})"
         )
-    date = date or build_date(root)
     version = version or version_string(root)
     counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
     release = str(entry.get("release"))
@@ -188,7 +209,7 @@ def build_benchmark_site(
     if bdir.exists():
         shutil.rmtree(bdir)
     bdir.mkdir(parents=True)
-    data = load_benchmark(params, root, benchmark, release, date, version)
+    data = load_benchmark(params, root, benchmark, release, code_hash(root, benchmark), version)
     if data is None:
         (bdir / SUMMARY_FILE).write_text(
             json.dumps({"benchmark": benchmark, "release": release, "missing": True}, indent=1) + "\n", encoding="utf-8"
@@ -210,6 +231,7 @@ def build_benchmark_site(
     members = [str(m) for m in entry.get("members") or []] or None
     for s in systems:
         sd = load_system(root, benchmark, release, s, members)
+        attach_messages(sd, params, root)  # what each judge was sent (re-rendered)
         sdir = bdir / "samples" / slug(s)
         sdir.mkdir(parents=True, exist_ok=True)
         tids = sd.task_ids
@@ -234,6 +256,7 @@ def build_benchmark_site(
         "href": f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html",
         "row": _index_row(data, f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html"),
         "counts": counts,
+        "offline_judge": ((data.leaderboard.get("meta") or {}).get("judge") or {}).get("backend") == "offline",
     }
     (bdir / SUMMARY_FILE).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return counts
@@ -243,7 +266,7 @@ def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Pat
     """Write `site/index.html`: one row per enabled benchmark × release, from each folder's summary.json."""
     root, site_dir = Path(root), Path(site_dir)
     plan = (params.get("plan") or {}).get("benchmarks") or {}
-    rows, missing = [], []
+    rows, missing, offline = [], [], []
     for b, entry in plan.items():
         release = str(entry.get("release"))
         summary = _read_json(site_dir / BENCHMARKS_DIR / b / release / SUMMARY_FILE)
@@ -251,27 +274,36 @@ def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Pat
             missing.append(f"{b} · {release}")
             continue
         rows.append(summary["row"])
+        if summary.get("offline_judge"):
+            offline.append(f"{b} · {release}")
     head = [
         th("benchmark", kind="text", cls="s"),
         th("release", kind="text", cls="s"),
         th("systems", kind="text", cls="s"),
         th("tasks"),
         th("leader", kind="text", cls="s"),
-        th("overall of the leader"),
+        th("overall of the leader (its scale)", title="each benchmark's own overall score and range"),
         th("judge", kind="text", cls="s"),
     ]
-    date, version = build_date(root), version_string(root)
+    version = version_string(root)
+    site_code = code_hash(root, code_paths=INDEX_CODE_PATHS)
     miss = (
         (f'<div class="warn">No leaderboard yet for: {esc(", ".join(missing))} (run <code>dvc repro</code>).</div>')
         if missing
         else ""
     )
+    if offline:
+        miss += (
+            f'<div class="warn">Graded by the <b>offline lexical judge</b>: {esc(", ".join(offline))}. Deterministic, '
+            "no LLM: fine for plumbing and regression checks, <b>not</b> for publishing (docs/offline-judge.md).</div>"
+        )
     body = (
-        f'<h1>reportbench scorecard</h1><p class="note">Built {esc(date)} · {esc(version)}. One leaderboard per '
-        "benchmark × release; click a benchmark for its leaderboard, metric definitions, intervals, pairwise "
-        "comparisons and the per-sample viewer. How to read a score: a number only where something was judged, "
-        "fetched or measured, otherwise “— <i>reason</i>”, never 0; only systems on the same task set are ranked "
-        "(<code>docs/reading-scores.md</code>).</p>" + miss + table(head, rows, id_="benchmarks")
+        f'<h1>reportbench scorecard</h1><p class="note">Built by {esc(version)} (site code {esc(site_code)}). '
+        "One leaderboard per benchmark × release; click a benchmark for its leaderboard, metric definitions, "
+        "intervals, pairwise comparisons and the per-sample viewer. Overall scores are not comparable across "
+        "benchmarks: each is on its own scale, named next to it. How to read a score: a number only where something "
+        "was judged, fetched or measured, otherwise “— <i>reason</i>”, never 0; only systems on the same task set "
+        "are ranked (<code>docs/reading-scores.md</code>).</p>" + miss + table(head, rows, id_="benchmarks")
     )
     site_dir.mkdir(parents=True, exist_ok=True)
     path = site_dir / "index.html"
@@ -290,17 +322,46 @@ def build_site(
     """The whole site in one call (tests, `reportbench view --site`): every benchmark folder, then the index."""
     root, out = Path(root), Path(out)
     plan = (params.get("plan") or {}).get("benchmarks") or {}
-    date, version = build_date(root), version_string(root)
+    version = version_string(root)
     counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
     for b in plan:
         if benchmarks is not None and b not in benchmarks:
             continue
-        for k, v in build_benchmark_site(
-            params, b, root, out, max_samples=max_samples, date=date, version=version
-        ).items():
+        for k, v in build_benchmark_site(params, b, root, out, max_samples=max_samples, version=version).items():
             counts[k] += v
     build_index(params, root, out)
     return counts
+
+
+def overall_scale(lb: Mapping[str, Any]) -> tuple[str, str | None, tuple[float, float] | None]:
+    """(what the overall score is, the metric whose declared range it has, that range): ("geometric mean",
+    "organization", (0, 1)), ("Avg", "avg", (0, 100)); no range when the parts' ranges differ or are undeclared."""
+    rows = lb.get("rows") or []
+    kind = rows[0].get("overall") if rows else None
+    info = lb.get("metric_info") or {}
+    if kind in (None, "geomean", "mean"):
+        parts = [str(m) for m in (rows[0].get("overall_metrics") if rows else None) or lb.get("metrics") or []]
+        ranges = {tuple((info.get(m) or {}).get("value_range") or ()) for m in parts}
+        name = {"geomean": "geometric mean", "mean": "mean"}.get(str(kind), "overall")
+        if parts and len(ranges) == 1 and all(ranges):
+            lo, hi = next(iter(ranges))
+            return name, parts[0], (float(lo), float(hi))
+        return name, None, None
+    m = info.get(str(kind)) or {}
+    rng = m.get("value_range")
+    return str(m.get("label") or kind), str(kind), (float(rng[0]), float(rng[1])) if rng else None
+
+
+def _scale_html(d: BenchmarkData) -> str:
+    """The overall's name and range, the range traced to `metric_info.<m>.value_range` (every number is)."""
+    name, metric, rng = overall_scale(d.leaderboard)
+    if metric is None or rng is None:
+        return f'<span class="note">{esc(name)}, range not declared</span>'
+    ends = [
+        num(v, f"{d.metrics_rel}/leaderboard.json#{pointer('metric_info', metric, 'value_range', k)}", 0)
+        for k, v in enumerate(rng)
+    ]
+    return f'<span class="note">{esc(name)}, {ends[0]}–{ends[1]}</span>'
 
 
 def _index_row(d: BenchmarkData, href: str) -> str:
@@ -313,7 +374,10 @@ def _index_row(d: BenchmarkData, href: str) -> str:
     overall = (
         num(
             rows[leader_i].get("overall_value"),
-            f"{d.metrics_rel}/leaderboard.json#{pointer('rows', leader_i, 'overall_value')}")
+            f"{d.metrics_rel}/leaderboard.json#{pointer('rows', leader_i, 'overall_value')}",
+        )
+        + " "
+        + _scale_html(d)
         if leader_i is not None
         else '<span class="na">—</span>'
     )

@@ -69,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.system not in systems:
         raise ViewError(f"unknown system {args.system!r} for {benchmark}; choices: {_choices(systems)}")
-    from reportbench.site.samples import load_system, render_sample_page, render_text, task_file
+    from reportbench.site.samples import attach_messages, load_system, render_sample_page, render_text, task_file
 
     members = [str(m) for m in entry.get("members") or []] or None
     sd = load_system(root, benchmark, release, args.system, members)
@@ -84,6 +84,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.text:
         sys.stdout.write(render_text(sd, args.task))
         return 0
+    attach_messages(sd, params, root)
     from reportbench.pipeline import read_release
 
     try:

@@ -139,6 +139,13 @@ svg text{font:11px system-ui,sans-serif;fill:var(--fg)}td.hl,th.hl{background:va
 .unres{background:#ffebe9;color:var(--bad);border-bottom:2px dotted var(--bad)}.jd{border:1px solid var(--line);
 border-radius:4px;padding:.4em .6em;margin:.4em 0}.jd.failed{border-color:#ff8182;background:#fff8f7}
 .filters{margin:.5em 0;display:flex;gap:.6em;flex-wrap:wrap;align-items:center}.hidden{display:none}
+.badge.v-pos{background:#dafbe1;border-color:#1a7f37;color:#116329}.badge.v-neg{background:#cf222e;
+border-color:#a40e26;color:#fff;font-weight:600}.badge.v-part{background:#fff1c2;border-color:#bf8700;color:#7d4e00}
+.badge.v-fail{background:repeating-linear-gradient(45deg,#eaeef2,#eaeef2 4px,#fff 4px,#fff 8px);
+border:1px dashed var(--bad);color:var(--bad)}.badge.v-oth{background:#ddf4ff;border-color:#54aeff;color:#0550ae}
+.msg pre{max-height:20em}.msgs summary{color:var(--mut)}pre.raw{max-height:40em}
+.tw table{font-size:12.5px}.tw th,.tw td{padding:3px 4px}.tw th{white-space:normal;min-width:3.2em}
+#leaderboard .cell{min-width:0}#leaderboard .ci,#leaderboard .cnt{font-size:.72em;line-height:1.25}
 .grid2{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:1.5em}
 @media (max-width:1000px){.grid2{grid-template-columns:1fr}}
 """

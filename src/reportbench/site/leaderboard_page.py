@@ -92,6 +92,11 @@ def _flagged(d: BenchmarkData, i: int, row: Mapping[str, Any]) -> tuple[Any, str
     return None
 
 
+def _breakable(label: str) -> str:
+    """A header may wrap after an underscore (`cit_not_<wbr>checked`): wide leaderboards fit 1,400 px."""
+    return esc(label).replace("_", "_<wbr>")
+
+
 def _bar_width(v: Any, info: Mapping[str, Any]) -> float | None:
     """Share of the metric's own declared range (never the column maximum); None without a declared range."""
     rng = info.get("value_range")
@@ -122,7 +127,7 @@ def leaderboard_table(d: BenchmarkData) -> str:
         better = "higher" if arrow == "↑" else "lower"
         tip = f"{info.get('full_name', m)}: {info.get('description', '')} ({better} is better)"
         head.append(
-            f'<th data-kind="num" data-metric="{esc(m)}" title="{esc(tip)}">{esc(str(info.get("label", m)))} '
+            f'<th data-kind="num" data-metric="{esc(m)}" title="{esc(tip)}">{_breakable(str(info.get("label", m)))} '
             f"{arrow}</th>"
         )
     if olabel:
@@ -215,6 +220,7 @@ def warnings_html(d: BenchmarkData) -> str:
     """What a reader must know before reading a number: thin coverage, unranked rows, an offline judge."""
     lb = d.leaderboard
     out = []
+    thin_items = []  # one banner for every system (it used to repeat the same sentence per system)
     for i, r in enumerate(lb.get("rows") or []):
         n_tasks = r.get("n_tasks") or 0
         thin = [
@@ -224,14 +230,19 @@ def warnings_html(d: BenchmarkData) -> str:
         ]
         if thin:
             m = min(thin, key=lambda m: r["n_defined"][m])
-            out.append(
-                f"<b>{esc(r['system'])}</b>: some means rest on fewer tasks than the release has — e.g. "
+            thin_items.append(
+                f"<li><b>{esc(r['system'])}</b>: e.g. "
                 f"{esc(str(_info(d, m).get('label', m)))} on "
                 f"{num(r['n_defined'][m], d.src('leaderboard.json', 'rows', i, 'n_defined', m), 0)} of "
                 f"{num(n_tasks, d.src('leaderboard.json', 'rows', i, 'n_tasks'), 0)} tasks "
-                f"({len(thin)} metric(s) affected)."
+                f"({len(thin)} metric(s) affected)</li>"
             )
-    unranked = [r for r in lb.get("rows") or [] if r.get("rank") is None]
+    if thin_items:
+        out.append(
+            "Some means rest on fewer tasks than the release has (a task without a defined value is left out of "
+            f'that mean, never counted as 0):<ul class="thin">{"".join(thin_items)}</ul>'
+        )
+        unranked = [r for r in lb.get("rows") or [] if r.get("rank") is None]
     if unranked and _overall_label(lb, d):
         out.append(
             "Not ranked: "

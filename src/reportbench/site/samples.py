@@ -44,6 +44,8 @@ class SystemData:
     mapping: list[dict[str, Any]] = field(default_factory=list)  # file -> task table of a folder system
     check: dict[str, Any] = field(default_factory=dict)  # the system stage's check.json (warnings, flagged tasks)
     problems: list[str] = field(default_factory=list)
+    run_dir: Path | None = None  # data/runs/<b>/<R>/<S>: the reports as submitted (raw/) live here
+    messages: dict[tuple[str, str, str], Any] = field(default_factory=dict)  # (member, step, item) -> Rendered
 
     @property
     def task_ids(self) -> list[str]:
@@ -78,6 +80,7 @@ def load_system(
 
     d = SystemData(benchmark, release, system)
     run_dir = root / "data" / "runs" / benchmark / release / system
+    d.run_dir = run_dir
     for lineno, obj in _jsonl(run_dir / "reports.jsonl", d.problems):
         try:
             rep = Report.model_validate(obj)
@@ -129,6 +132,95 @@ def load_system(
             d.problems.append(f"{spath}: cannot read ({type(exc).__name__}: {exc})"[:400])
     _load_cross(root / "data" / "cross" / benchmark / release, d)
     return d
+
+
+def attach_messages(sd: SystemData, params: Mapping[str, Any], root: Path) -> None:
+    """Fill `sd.messages` with what every judgment's judge was sent (site/messages.py: re-rendered from the stored
+    inputs and the prompt at the recorded hash)."""
+    from reportbench.site.messages import rerender_messages
+
+    by_member: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for rec in [*(r for rs in sd.judgments.values() for r in rs), *sd.unattributed]:
+        by_member[str(rec["_member"])][str(rec["_step"])].append(rec)
+    for member, records in by_member.items():
+        rendered = rerender_messages(params, root, sd.benchmark, sd.release, sd.system, member, records)
+        for (step, item), r in rendered.items():
+            sd.messages[(member, step, item)] = r
+
+
+MAX_RAW_CHARS = 200_000  # a report as submitted is shown up to this size (the file is named either way)
+
+
+def raw_report(sd: SystemData, task_id: str, report: Any | None) -> tuple[str, str] | None:
+    """(where it was read, text) of the report as the system submitted it: the run's `raw/<task_id>.md` (kinds
+    that produce reports) or the file the folder adapter parsed; None when neither is a readable file."""
+    candidates: list[Path] = []
+    if sd.run_dir is not None:
+        candidates.append(sd.run_dir / "raw" / f"{task_id}.md")
+    if report is not None and report.path:
+        path = Path(report.path)
+        root = sd.run_dir.parents[4] if sd.run_dir is not None and len(sd.run_dir.parents) > 4 else Path(".")
+        candidates += [path] if path.is_absolute() else [root / path, path]  # the repo, else the working dir
+    for path in candidates:
+        try:
+            if path.is_file():
+                text = path.read_text(encoding="utf-8", errors="replace")
+                cut = len(text) > MAX_RAW_CHARS
+                return str(path), text[:MAX_RAW_CHARS] + ("\n[… cut at 200,000 characters]" if cut else "")
+        except OSError:
+            continue
+    return None
+
+
+# Verdict -> badge class: what the judge decided, not whether the call worked (a failed call has no verdict).
+_POSITIVE = {"supported", "support", "important", "relevant", "yes", "true", "pass", "covered", "met", "satisfied"}
+_NEGATIVE = {"not_supported", "not_support", "not_important", "irrelevant", "no", "false", "fail", "not_covered"}
+_PARTIAL = {"partial_support", "partially_supported", "partial", "partially_covered"}
+VERDICT_LEGEND = (
+    ("v-pos", "supported / yes / full"),
+    ("v-part", "partial"),
+    ("v-neg", "not supported / no / none"),
+    ("v-fail", "failed call (no verdict)"),
+    ("v-oth", "other verdict (a choice, a grade)"),
+)
+
+
+def verdict_class(rec: Mapping[str, Any]) -> str:
+    if rec.get("status") != "ok":
+        return "v-fail"
+    label = str(rec.get("label") or "").strip().lower().replace(" ", "_").replace("-", "_")
+    if label in _POSITIVE:
+        return "v-pos"
+    if label in _NEGATIVE:
+        return "v-neg"
+    if label in _PARTIAL:
+        return "v-part"
+    value = rec.get("value")
+    if label in {"", "0", "1"} and is_number(value) and 0 <= float(value) <= 1:
+        return "v-pos" if float(value) == 1 else "v-neg" if float(value) == 0 else "v-part"
+    return "v-oth"
+
+
+def verdict_legend() -> str:
+    items = "".join(f'<span class="badge {c}">{esc(t)}</span>' for c, t in VERDICT_LEGEND)
+    return f'<p class="legend note">Judgment badges by verdict: {items}</p>'
+
+
+def render_messages(rendered: Any | None, rec: Mapping[str, Any]) -> str:
+    """The chat messages of one judgment, saying where they come from (or why there are none)."""
+    if rendered is None:
+        return '<p class="note">messages: not available (the item was not found when re-planning this step)</p>'
+    if rendered.note:
+        return f'<p class="note">messages: {esc(rendered.note)}</p>'
+    offline = str(rec.get("judge_id") or "").startswith("offline") or "offline" in str(rec.get("model") or "")
+    source = rendered.source + (
+        "; the offline judge sends nothing: these are what an LLM judge gets for this item" if offline else ""
+    )
+    parts = "".join(
+        f'<div class="msg"><b>{esc(str(m.get("role")))}</b><pre>{esc(str(m.get("content")))}</pre></div>'
+        for m in rendered.messages
+    )
+    return f'<details class="msgs"><summary>messages sent ({esc(source)})</summary>{parts}</details>'
 
 
 def _load_cross(cdir: Path, d: SystemData) -> None:
@@ -227,7 +319,7 @@ def render_report(report: Any, judgments: list[dict[str, Any]]) -> str:
             for k in extra
         )
         badges = "".join(
-            f'<a class="badge {esc(str(judgments[n].get("status")))}" href="#j-{n}" '
+            f'<a class="badge {verdict_class(judgments[n])}" href="#j-{n}" '
             f'title="{esc(judgments[n]["_step"])}: {esc(_verdict(judgments[n]))}">'
             f"{esc(judgments[n]['_step'])} {esc(_verdict(judgments[n]))}</a>"
             for n in by_sentence.get(str(sent.index), [])
@@ -289,14 +381,18 @@ def _ids_html(ids: Mapping[str, Any], report: Any | None) -> str:
     return " ".join(parts)
 
 
-def render_judgment(n: int, rec: Mapping[str, Any], report: Any | None) -> str:
+def render_judgment(n: int, rec: Mapping[str, Any], report: Any | None, messages: str = "") -> str:
     status = str(rec.get("status") or "")
     verdict = rec.get("label")
     value = rec.get("value")
     head = (
         f"<b>{esc(rec['_step'])}</b> · member <code>{esc(str(rec['_member']))}</code> · "
         f'<span class="badge {esc(status)}">{esc(status)}</span>'
-        + (f" verdict <b>{esc(str(verdict))}</b>" if verdict is not None else "")
+        + (
+            f' verdict <span class="badge {verdict_class(rec)}">{esc(str(verdict))}</span>'
+            if verdict is not None
+            else ""
+        )
         + f" value <b>{esc(_value(value))}</b>"
     )
     fields = {
@@ -322,6 +418,7 @@ def render_judgment(n: int, rec: Mapping[str, Any], report: Any | None) -> str:
     if rec.get("parsed"):
         dets += f"<details><summary>parsed output</summary><pre>{esc(str(rec['parsed']))}</pre></details>"
     body = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in fields.items())
+    dets = messages + dets
     hay = " ".join(str(rec.get(k) or "") for k in ("item_id", "label", "explanation", "error", "_step"))
     return (
         f"<div{attrs(class_='jd ' + status, id=f'j-{n}', data_filter=hay, data_step=rec['_step'], data_status=status)}>"
@@ -470,12 +567,22 @@ def render_sample_page(
         "<h2>Scores for this task</h2>" + render_scores(sd.scores.get(task_id, []), "index.html", metric_info or {})
     )
     body.append(_reference_material(release, task_id))
+    raw = raw_report(sd, task_id, report)
     left = ["<h2>Report as parsed</h2>"]
+    if raw is not None:
+        left.append('<p class="note"><a href="#raw">the report as submitted ↓</a></p>')
     if report is None:
         left.append(f'<p class="warn">No report: {esc(st)} {esc(str(outcome.get("reason") or ""))}</p>')
     else:
+        left.append(verdict_legend())
         left.append(render_report(report, judgments))
         left.append("<h2>Sources</h2>" + render_sources(report))
+    if raw is not None:
+        left.append(
+            f'<h2 id="raw">Report as submitted</h2><p class="note">{esc(raw[0])} (exactly as read; '
+            '<a href="#">back to the parsed report ↑</a>)</p>'
+            f'<pre class="raw">{esc(raw[1])}</pre>'
+        )
     steps = sorted({j["_step"] for j in judgments})
     opts = "".join(f'<option value="{esc(s)}">{esc(s)}</option>' for s in steps)
     right = [
@@ -487,7 +594,17 @@ def render_sample_page(
         '<option value="ok">ok</option><option value="failed">failed</option></select></label>'
         '<label>search <input id="f-q" data-filter-for="jl" placeholder="text"></label></div>',
         '<div id="jl">',
-        *(render_judgment(n, rec, report) for n, rec in enumerate(judgments)),
+        *(
+            render_judgment(
+                n,
+                rec,
+                report,
+                render_messages(sd.messages.get((str(rec["_member"]), str(rec["_step"]), str(rec.get("item_id")))), rec)
+                if sd.messages
+                else "",
+            )
+            for n, rec in enumerate(judgments)
+        ),
         "</div>",
     ]
     if not judgments:

@@ -554,6 +554,7 @@ METRICS = [
             missing_report="zero",
             short=PAPER_NAMES[d],
             **(_FACT_EVIDENCE if d in ("information_integrity", "information_sufficiency") else {}),
+            full_name=PAPER_NAMES[d],  # the paper's name everywhere (the key is the authors' code key)
         )
         for d in DIMENSIONS
     ),
