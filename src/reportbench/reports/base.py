@@ -203,7 +203,10 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     except OSError as exc:
         raise ReportParseError(path, f"cannot read: {exc.strerror or exc}") from exc
     if len(data) > max_bytes:
-        raise ReportParseError(path, f"file is over the {max_bytes}-byte limit")
+        from reportbench.bounds import current_limits
+
+        key = f"systems.{current_limits()[1]}.limits.max_bytes"
+        raise ReportParseError(path, f"too large: file is over the {max_bytes}-byte limit (max_bytes; raise {key})")
     return data
 
 
@@ -398,6 +401,13 @@ def build_report(
     `Sentence.citation_keys` keep unresolved keys too (a citation to nothing is still a citation, and Cite-P
     must count it as unsupported); they are listed once more in `Report.unresolved_citations`.
     """
+    from reportbench.bounds import InputTooLargeError, check_body, check_counts
+
+    where = path or f"{system}/{task_id}"
+    try:
+        check_body(body)  # size bounds before any regex or the sentence splitter sees the text
+    except InputTooLargeError as exc:
+        raise ReportParseError(where, str(exc)) from exc
     all_warnings = list(warnings)
     all_sources = dict(sources)
     body, markers, injection_warnings = _without_injections(body, markers, all_sources)
@@ -408,14 +418,19 @@ def build_report(
         all_warnings.extend(scan.warnings)
         for key, src in scan.link_sources.items():
             all_sources.setdefault(key, src)
-    sentences = build_sentences(body, markers)
+    try:
+        check_counts(0, len(markers))
+        sentences = build_sentences(body, markers)
+        check_counts(len(sentences), len(markers))
+    except InputTooLargeError as exc:
+        raise ReportParseError(where, str(exc)) from exc
     cited: dict[str, None] = {}
     for sent in sentences:
         for key in sent.citation_keys:
             cited.setdefault(key, None)
     unresolved = [k for k in cited if k not in all_sources]
     if not body.strip():
-        raise EmptyReportError(path or f"{system}/{task_id}", "empty report: no body text (at most a reference list)")
+        raise EmptyReportError(where, "empty report: no body text (at most a reference list)")
     if not _TRUNCATION_OK_END.search(body.rstrip()):
         all_warnings.append(f"body ends mid-sentence (truncated output?): ...{body.rstrip()[-40:]!r}")
     if unresolved:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reportbench.bounds import ReportLimits, report_limits
 from reportbench.systems import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import isolated_load
 from reportbench.types import Report, Task
@@ -39,7 +40,11 @@ def run_folder_system(
     found = dict(discovered)
     reports: list[Report] = []
     outcomes: list[TaskOutcome] = []
-    with confined_to(Path(folder)):
+    try:
+        limits = ReportLimits.from_spec(spec, name)
+    except ValueError as exc:
+        raise SystemError_(str(exc)) from exc
+    with confined_to(Path(folder)), report_limits(limits, name):
         for task_id in task_ids:
             path = found.get(task_id)
             if path is None:
