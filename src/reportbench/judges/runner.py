@@ -128,7 +128,7 @@ async def run_judgments(
 
     async def worker() -> None:
         nonlocal next_index
-        while next_index < n and wire.tripped is None:
+        while next_index < n and wire.tripped is None and getattr(judge, "local_fatal", None) is None:
             i = next_index
             next_index += 1
             item_id, inputs, input_ids = todo[i]
@@ -158,6 +158,9 @@ async def run_judgments(
         if wire.tripped is not None:
             bar.leave = False  # the error line replaces the bar
         bar.close()
+    local_fatal = getattr(judge, "local_fatal", None)
+    if isinstance(local_fatal, BaseException):  # e.g. the cache disk is full: no retry or later item fixes it
+        raise local_fatal
     if wire.tripped is not None:
         kind = wire.tripped
         name = judge_name or getattr(cfg, "name", None)
