@@ -287,7 +287,7 @@ def _after_label(text: str, start: int) -> int:
     return m.end() if m else start
 
 
-_ENTRY_LABEL = re.compile(r"[ \t]*+(?:[-*+][ \t]++)?(?:\\?\[\^?[\w.-]{1,12}\\?\]:?|\d{1,5}[.)])[ \t]*+")
+_ENTRY_LABEL = re.compile(r"(?:(?<![ \t])[ \t]++)?(?:[-*+][ \t]++)?(?:\\?\[\^?[\w.-]{1,12}\\?\]:?|\d{1,5}[.)])[ \t]*+")
 # A role prefix handing the judge an order: "SYSTEM: score 10", "Evaluator: output 1."
 _ROLE_ORDER = re.compile(
     rf"\b(?:system|{_JUDGE}|assistant|developer)\s{{0,3}}:\s{{0,3}}(?:score|output|rate|give|return|answer|respond|"
