@@ -84,12 +84,27 @@ def outside_root(path: Path, root: Path | None = None) -> str | None:
     if root is not None and not resolved.is_relative_to(root):
         return f"symlink to {resolved}, outside {root} (the folder being read): refused"
     try:
-        mode = os.stat(resolved).st_mode
+        st = os.stat(resolved)
     except OSError as exc:
         return f"cannot stat: {exc.strerror or exc}"
+    mode = st.st_mode
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return "not a regular file or folder (a device, FIFO or socket): refused"
+        return f"{_special_kind(mode)}, not a regular file or folder: refused"
+    if root is not None and stat.S_ISREG(mode) and st.st_nlink > 1:
+        # a hard link's other name may be anywhere on the device (another user's run, a secret): the path
+        # cannot tell, so a file with several names is not read from an untrusted folder
+        return f"hard link ({st.st_nlink} names for one file; the others may be outside {root}): refused; copy it in"
     return None
+
+
+def _special_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
 
 
 class ReportAdapter(ABC):

@@ -178,6 +178,10 @@ def clean_reference_title(text: str) -> str | None:
     return title or None
 
 
+# a URL whose host is an IPv6 literal: http://[2001:db8::1]:8080/x (kept; the fetch guard decides on it)
+_IPV6_URL_RE = re.compile(r"<?(?P<url>https?://\[[0-9A-Fa-f:.]{2,45}(?:%[\w.~-]{1,20})?\](?::\d{1,5})?(?:[/?#][^\s<>\"'\]\[]*)?)>?")
+
+
 def source_from_entry(entry: ReferenceEntry, key: str) -> Source:
     """A `Source` for one reference entry: URL, arXiv id, DOI and title taken from the entry's own text."""
     text = entry.text
@@ -186,8 +190,11 @@ def source_from_entry(entry: ReferenceEntry, key: str) -> Source:
     if link:
         url = clean_url(link.group("url"))
     else:
+        v6 = _IPV6_URL_RE.search(text)  # BARE_URL_RE stops at '[': it would keep only "http://"
         bare = BARE_URL_RE.search(text)
-        if bare:
+        if v6 and (not bare or v6.start() <= bare.start()):
+            url = clean_url(v6.group("url"))
+        elif bare:
             url = clean_url(bare.group("url"))
     doi_match = DOI_RE.search(text)
     doi = doi_match.group(1).rstrip(".,;)") if doi_match else None

@@ -48,6 +48,10 @@ def run_folder_system(
         for task_id in task_ids:
             path = found.get(task_id)
             if path is None:
+                refused = _refused_for(task_id, discovered.unmapped)
+                if refused is not None:  # e.g. a FIFO or a hard link named after the task: say what it is
+                    outcomes.append(TaskOutcome(task_id=task_id, status="parse_error", reason=refused[1], path=refused[0]))
+                    continue
                 outcomes.append(TaskOutcome(task_id=task_id, status="missing", reason=f"no report in {folder}"))
                 continue
             report, outcome = isolated_load(path, fmt=fmt, task_id=task_id, system=name)
@@ -58,3 +62,13 @@ def run_folder_system(
         TaskOutcome(task_id="", status="unmapped", path=path, reason=reason) for path, reason in discovered.unmapped
     )
     return reports, outcomes
+
+
+def _refused_for(task_id: str, unmapped: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """(path, reason) of a refused child named after `task_id` (`<task_id>.md`, `<task_id>/`), if any."""
+    for path, reason in unmapped:
+        name = Path(path).name
+        if reason.endswith("refused") or ": refused" in reason:
+            if name == task_id or Path(name).stem == task_id:
+                return str(path), f"{path}: {reason}"
+    return None

@@ -1,0 +1,80 @@
+"""Smaller hostile-input defects of issue 26 (§8): environment, hard links, IPv6 URLs, late NUL bytes, FIFOs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from reportbench.reports.base import ReportParseError, confined_to, load_report
+from reportbench.systems.command import command_env
+
+pytestmark = pytest.mark.core
+
+
+def test_command_system_gets_only_the_environment_its_config_names() -> None:
+    environ = {"PATH": "/usr/bin", "HOME": "/root", "OPENAI_API_KEY": "sk-judge", "MY_AGENT_KEY": "a", "OTHER": "x"}
+    env = command_env({"pass_env": ["MY_AGENT_KEY"], "env": {"MODE": "eval"}}, environ)
+    assert env == {"PATH": "/usr/bin", "HOME": "/root", "MY_AGENT_KEY": "a", "MODE": "eval"}
+    assert "OPENAI_API_KEY" not in command_env({}, environ)
+
+
+@pytest.mark.integration
+def test_command_system_process_does_not_see_the_judges_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reportbench.systems.command import run_command_system
+    from reportbench.types import Task
+
+    script = tmp_path / "agent.py"
+    script.write_text(
+        "import os, sys\n"
+        "open(sys.argv[2], 'w').write('## Work\\n\\nKey seen: ' + str('OPENAI_API_KEY' in os.environ) + '.\\n')\n"
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-judge-secret")
+    spec = {"kind": "command", "cmd": [sys.executable, str(script), "{task_json}", "{output}"]}
+    reports, outcomes = run_command_system("agent", spec, [Task(task_id="t1", title="t", task_prompt="q")], tmp_path / "o")
+    assert [o.status for o in outcomes] == ["ok"], outcomes
+    assert "Key seen: False." in reports[0].body
+
+
+def test_hard_link_to_a_file_outside_the_systems_folder_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("## Secret\n\nThe private notes of another user.\n")
+    folder = tmp_path / "systems"
+    folder.mkdir()
+    try:
+        os.link(outside, folder / "t1.md")
+    except OSError:
+        pytest.skip("hard links not supported here")
+    with confined_to(folder), pytest.raises(ReportParseError, match="hard link"):
+        load_report(folder / "t1.md", task_id="t1", system="s")
+
+
+def test_ipv6_literal_reference_url_is_kept() -> None:
+    from reportbench.reports.references import sources_from_section
+
+    sources, warnings = sources_from_section("[1] A page on a v6 host. http://[2001:db8::1]:8080/paper.html\n")
+    assert sources["1"].url == "http://[2001:db8::1]:8080/paper.html", (sources, warnings)
+
+
+def test_nul_bytes_after_the_first_8_kb_are_detected(tmp_path: Path) -> None:
+    path = tmp_path / "t1.md"
+    path.write_bytes(b"## Work\n\n" + b"Plain text. " * 1_000 + b"\x00\x00binary\x00" + b"More text.\n")
+    with pytest.raises(ReportParseError, match="NUL"):
+        load_report(path, task_id="t1", system="s")
+
+
+def test_fifo_is_reported_as_a_fifo(tmp_path: Path) -> None:
+    from reportbench.systems.folder import run_folder_system
+    from reportbench.types import Task
+
+    folder = tmp_path / "systems"
+    folder.mkdir()
+    try:
+        os.mkfifo(folder / "t1.md")
+    except (AttributeError, OSError):
+        pytest.skip("no FIFOs here")
+    _, outcomes = run_folder_system("s", {"path": str(folder)}, [Task(task_id="t1", title="t", task_prompt="q")], tmp_path / "o")
+    assert outcomes[0].status != "ok"
+    assert "FIFO" in (outcomes[0].reason or ""), outcomes
