@@ -78,3 +78,40 @@ def test_fifo_is_reported_as_a_fifo(tmp_path: Path) -> None:
     _, outcomes = run_folder_system("s", {"path": str(folder)}, [Task(task_id="t1", title="t", task_prompt="q")], tmp_path / "o")
     assert outcomes[0].status != "ok"
     assert "FIFO" in (outcomes[0].reason or ""), outcomes
+
+
+def _judgment() -> object:
+    from reportbench.judges.base import Judgment
+
+    return Judgment(task="support", item_id="i1", input_ids={}, judge_id="offline", model="offline", status="ok",
+                    value=1.0)
+
+
+def test_full_disk_while_writing_judgments_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    import polars as pl
+
+    from reportbench.judges.errors import FatalError
+    from reportbench.judges.runner import write_judgments
+
+    def full_disk(self: pl.DataFrame, file: object, *args: object, **kwargs: object) -> None:
+        Path(str(file)).write_bytes(b"PAR1\x15\x04")  # what a full disk leaves: a head, no footer
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", full_disk)
+    target = tmp_path / "j" / "support.parquet"
+    with pytest.raises(FatalError, match=r"cannot write .*support\.parquet: No space left on device"):
+        write_judgments(target, [_judgment()])  # type: ignore[list-item]
+    assert not target.exists() and not list(target.parent.iterdir())
+
+
+def test_truncated_judgments_file_is_named_not_a_thrift_traceback(tmp_path: Path) -> None:
+    from reportbench.judges.errors import FatalError
+    from reportbench.judges.runner import read_judgments, write_judgments
+
+    path = write_judgments(tmp_path / "support.parquet", [_judgment()])  # type: ignore[list-item]
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(FatalError, match=r"support\.parquet is damaged or truncated \(was the disk full"):
+        read_judgments(path)
