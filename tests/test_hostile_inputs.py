@@ -115,3 +115,16 @@ def test_truncated_judgments_file_is_named_not_a_thrift_traceback(tmp_path: Path
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(FatalError, match=r"support\.parquet is damaged or truncated \(was the disk full"):
         read_judgments(path)
+
+
+@pytest.mark.parametrize("n", [1, 7, 10])
+def test_stub_server_answers_nugget_assignment_with_the_asked_label_count(n: int) -> None:
+    """`reportbench stub-server` can serve a DeepScholar run: nugget_assign answers parse (one label a nugget)."""
+    from reportbench.judges.tasks.nugget_assign import NuggetAssignInput, NuggetAssignOutput, parse
+    from reportbench.prompts import load_prompt
+    from reportbench.stub_server import default_responder
+
+    inputs = NuggetAssignInput(query="q", passage="p", nuggets=[f"nugget {i}" for i in range(n)])
+    messages = load_prompt("deepscholar/nugget_assign.yaml", "prompts").render(**inputs.prompt_values())
+    fmt = {"type": "json_schema", "json_schema": {"name": "o", "schema": NuggetAssignOutput.model_json_schema()}}
+    assert len(parse(default_responder(messages, fmt), inputs).labels) == n
