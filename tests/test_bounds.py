@@ -64,7 +64,10 @@ MODULES = (
 )
 # matched only against one stripped line of at most 200 characters (references._is_line): tested through
 # split_reference_section below
-LINE_ONLY = {("reportbench.reports.references", "REFERENCE_HEADING_RE"), ("reportbench.reports.references", "_END_TAG_RE")}
+LINE_ONLY = {
+    ("reportbench.reports.references", "REFERENCE_HEADING_RE"),
+    ("reportbench.reports.references", "_END_TAG_RE"),
+}
 BOUND_S = 2.0  # linear patterns take milliseconds here; a quadratic one takes minutes on 50k characters
 
 
@@ -87,7 +90,9 @@ def test_every_pattern_is_collected() -> None:
     assert len(PATTERNS) > 60  # the scan below covers the modules' patterns, not an empty list
 
 
-@pytest.mark.parametrize(("module", "attr", "pattern"), PATTERNS, ids=[f"{m.rsplit('.', 1)[1]}.{a}" for m, a, _ in PATTERNS])
+@pytest.mark.parametrize(
+    ("module", "attr", "pattern"), PATTERNS, ids=[f"{m.rsplit('.', 1)[1]}.{a}" for m, a, _ in PATTERNS]
+)
 def test_regex_is_linear_on_adversarial_text(module: str, attr: str, pattern: re.Pattern[str]) -> None:
     for name, text in ADVERSARIAL.items():
         started = time.perf_counter()
@@ -223,7 +228,8 @@ def test_organisation_refuses_sections_over_its_bound_naming_the_key() -> None:
     from reportbench.judges.tasks.organization import OrganizationInput, offline
 
     inputs = OrganizationInput(paper_title="t", paper_abstract="a", section_a=_section(20), section_b=_section(1_010))
-    with pytest.raises(InputTooLargeError, match=r"section_b sentences \(1,010\).*judge\.offline\.organization\.max_sentences"):
+    expected = r"section_b sentences \(1,010\).*judge\.offline\.organization\.max_sentences"
+    with pytest.raises(InputTooLargeError, match=expected):
         offline(inputs, {})
     assert offline(inputs, {"organization": {"max_sentences": 2_000}}).output.decision in ("A", "B")
 
@@ -238,6 +244,7 @@ def test_offline_judge_records_the_bound_as_the_items_reason() -> None:
     inputs = OrganizationInput(paper_title="t", paper_abstract="a", section_a=_section(60), section_b=_section(20))
     judgment = asyncio.run(judge("x", inputs, {}))
     assert judgment.status == "failed"
-    assert (judgment.error or "").startswith("too_large: ") and "judge.offline.organization.max_sentences" in judgment.error
+    error = judgment.error or ""
+    assert error.startswith("too_large: ") and "judge.offline.organization.max_sentences" in error
     default = OfflineJudge(TASK, {})
     assert judge.judge_id == default.judge_id  # a bound decides whether an answer exists, not what it is

@@ -82,7 +82,7 @@ def test_two_processes_pay_each_unique_request_once(tmp_path: Path) -> None:
         ]
         outs = [p.communicate(timeout=120) for p in procs]
         requests = s.counts["requests"]
-    for p, (out, err) in zip(procs, outs, strict=True):
+    for p, (_, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err[-2000:]
     results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
     assert all(r["ok"] == n for r in results), results
@@ -117,7 +117,9 @@ def test_full_cache_stops_at_once_and_keeps_what_was_paid(tmp_path: Path) -> Non
         for size in (2000, 200, 20, 1):  # fill every page it has, so the very first answer cannot be stored
             while True:
                 try:
-                    db.execute("INSERT INTO responses (key, text, created_at) VALUES (?, ?, '')", (f"f{filler}", "x" * size))
+                    db.execute(
+                        "INSERT INTO responses (key, text, created_at) VALUES (?, ?, '')", (f"f{filler}", "x" * size)
+                    )
                 except sqlite3.OperationalError:
                     break
                 filler += 1

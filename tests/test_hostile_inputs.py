@@ -33,7 +33,8 @@ def test_command_system_process_does_not_see_the_judges_key(tmp_path: Path, monk
     )
     monkeypatch.setenv("OPENAI_API_KEY", "sk-judge-secret")
     spec = {"kind": "command", "cmd": [sys.executable, str(script), "{task_json}", "{output}"]}
-    reports, outcomes = run_command_system("agent", spec, [Task(task_id="t1", title="t", task_prompt="q")], tmp_path / "o")
+    task = Task(task_id="t1", title="t", task_prompt="q")
+    reports, outcomes = run_command_system("agent", spec, [task], tmp_path / "o")
     assert [o.status for o in outcomes] == ["ok"], outcomes
     assert "Key seen: False." in reports[0].body
 
@@ -75,7 +76,8 @@ def test_fifo_is_reported_as_a_fifo(tmp_path: Path) -> None:
         os.mkfifo(folder / "t1.md")
     except (AttributeError, OSError):
         pytest.skip("no FIFOs here")
-    _, outcomes = run_folder_system("s", {"path": str(folder)}, [Task(task_id="t1", title="t", task_prompt="q")], tmp_path / "o")
+    task = Task(task_id="t1", title="t", task_prompt="q")
+    _, outcomes = run_folder_system("s", {"path": str(folder)}, [task], tmp_path / "o")
     assert outcomes[0].status != "ok"
     assert "FIFO" in (outcomes[0].reason or ""), outcomes
 

@@ -328,7 +328,8 @@ def scan(text: str) -> list[Finding]:
     norm = _normalise(text)
     for start, end, kind in _directive_hits(norm.text):
         if kind != "forged verdict JSON":
-            start, end = _sentence_bounds(norm.text, start, end)[0], max(_sentence_bounds(norm.text, start, end)[1], end)
+            left, right = _sentence_bounds(norm.text, start, end)
+            start, end = left, max(right, end)
         start, end = norm.start(start), norm.end(end)
         if any(s <= start and end <= e for s, e in covered):
             continue  # inside a comment / code block / hidden run already removed whole

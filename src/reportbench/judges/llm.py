@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
-from reportbench.judges.cache import CacheWriteError, CachedResponse, ResponseCache, StoredParseFailure, cache_key
+from reportbench.judges.cache import CachedResponse, CacheWriteError, ResponseCache, StoredParseFailure, cache_key
 from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, make_client, to_plain
 from reportbench.prompt_packs.judging import AuthorsPrompt, authors_prompt, prompts_mode
 from reportbench.prompts import DEFAULT_PROMPTS_DIR, PromptTemplate, load_prompt

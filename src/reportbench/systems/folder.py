@@ -50,7 +50,9 @@ def run_folder_system(
             if path is None:
                 refused = _refused_for(task_id, discovered.unmapped)
                 if refused is not None:  # e.g. a FIFO or a hard link named after the task: say what it is
-                    outcomes.append(TaskOutcome(task_id=task_id, status="parse_error", reason=refused[1], path=refused[0]))
+                    outcomes.append(
+                        TaskOutcome(task_id=task_id, status="parse_error", reason=refused[1], path=refused[0])
+                    )
                     continue
                 outcomes.append(TaskOutcome(task_id=task_id, status="missing", reason=f"no report in {folder}"))
                 continue
