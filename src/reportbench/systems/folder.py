@@ -40,6 +40,7 @@ def run_folder_system(
     found = dict(discovered)
     reports: list[Report] = []
     outcomes: list[TaskOutcome] = []
+    attributed: set[str] = set()  # refused children reported as their task's outcome (not again as unmapped)
     try:
         limits = ReportLimits.from_spec(spec, name)
     except ValueError as exc:
@@ -50,6 +51,7 @@ def run_folder_system(
             if path is None:
                 refused = _refused_for(task_id, discovered.unmapped)
                 if refused is not None:  # e.g. a FIFO or a hard link named after the task: say what it is
+                    attributed.add(refused[0])
                     outcomes.append(
                         TaskOutcome(task_id=task_id, status="parse_error", reason=refused[1], path=refused[0])
                     )
@@ -61,7 +63,9 @@ def run_folder_system(
                 reports.append(report)
             outcomes.append(outcome)
     outcomes.extend(
-        TaskOutcome(task_id="", status="unmapped", path=path, reason=reason) for path, reason in discovered.unmapped
+        TaskOutcome(task_id="", status="unmapped", path=path, reason=reason)
+        for path, reason in discovered.unmapped
+        if path not in attributed
     )
     return reports, outcomes
 
