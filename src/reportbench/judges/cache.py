@@ -183,10 +183,17 @@ class ResponseCache:
         self._conn: sqlite3.Connection | None = sqlite3.connect(
             str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None
         )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=30000")
-        self._conn.executescript(_SCHEMA)
+        for attempt in range(50):  # two processes opening a new file at once: switching to WAL can be "locked"
+            try:
+                self._conn.execute("PRAGMA busy_timeout=30000")
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.executescript(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.1)
         self.hits = 0
         self.misses = 0
         self.writes = 0

@@ -71,10 +71,11 @@ def run_folder_system(
 
 
 def _refused_for(task_id: str, unmapped: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """(path, reason) of a refused child named after `task_id` (`<task_id>.md`, `<task_id>/`), if any."""
+    """(path, reason) of a special file or hard link named after `task_id` (`<task_id>.md`), if any; a symlink
+    out of the folder stays an unmapped row (the task is missing: nothing of it is in the folder)."""
     for path, reason in unmapped:
         name = Path(path).name
-        if reason.endswith("refused") or ": refused" in reason:
+        if "not a regular file or folder" in reason or reason.startswith("hard link"):
             if name == task_id or Path(name).stem == task_id:
                 return str(path), f"{path}: {reason}"
     return None
