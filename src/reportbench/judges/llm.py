@@ -185,6 +185,8 @@ class LLMJudge:
                     return self._from_stored_failure(key, item_id, inputs, input_ids, stored)
             waited = await self._claim(key)  # another process sharing the cache may be paying for it right now
             try:
+                if isinstance(waited, StoredParseFailure):  # the other process's answers did not parse
+                    return self._from_stored_failure(key, item_id, inputs, input_ids, waited)
                 if waited is not None:
                     try:
                         out = self._parse(waited.text, inputs)
@@ -201,17 +203,23 @@ class LLMJudge:
                 self.cache.release(key)
         return await self._ask(key, item_id, inputs, input_ids, messages)
 
-    async def _claim(self, key: str) -> CachedResponse | None:
+    async def _claim(self, key: str) -> CachedResponse | StoredParseFailure | None:
         """Hold the cache's claim on `key` before paying for it; while another live process holds it, wait
-        for its answer (returned) or for its claim to go (it failed, or was killed: then we ask)."""
+        for its answer (returned, or its stored parse failure) or for its claim to go (it failed or was killed:
+        then we ask)."""
         assert self.cache is not None
-        while not self.cache.claim(key):
-            await asyncio.sleep(CLAIM_POLL_S)
-            hit = self.cache.get(key)
+        while True:
+            claimed = self.cache.claim(key)
+            hit = self.cache.get(key)  # (also: stored between our miss and our claim)
             if hit is not None:
                 return hit
-        hit = self.cache.get(key)  # stored between our miss and our claim
-        return hit
+            if self.deterministic and not self.reask_parse_failures:
+                stored = self.cache.get_parse_failure(key)
+                if stored is not None:
+                    return stored
+            if claimed:
+                return None
+            await asyncio.sleep(CLAIM_POLL_S)
 
     def _store(self, put: Any, *args: Any, **kwargs: Any) -> None:
         """Store an answer; a full or read-only cache stops the run (see `local_fatal`) but keeps this answer."""
