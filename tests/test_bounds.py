@@ -145,7 +145,7 @@ SENTENCE = "The agent records each tool call before it writes the report. "
         ("## Work\n\n" + "\n\n".join(SENTENCE * 20 for _ in range(300)) + "\n", "max_sentences"),
         ("## Work\n\n" + " " * 102_400 + "Agents.\n", "max_line_chars"),
         ("## Work\n\n" + "".join("  " * i + "- item\n" for i in range(200)), "max_indent"),
-        ("## Work\n\n" + SENTENCE * 1_000 + "\n", "max_paragraph_chars"),
+        ("## Work\n\n" + (SENTENCE * 100 + "\n") * 10, "max_paragraph_chars"),
         ("## Work\n\n" + "Claim [1].\n" * 25_000, "max_lines"),
         ("## Work\n\n" + "\n\n".join("Claim [1][2][3][4][5]." for _ in range(1_100)) + "\n", "max_citations"),
     ],
