@@ -80,8 +80,19 @@ def _too_large(what: str, size: int, limit: str) -> InputTooLargeError:
     return InputTooLargeError(what, size, limit, getattr(limits, limit), f"systems.{system}.limits.{limit}")
 
 
-def check_body(body: str) -> None:
-    """Refuse a body whose size would make parsing slow or memory-hungry: one linear pass, no regex."""
+def _starts_block(stripped: str) -> bool:
+    """A line that starts its own block for the sentence splitter: list item, heading, table row, quote."""
+    if stripped[:1] in ("-", "*", "+", "#", "|", ">", "•"):
+        return True
+    digits = len(stripped) - len(stripped.lstrip("0123456789"))
+    return 0 < digits <= 4 and stripped[digits : digits + 1] in (".", ")")
+
+
+def check_body(body: str, *, paragraphs: bool = True) -> None:
+    """Refuse a body whose size would make parsing slow or memory-hungry: one linear pass, no regex.
+
+    `paragraphs=False` skips the paragraph bound (for a whole file whose reference list is never split into
+    sentences)."""
     limits, _ = current_limits()
     lines = body.split("\n")
     if len(lines) > limits.max_lines:
@@ -97,8 +108,10 @@ def check_body(body: str) -> None:
         indent = len(line) - len(stripped)
         if indent > limits.max_indent:
             raise _too_large(f"indentation (nesting) of line {number}", indent, "max_indent")
+        if _starts_block(stripped):
+            paragraph = 0
         paragraph += len(line) + 1
-        if paragraph > limits.max_paragraph_chars:
+        if paragraphs and paragraph > limits.max_paragraph_chars:
             raise _too_large(f"paragraph ending at line {number}", paragraph, "max_paragraph_chars")
 
 

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from reportbench.bounds import InputTooLargeError
 from reportbench.reports.citations import Marker, scan_citations
 from reportbench.reports.sentences import build_sentences
 from reportbench.types import Report, Source
@@ -196,6 +197,8 @@ def load_report(
         return adapter.load(path, task_id, system, max_bytes=max_bytes)
     except ReportParseError:
         raise
+    except InputTooLargeError as exc:  # a size bound checked inside an adapter (reportbench.bounds)
+        raise ReportParseError(path, str(exc)) from exc
     except RecursionError as exc:
         raise ReportParseError(path, f"{fmt} adapter: input nested too deeply to parse") from exc
     except Exception as exc:  # noqa: BLE001 - per-report isolation: a bug or odd shape is this report's error
@@ -416,7 +419,7 @@ def build_report(
     `Sentence.citation_keys` keep unresolved keys too (a citation to nothing is still a citation, and Cite-P
     must count it as unsupported); they are listed once more in `Report.unresolved_citations`.
     """
-    from reportbench.bounds import InputTooLargeError, check_body, check_counts
+    from reportbench.bounds import check_body, check_counts
 
     where = path or f"{system}/{task_id}"
     try:
