@@ -148,6 +148,7 @@ def test_no_output_of_a_run_holds_a_secret_fragment(
             "kind": "command",
             "path": str(script),
             "cmd": [sys.executable, str(script), "{task_json}", "{output}"],
+            "pass_env": [SECRET_ENV],  # a command sees only the variables its config names
         }
     }
     caplog.handler.addFilter(RedactingFilter())  # what setup_logging installs on the stage's handlers

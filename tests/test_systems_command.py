@@ -161,7 +161,7 @@ def test_stderr_in_a_failure_reason_never_carries_a_key(tmp_path: Path, monkeypa
         "sys.stderr.write('auth failed for ' + os.environ['MY_PROVIDER_API_KEY'] + '\\n')\n"
         "sys.exit(3)\n"
     )
-    spec = {"kind": "command", "cmd": [sys.executable, str(leaky)]}
+    spec = {"kind": "command", "cmd": [sys.executable, str(leaky)], "pass_env": ["MY_PROVIDER_API_KEY"]}
     outcomes = run_system("leaky", spec, [_task("t-1")], tmp_path / "run")
     assert outcomes[0].status == "failed" and "auth failed for" in (outcomes[0].reason or "")
     assert secret not in (tmp_path / "run" / "outcomes.jsonl").read_text()

@@ -192,6 +192,25 @@ def value_for_schema(
     return f"stub-{stream.hex()}"
 
 
+# "label each of the 7 nuggets" / "with exactly 7 labels" (the nugget-assignment prompt): a DeepScholar run needs
+# exactly that many labels, or every nugget_assign answer fails to parse
+_LABEL_COUNT_RE = re.compile(r"(?:each of the|exactly)\s+(\d{1,4})\s+(?:nuggets|labels)\b", re.IGNORECASE)
+
+
+def _match_label_count(
+    value: Any, schema: Mapping[str, Any], messages: list[dict[str, Any]], stream: _HashStream
+) -> None:
+    """Resize a `labels` array to the count the request asks for (in place); other answers are untouched."""
+    if not isinstance(value, dict) or not isinstance(value.get("labels"), list):
+        return
+    text = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, Mapping))
+    found = _LABEL_COUNT_RE.search(text)
+    if not found:
+        return
+    items = _resolve(schema, schema).get("properties", {}).get("labels", {}).get("items", {})
+    value["labels"] = [value_for_schema(items, stream, schema) for _ in range(int(found.group(1)))]
+
+
 def default_responder(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
     """JSON valid for the requested json_schema (or a small JSON object / text), from the request hash."""
     stream = _HashStream(request_digest(messages, response_format))
@@ -199,7 +218,9 @@ def default_responder(messages: list[dict[str, Any]], response_format: dict[str,
     if rtype == "json_schema":
         spec = response_format.get("json_schema", {}) if response_format else {}
         schema = spec.get("schema") or {"type": "object"}
-        return json.dumps(value_for_schema(schema, stream), ensure_ascii=False)
+        value = value_for_schema(schema, stream)
+        _match_label_count(value, schema, messages, stream)
+        return json.dumps(value, ensure_ascii=False)
     if rtype == "json_object":
         return json.dumps({"answer": f"stub-{stream.hex()}", "score": round(stream.unit(), 4)})
     return f"stub answer {stream.hex(16)}"

@@ -12,8 +12,11 @@ Failures are values: `fetch()` never raises for a bad URL, it returns a `RawResp
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import socket
+import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -253,8 +256,14 @@ class Fetcher:
         """Follow redirects by hand; the guard checks every hop and the connection is pinned to its IP."""
         current = url
         first_host: str | None = None
-        for _hop in range(self.max_redirects + 1):
-            target = check_url(current, self.resolver, self.allow_hosts)
+        for hop in range(self.max_redirects + 1):
+            try:
+                target = check_url(current, self.resolver, self.allow_hosts)
+            except (RefusedError, DnsError) as e:
+                if hop == 0:
+                    raise
+                # the record must say the page itself was fine to ask for and its redirect was not followed
+                raise type(e)(f"redirect hop {hop} to {redact_url(current)} refused: {e}") from None
             first_host = first_host or target.host
             headers = {
                 "Host": target.host_header,
@@ -275,26 +284,41 @@ class Fetcher:
         self.rate_limiter.wait(target.host)
         self.n_requests += 1
         pool = self._pool_factory(target, self.connect_timeout_s, self.timeout_s)
+        watchdog = _Watchdog()
+        pool.ConnectionCls = _watched(pool.ConnectionCls, watchdog)
         path = quote(target.path, safe=_PATH_SAFE)
+        started = time.monotonic()
+        # headers: complete within connect + read timeout of starting; body: within 4 x timeout_s of starting. A read
+        # timeout alone restarts with every byte, so a server dripping 1 B/s would hold a worker for hours.
+        header_s = self.connect_timeout_s + self.timeout_s
+        watchdog.arm(header_s, f"headers not complete within {header_s:g}s")
         try:
             try:
                 resp = pool.urlopen(
                     "GET", path, headers=headers, redirect=False, retries=False, preload_content=False,
                     decode_content=True, assert_same_host=False,
                 )
-            except NewConnectionError as e:  # (a subclass of ConnectTimeoutError in urllib3 2.x: test it first)
-                if isinstance(e.__cause__, TimeoutError) or "timed out" in str(e):
-                    raise _Fail("timeout", "timeout: connect", retry=True) from None
-                raise _Fail("connection", f"connection failed: {_short(e)}", retry=True) from None
-            except (ConnectTimeoutError, ReadTimeoutError, TimeoutError) as e:
-                raise _Fail("timeout", f"timeout: {type(e).__name__}", retry=True) from None
-            except HTTPError as e:
-                raise _Fail("connection", f"connection failed: {type(e).__name__}: {_short(e)}", retry=True) from None
+            except Exception as e:
+                if watchdog.fired:
+                    raise _Fail("timeout", f"timeout: {watchdog.fired}", retry=True) from None
+                raise _translate(e) from None
+            watchdog.arm(
+                max(0.0, started + 4 * self.timeout_s - time.monotonic()),
+                f"body not complete within {4 * self.timeout_s:g}s",
+            )
             try:
-                return self._read(resp, url)
+                result = self._read(resp, url)
+            except Exception:
+                if watchdog.fired:
+                    raise _Fail("timeout", f"timeout: {watchdog.fired}", retry=True) from None
+                raise
             finally:
                 resp.release_conn()
+            if watchdog.fired:  # a close-delimited body cut by the watchdog reads as a short, "complete" body
+                raise _Fail("timeout", f"timeout: {watchdog.fired}", retry=True)
+            return result
         finally:
+            watchdog.cancel()
             pool.close()
 
     def _read(self, resp: urllib3.BaseHTTPResponse, url: str) -> tuple[int, str | None, RawResponse]:
@@ -333,6 +357,72 @@ class Fetcher:
             raise _Fail("connection", f"connection broke while reading: {type(e).__name__}", retry=True) from None
         return status, None, RawResponse(url=url, final_url=url, status=status, content_type=ctype,
                                           body=b"".join(chunks))
+
+
+def _translate(e: Exception) -> Exception:
+    """An exception from sending the request / reading the headers as the attempt's failure class."""
+    if isinstance(e, NewConnectionError):  # (a subclass of ConnectTimeoutError in urllib3 2.x: test it first)
+        if isinstance(e.__cause__, TimeoutError) or "timed out" in str(e):
+            return _Fail("timeout", "timeout: connect", retry=True)
+        return _Fail("connection", f"connection failed: {_short(e)}", retry=True)
+    if isinstance(e, ConnectTimeoutError | ReadTimeoutError | TimeoutError):
+        return _Fail("timeout", f"timeout: {type(e).__name__}", retry=True)
+    if isinstance(e, HTTPError):
+        return _Fail("connection", f"connection failed: {type(e).__name__}: {_short(e)}", retry=True)
+    return e
+
+
+class _Watchdog:
+    """Shuts the connection's socket down when a deadline passes, so the blocked read in progress returns at
+    once whatever the server's pace (socket timeouts only bound the gap between two bytes)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._socks: list[socket.socket] = []
+        self._timer: threading.Timer | None = None
+        self.fired: str | None = None
+
+    def attach(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            self._socks.append(sock)
+            if self.fired:
+                _shutdown(sock)
+
+    def arm(self, seconds: float, reason: str) -> None:
+        self.cancel()
+        timer = threading.Timer(seconds, self._fire, args=(reason,))
+        timer.daemon = True
+        self._timer = timer
+        timer.start()
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self, reason: str) -> None:
+        with self._lock:
+            self.fired = reason
+            for sock in self._socks:
+                _shutdown(sock)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _watched(base: type, watchdog: _Watchdog) -> type:
+    """`base` (the pool's connection class) whose socket the watchdog can shut down once connected."""
+
+    class Watched(base):  # type: ignore[misc, valid-type]
+        def connect(self) -> None:
+            super().connect()
+            watchdog.attach(getattr(self, "sock", None))
+
+    return Watched
 
 
 def _short(e: BaseException, limit: int = 200) -> str:

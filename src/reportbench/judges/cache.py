@@ -21,15 +21,22 @@ Why these choices:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import socket
 import sqlite3
 import threading
-from collections.abc import Mapping
+import time
+import uuid
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from reportbench.judges.errors import FatalError
 
 DEFAULT_CACHE_PATH = Path(".reportbench/cache/judge.sqlite")
 CACHE_KEY_VERSION = "judge-cache-v1"
@@ -44,6 +51,13 @@ CREATE TABLE IF NOT EXISTS responses (
     completion_tokens INTEGER,
     cost_usd REAL,
     created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    claimed_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS parse_failures (
     key TEXT PRIMARY KEY,
@@ -119,6 +133,46 @@ class StoredParseFailure:
     created_at: str
 
 
+# sqlite errors no retry fixes: the disk (or the file's page budget) is full, the file cannot be written
+_LOCAL_FATAL = ("database or disk is full", "disk i/o error", "readonly database", "no space left", "disk full")
+CLAIM_STALE_S = 900.0  # a claim older than this is abandoned even if its process still seems alive
+
+
+class CacheWriteError(FatalError):
+    """The cache cannot store an answer (disk full, read-only file): every later answer would be paid for and
+    dropped, so the stage stops at once. The answers already paid are spilled to `<cache>.unsaved.jsonl`, and
+    the next open of the cache imports them (a rerun after freeing space pays nothing for them)."""
+
+
+def is_local_fatal(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError | sqlite3.DatabaseError) and any(
+        m in str(exc).lower() for m in _LOCAL_FATAL
+    )
+
+
+@contextlib.contextmanager
+def _local_fatal_as(cache: ResponseCache) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if not is_local_fatal(exc):
+            raise
+        raise CacheWriteError(
+            f"judge cache {cache.path} cannot store answers: {exc}; stopped before paying for more calls. "
+            "Free disk space (or point judge.runtime.cache_path elsewhere) and rerun."
+        ) from None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class ResponseCache:
     """sqlite-backed map key -> CachedResponse. Safe for concurrent async use within one process."""
 
@@ -129,13 +183,127 @@ class ResponseCache:
         self._conn: sqlite3.Connection | None = sqlite3.connect(
             str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None
         )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=30000")
-        self._conn.executescript(_SCHEMA)
+        for attempt in range(50):  # two processes opening a new file at once: switching to WAL can be "locked"
+            try:
+                self._conn.execute("PRAGMA busy_timeout=30000")
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.executescript(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.1)
         self.hits = 0
         self.misses = 0
         self.writes = 0
+        self.owner = uuid.uuid4().hex  # this process's (this cache object's) claims
+        self.host = socket.gethostname()
+        self.spilled = 0
+        self._import_spill()
+
+    @property
+    def spill_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".unsaved.jsonl")
+
+    def _import_spill(self) -> None:
+        """Answers a run paid for but could not store (disk full) go into the cache now, if it has room."""
+        spill = self.spill_path
+        if not spill.is_file():
+            return
+        rows = []
+        for line in spill.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a line cut by the full disk
+        try:
+            with self._lock:
+                db = self._db()
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    for r in rows:
+                        db.execute(
+                            "INSERT OR IGNORE INTO responses (key, model, prompt_hash, text, prompt_tokens, "
+                            "completion_tokens, cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            (r["key"], r.get("model"), r.get("prompt_hash"), r["text"], r.get("prompt_tokens"),
+                             r.get("completion_tokens"), r.get("cost_usd"), r.get("created_at") or ""),
+                        )
+                except BaseException:
+                    if db.in_transaction:  # sqlite rolls back by itself on SQLITE_FULL
+                        db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+        except (sqlite3.Error, KeyError, TypeError):
+            return  # still no room (or a damaged file): keep the spill for the next open
+        spill.unlink(missing_ok=True)
+
+    def _spill(self, row: dict[str, Any], exc: BaseException) -> CacheWriteError:
+        """Append a paid answer to the spill file and say what happened (the caller raises it)."""
+        try:
+            with self.spill_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self.spilled += 1
+            kept = f"the {self.spilled} answer(s) paid but not stored are kept in {self.spill_path} (imported on " \
+                   "the next run)"
+        except OSError as spill_exc:
+            kept = f"the answer just paid could not be kept either ({spill_exc.strerror or spill_exc})"
+        return CacheWriteError(
+            f"judge cache {self.path} cannot store answers: {exc}; stopped before paying for more calls; {kept}. "
+            "Free disk space (or point judge.runtime.cache_path elsewhere) and rerun."
+        )
+
+    # ---------------------------------------------------------------- claims (cross-process de-duplication)
+
+    def claim(self, key: str) -> bool:
+        """Claim the right to pay for `key`: True if this cache object holds the claim now (new, its own, or
+        taken over from a dead or stale owner); False while another live process works on it."""
+        now = time.time()
+        with self._lock:
+            db = self._db()
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                if is_local_fatal(exc):
+                    return True  # cannot record a claim: ask anyway (storing the answer then stops the run)
+                raise
+            try:
+                row = db.execute("SELECT owner, pid, host, claimed_at FROM claims WHERE key = ?", (key,)).fetchone()
+                if row is not None and row[0] != self.owner:
+                    owner_gone = row[2] == self.host and not _pid_alive(int(row[1]))
+                    if not owner_gone and now - float(row[3]) < CLAIM_STALE_S:
+                        db.execute("COMMIT")
+                        return False
+                db.execute(
+                    "INSERT OR REPLACE INTO claims (key, owner, pid, host, claimed_at) VALUES (?, ?, ?, ?, ?)",
+                    (key, self.owner, os.getpid(), self.host, now),
+                )
+            except BaseException as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error) and is_local_fatal(exc):
+                    return True
+                raise
+            db.execute("COMMIT")
+            return True
+
+    def release(self, key: str) -> None:
+        """Drop this object's claim on `key` (after its answer is stored, or the call failed)."""
+        with self._lock:
+            try:
+                self._db().execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner))
+            except sqlite3.Error:
+                pass  # a claim that cannot be deleted goes stale; others take it over then
+
+    def claimed_elsewhere(self, key: str) -> bool:
+        """Whether another live owner still holds a claim on `key` (waiters poll this and `get`)."""
+        with self._lock:
+            row = self._db().execute("SELECT owner, pid, host, claimed_at FROM claims WHERE key = ?", (key,)).fetchone()
+        if row is None or row[0] == self.owner:
+            return False
+        if row[2] == self.host and not _pid_alive(int(row[1])):
+            return False
+        return time.time() - float(row[3]) < CLAIM_STALE_S
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -174,19 +342,29 @@ class ResponseCache:
         created = datetime.now(UTC).isoformat(timespec="seconds")
         with self._lock:
             db = self._db()
-            db.execute("BEGIN IMMEDIATE")
             try:
-                db.execute(
-                    "INSERT OR REPLACE INTO responses "
-                    "(key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created),
-                )
-                db.execute("DELETE FROM parse_failures WHERE key = ?", (key,))
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.execute(
+                        "INSERT OR REPLACE INTO responses "
+                        "(key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (key, model, prompt_hash, text, prompt_tokens, completion_tokens, cost_usd, created),
+                    )
+                    db.execute("DELETE FROM parse_failures WHERE key = ?", (key,))
+                    db.execute("DELETE FROM claims WHERE key = ?", (key,))
+                except BaseException:
+                    if db.in_transaction:  # sqlite rolls back by itself on SQLITE_FULL
+                        db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if not is_local_fatal(exc):
+                    raise
+                row = {"key": key, "model": model, "prompt_hash": prompt_hash, "text": text,
+                       "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "cost_usd": cost_usd,
+                       "created_at": created}
+                raise self._spill(row, exc) from None
             self.writes += 1
 
     def get_parse_failure(self, key: str) -> StoredParseFailure | None:
@@ -228,7 +406,7 @@ class ResponseCache:
         if not answers:
             raise ValueError("put_parse_failure needs at least one answer")
         created = datetime.now(UTC).isoformat(timespec="seconds")
-        with self._lock:
+        with self._lock, _local_fatal_as(self):
             self._db().execute(
                 "INSERT OR REPLACE INTO parse_failures (key, model, prompt_hash, answers, error, prompt_tokens, "
                 "completion_tokens, cost_usd, attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

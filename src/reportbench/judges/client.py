@@ -376,6 +376,7 @@ class LLMClient:
         self._prepared = False
         self._preflight: tuple[bool, CallFailed | None] = (False, None)
         self.http_calls = 0  # attempts actually sent (for tests and usage reports)
+        self.stop_reason: str | None = None  # set by the judge on a local fatal error: queued calls are not sent
         self._limiter: SharedRateLimiter | None = None
         self._flight = SingleFlight()
         self._warmed = False
@@ -622,6 +623,8 @@ class LLMClient:
                     attempts = attempt.retry_state.attempt_number
                     async with sem:
                         BUDGET.check(rt.max_cost_usd)  # again: calls queued on the semaphore must not all go
+                        if self.stop_reason is not None:  # a local fatal error (the cache disk is full)
+                            raise CallFailed("other", f"not sent: {self.stop_reason}")
                         if limiter is not None:
                             await self._ready()  # set-up first, so the slot is used when it is due
                             await limiter.acquire(tokens)

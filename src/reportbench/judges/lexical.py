@@ -78,10 +78,10 @@ YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
 
 # Citation markers, in the forms reports and exemplars use.
 LATEX_CITE_RE = re.compile(r"~?\\(?:no)?cite[a-zA-Z]*\*?(?:\[[^\]]*\]){0,2}\{[^}]*\}")
-NUMERIC_CITE_RE = re.compile(r"\s*\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]")
-MARKDOWN_LINK_CITE_RE = re.compile(r"\s*\\?\[\\?\[?[^\]\n]{1,200}\]?\]\((?:https?://|www\.)[^)\s]*\)\\?\]?")
+NUMERIC_CITE_RE = re.compile(r"(?:(?<!\s)\s++)?\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]")
+MARKDOWN_LINK_CITE_RE = re.compile(r"(?:(?<!\s)\s++)?\\?\[\\?\[?[^\]\n]{1,200}\]?\]\((?:https?://|www\.)[^)\s]*\)\\?\]?")
 AUTHOR_YEAR_CITE_RE = re.compile(
-    r"\s*\((?:see\s+|e\.g\.,?\s+)?[A-Z][A-Za-z'\-]+(?:\s+(?:et\s+al\.?|and|&)\s*[A-Z]?[A-Za-z'\-]*)?,?\s+"
+    r"(?:(?<!\s)\s++)?\((?:see\s+|e\.g\.,?\s+)?[A-Z][A-Za-z'\-]+(?:\s+(?:et\s+al\.?|and|&)\s*[A-Z]?[A-Za-z'\-]*)?,?\s+"
     r"(?:19|20)\d\d[a-z]?(?:\s*;\s*[A-Z][A-Za-z'\-]+(?:\s+(?:et\s+al\.?|and|&)\s*[A-Z]?[A-Za-z'\-]*)?,?\s+"
     r"(?:19|20)\d\d[a-z]?)*\)"
 )

@@ -20,11 +20,13 @@ from typing import Any
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
 from reportbench.judges.batch import BatchClient
 from reportbench.judges.budgets import is_cut, resolve_budget, truncation_error
-from reportbench.judges.cache import ResponseCache, StoredParseFailure, cache_key
+from reportbench.judges.cache import CachedResponse, CacheWriteError, ResponseCache, StoredParseFailure, cache_key
 from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, to_plain
 from reportbench.judges.fastpath import FastClient
 from reportbench.judges.prompt_modes import authors_prompt, prompts_mode
 from reportbench.prompts import DEFAULT_PROMPTS_DIR, PromptTemplate, load_prompt
+
+CLAIM_POLL_S = 0.2  # how often a process waiting on another's claim looks for the answer
 
 REASK_ENV = "REPORTBENCH_REASK_PARSE_FAILURES"
 
@@ -100,6 +102,7 @@ class LLMJudge:
             self.cache = ResponseCache(self.cfg.runtime.cache_path)
         else:
             self.cache = None
+        self.local_fatal: CacheWriteError | None = None  # set once the cache cannot store: the runner stops
         self._owns_cache = self.cache is not None and not isinstance(cache, ResponseCache)
         # Everything in the cache key that does not depend on the item, computed once.
         self._key_parts = self.client.cache_parts()
@@ -204,6 +207,56 @@ class LLMJudge:
                 stored = self.cache.get_parse_failure(key)
                 if stored is not None:
                     return self._from_stored_failure(key, item_id, inputs, input_ids, stored)
+            waited = await self._claim(key)  # another process sharing the cache may be paying for it right now
+            try:
+                if isinstance(waited, StoredParseFailure):  # the other process's answers did not parse
+                    return self._from_stored_failure(key, item_id, inputs, input_ids, waited)
+                if waited is not None:
+                    try:
+                        out = self._parse(waited.text, inputs)
+                    except ParseError:
+                        pass
+                    else:
+                        return self._ok(
+                            item_id, input_ids, out, waited.text, prompt_tokens=waited.prompt_tokens,
+                            completion_tokens=waited.completion_tokens, cost_usd=waited.cost_usd, latency_s=0.0,
+                            cache_hit=True, attempts=0,
+                        )
+                return await self._ask(key, item_id, inputs, input_ids, messages)
+            finally:
+                self.cache.release(key)
+        return await self._ask(key, item_id, inputs, input_ids, messages)
+
+    async def _claim(self, key: str) -> CachedResponse | StoredParseFailure | None:
+        """Hold the cache's claim on `key` before paying for it; while another live process holds it, wait
+        for its answer (returned, or its stored parse failure) or for its claim to go (it failed or was killed:
+        then we ask)."""
+        assert self.cache is not None
+        while True:
+            claimed = self.cache.claim(key)
+            hit = self.cache.get(key)  # (also: stored between our miss and our claim)
+            if hit is not None:
+                return hit
+            if self.deterministic and not self.reask_parse_failures:
+                stored = self.cache.get_parse_failure(key)
+                if stored is not None:
+                    return stored
+            if claimed:
+                return None
+            await asyncio.sleep(CLAIM_POLL_S)
+
+    def _store(self, put: Any, *args: Any, **kwargs: Any) -> None:
+        """Store an answer; a full or read-only cache stops the run (see `local_fatal`) but keeps this answer."""
+        try:
+            put(*args, **kwargs)
+        except CacheWriteError as exc:
+            if self.local_fatal is None:
+                self.local_fatal = exc
+                self.client.stop_reason = str(exc)
+
+    async def _ask(
+        self, key: str, item_id: str, inputs: JudgeInput, input_ids: dict[str, str], messages: Any
+    ) -> Judgment:
 
         response_format = self.client.response_format(self._out_model, self._structured)
         spent = _Spent()
@@ -211,6 +264,11 @@ class LLMJudge:
         last_error = "no attempt made"
         answers: list[str] = []
         for _ in range(self.parse_retries + 1):
+            if self.local_fatal is not None:  # the cache cannot store answers: pay for nothing more
+                return self._record(
+                    item_id, input_ids, status="failed", raw_output=last_raw,
+                    error=f"call: not sent: {self.local_fatal}"[:1000], **spent.fields(),
+                )
             try:
                 comp = await self.client.complete(messages, response_format=response_format)
             except CallFailed as failure:
@@ -253,7 +311,8 @@ class LLMJudge:
                 answers.append(comp.text)
                 continue
             if self.cache is not None:
-                self.cache.put(
+                self._store(
+                    self.cache.put,
                     key,
                     comp.text,
                     prompt_tokens=comp.prompt_tokens,
@@ -266,7 +325,8 @@ class LLMJudge:
         error = f"parse: {last_error}"[:1000]
         if self.cache is not None and answers:
             fields = spent.fields()
-            self.cache.put_parse_failure(
+            self._store(
+                self.cache.put_parse_failure,
                 key,
                 answers,
                 error,
@@ -307,7 +367,8 @@ class LLMJudge:
                     error = f"parse: {exc}"[:1000]
                 continue
             assert self.cache is not None
-            self.cache.put(
+            self._store(
+                self.cache.put,
                 key,
                 raw,
                 prompt_tokens=stored.prompt_tokens,

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from reportbench.bounds import InputTooLargeError
 from reportbench.judges.base import JudgeInput, JudgeTask, Judgment, dump_parsed
 from reportbench.judges.lexical import SupportParams
 from reportbench.prompts import PromptError, load_prompt
@@ -36,7 +37,7 @@ DEFAULT_OFFLINE_PARAMS: dict[str, dict[str, Any]] = {
     "support": {"threshold": 0.27},  # supported if S >= threshold
     "nugget_assign": {"support": 0.27, "partial": 0.18},  # support if S >= support, partial if >= partial
     "relevance": {"score2": 0.45, "score1": 0.30},  # graded by the combined lexical relevance r
-    "organization": {"redundancy_cosine": 0.8, "max_headings": 4},
+    "organization": {"redundancy_cosine": 0.8, "max_headings": 4, "max_sentences": 1000},  # bounds.py
     "nugget_create": {"min_words": 6, "split_min_words": 5, "dedupe_ratio": 90.0},
     "nugget_score": {"top_terms": 15, "min_top_terms": 3},  # vital if cited or >= min of the top terms
     # judge=offline_semantic (judges/semantic.py): MiniLM cosine combined with the lexical score L = sqrt(rec)·tfidf.
@@ -56,6 +57,9 @@ DEFAULT_OFFLINE_PARAMS: dict[str, dict[str, Any]] = {
         "overlap_unlocated": 0.45,  # never located in the related work, but overlap >= this -> important
     },
 }
+
+
+BOUND_PARAMS = frozenset({"max_sentences"})  # resource bounds (reportbench.bounds), kept out of judge_id
 
 
 def resolve_params(overrides: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
@@ -109,6 +113,8 @@ class OfflineJudge:
         # The semantic section enters the digest only when it is on, so lexical judge ids stay as they were.
         semantic_on = bool(self.params["semantic"]["enabled"])
         hashed = self.params if semantic_on else {k: v for k, v in self.params.items() if k != "semantic"}
+        # size bounds decide whether an answer exists, never what it is: not part of the judge's identity
+        hashed = {k: {n: x for n, x in v.items() if n not in BOUND_PARAMS} for k, v in hashed.items()}
         digest = hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:8]
         base = SEMANTIC_JUDGE_ID if semantic_on else OFFLINE_JUDGE_ID
         self.judge_id = f"{base}+thr-{digest}"
@@ -147,6 +153,8 @@ class OfflineJudge:
         }
         try:
             verdict = self.task.offline(inputs, self.params)
+        except InputTooLargeError as exc:  # a size bound (reportbench.bounds): the item's reason, not a bug
+            return Judgment(**record, status="failed", error=f"too_large: {exc}")
         except Exception as exc:  # a rule bug on odd input is recorded as a failure, never a crash
             return Judgment(
                 **record,

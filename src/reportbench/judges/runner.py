@@ -16,8 +16,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
+import shutil
 import sys
 import threading
 import time
@@ -30,7 +32,7 @@ import polars as pl
 from tqdm import tqdm
 
 from reportbench.judges.base import Judge, JudgeInput, Judgment
-from reportbench.judges.errors import DEFAULT_FATAL_AFTER, FatalTripwire, fatal_error, observe_judgment
+from reportbench.judges.errors import DEFAULT_FATAL_AFTER, FatalError, FatalTripwire, fatal_error, observe_judgment
 
 Item = tuple[str, JudgeInput, dict[str, str]]
 
@@ -128,7 +130,7 @@ async def run_judgments(
 
     async def worker() -> None:
         nonlocal next_index
-        while next_index < n and wire.tripped is None:
+        while next_index < n and wire.tripped is None and getattr(judge, "local_fatal", None) is None:
             i = next_index
             next_index += 1
             item_id, inputs, input_ids = todo[i]
@@ -158,6 +160,9 @@ async def run_judgments(
         if wire.tripped is not None:
             bar.leave = False  # the error line replaces the bar
         bar.close()
+    local_fatal = getattr(judge, "local_fatal", None)
+    if isinstance(local_fatal, BaseException):  # e.g. the cache disk is full: no retry or later item fixes it
+        raise local_fatal
     if wire.tripped is not None:
         kind = wire.tripped
         name = judge_name or getattr(cfg, "name", None)
@@ -217,15 +222,34 @@ def write_judgments(path: str | Path, judgments: Iterable[Judgment]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        judgments_frame(judgments).write_parquet(tmp)
+        try:
+            judgments_frame(judgments).write_parquet(tmp)
+            pl.read_parquet_schema(tmp)  # a write cut short by a full disk leaves no valid footer
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise _write_failed(path, exc) from None
         tmp.replace(path)  # atomic: a crashed stage never leaves half a file for DVC to hash
     finally:
         tmp.unlink(missing_ok=True)
     return path
 
 
+def _write_failed(path: Path, exc: BaseException) -> FatalError:
+    """One line for a judgments file that could not be written (a full disk, a read-only folder)."""
+    free = ""
+    with contextlib.suppress(OSError):
+        free = f"; {shutil.disk_usage(path.parent).free // 1024**2} MiB free there"
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0][:200]
+    return FatalError(f"cannot write {path}: {reason}{free}. Free disk space and rerun the stage.")
+
+
 def read_judgments(path: str | Path) -> list[Judgment]:
-    df = pl.read_parquet(path)
+    try:
+        df = pl.read_parquet(path)
+    except pl.exceptions.PolarsError as exc:
+        raise FatalError(
+            f"{path} is damaged or truncated (was the disk full when it was written?): "
+            f"{str(exc).splitlines()[0][:200]}; rerun the stage that writes it"
+        ) from None
     out = []
     for row in df.iter_rows(named=True):
         row["input_ids"] = json.loads(row["input_ids"]) if row.get("input_ids") else {}

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from reportbench.bounds import InputTooLargeError
 from reportbench.reports.citations import Marker, scan_citations
 from reportbench.reports.errors import EmptyReportError, ReportParseError
 from reportbench.reports.schemas import describe_json
@@ -70,12 +71,27 @@ def outside_root(path: Path, root: Path | None = None) -> str | None:
     if root is not None and not resolved.is_relative_to(root):
         return f"symlink to {resolved}, outside {root} (the folder being read): refused"
     try:
-        mode = os.stat(resolved).st_mode
+        st = os.stat(resolved)
     except OSError as exc:
         return f"cannot stat: {exc.strerror or exc}"
+    mode = st.st_mode
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return "not a regular file or folder (a device, FIFO or socket): refused"
+        return f"{_special_kind(mode)}, not a regular file or folder: refused"
+    if root is not None and stat.S_ISREG(mode) and st.st_nlink > 1:
+        # a hard link's other name may be anywhere on the device (another user's run, a secret): the path
+        # cannot tell, so a file with several names is not read from an untrusted folder
+        return f"hard link ({st.st_nlink} names for one file; the others may be outside {root}): refused; copy it in"
     return None
+
+
+def _special_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
 
 
 class ReportAdapter(ABC):
@@ -161,6 +177,8 @@ def load_report(
         return adapter.load(path, task_id, system, max_bytes=max_bytes)
     except ReportParseError:
         raise
+    except InputTooLargeError as exc:  # a size bound checked inside an adapter (reportbench.bounds)
+        raise ReportParseError(path, str(exc)) from exc
     except RecursionError as exc:
         raise ReportParseError(path, f"{fmt} adapter: input nested too deeply to parse") from exc
     except Exception as exc:  # noqa: BLE001 - per-report isolation: a bug or odd shape is this report's error
@@ -183,7 +201,10 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     except OSError as exc:
         raise ReportParseError(path, f"cannot read: {exc.strerror or exc}") from exc
     if len(data) > max_bytes:
-        raise ReportParseError(path, f"file is over the {max_bytes}-byte limit")
+        from reportbench.bounds import current_limits
+
+        key = f"systems.{current_limits()[1]}.limits.max_bytes"
+        raise ReportParseError(path, f"too large: file is over the {max_bytes}-byte limit (max_bytes; raise {key})")
     return data
 
 
@@ -376,6 +397,13 @@ def build_report(
     `Sentence.citation_keys` keep unresolved keys too (a citation to nothing is still a citation, and Cite-P
     must count it as unsupported); they are listed once more in `Report.unresolved_citations`.
     """
+    from reportbench.bounds import check_body, check_counts
+
+    where = path or f"{system}/{task_id}"
+    try:
+        check_body(body)  # size bounds before any regex or the sentence splitter sees the text
+    except InputTooLargeError as exc:
+        raise ReportParseError(where, str(exc)) from exc
     all_warnings = list(warnings)
     all_sources = dict(sources)
     body, markers, injection_warnings = _without_injections(body, markers, all_sources)
@@ -386,14 +414,19 @@ def build_report(
         all_warnings.extend(scan.warnings)
         for key, src in scan.link_sources.items():
             all_sources.setdefault(key, src)
-    sentences = build_sentences(body, markers)
+    try:
+        check_counts(0, len(markers))
+        sentences = build_sentences(body, markers)
+        check_counts(len(sentences), len(markers))
+    except InputTooLargeError as exc:
+        raise ReportParseError(where, str(exc)) from exc
     cited: dict[str, None] = {}
     for sent in sentences:
         for key in sent.citation_keys:
             cited.setdefault(key, None)
     unresolved = [k for k in cited if k not in all_sources]
     if not body.strip():
-        raise EmptyReportError(path or f"{system}/{task_id}", "empty report: no body text (at most a reference list)")
+        raise EmptyReportError(where, "empty report: no body text (at most a reference list)")
     if not _TRUNCATION_OK_END.search(body.rstrip()):
         all_warnings.append(f"body ends mid-sentence (truncated output?): ...{body.rstrip()[-40:]!r}")
     if unresolved:

@@ -7,6 +7,7 @@ fallback) and is deliberately forgiving about numbering styles.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -28,15 +29,25 @@ REFERENCE_HEADINGS = (
 )
 _HEADING_WORDS = "|".join(re.escape(h) for h in REFERENCE_HEADINGS)
 # '## References', '**References**', 'References:', 'References', '<references>', and Perplexity's separator
-# '<div>⁂</div>' / '<div style="text-align: center">⁂</div>' above its footnotes or numbered URL list
+# '<div>⁂</div>' / '<div style="text-align: center">⁂</div>' above its footnotes or numbered URL list.
+# Matched against ONE line with its surrounding blanks stripped (see `_is_line`): a pattern that also ate
+# the leading whitespace was quadratic in it (a 40k-space line took 100 s), so no quantifier here can run long.
 REFERENCE_HEADING_RE = re.compile(
-    rf"^[ \t]*(?:#{{1,6}}[ \t]*)?(?:\*\*|__)?[ \t]*(?:{_HEADING_WORDS})"
-    r"[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*$"
-    r"|^[ \t]*<references>[ \t]*$"
-    r"|^[ \t]*<div(?:[ \t][^>\n]*)?>[ \t]*⁂[ \t]*</div>[ \t]*$",
-    re.IGNORECASE | re.MULTILINE,
+    rf"(?:#{{1,6}}[ \t]*+)?(?:\*\*|__)?[ \t]*+(?:{_HEADING_WORDS})"
+    r"[ \t]*+:?[ \t]*+(?:\*\*|__)?[ \t]*+:?"
+    r"|<references>"
+    r"|<div(?:[ \t][^>\n]*+)?>[ \t]*+⁂[ \t]*+</div>",
+    re.IGNORECASE,
 )
-_END_TAG_RE = re.compile(r"^[ \t]*</references>[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_END_TAG_RE = re.compile(r"</references>", re.IGNORECASE)
+_MAX_HEADING_LINE = 200  # a stripped line longer than this is no heading (bounds every match below)
+
+
+def _is_line(line: str, pattern: re.Pattern[str]) -> bool:
+    """Whether `pattern` fully matches the line without its surrounding blanks (bounded by _MAX_HEADING_LINE)."""
+    bare = line.strip(" \t\r\n")
+    return len(bare) <= _MAX_HEADING_LINE and pattern.fullmatch(bare) is not None
+
 
 # Entry starts, most specific first. Each yields (label or None, rest of the line).
 _ENTRY_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -63,20 +74,30 @@ def split_reference_section(text: str) -> tuple[str, str | None]:
 
     Without a heading, a trailing block of `[n] ...` lines counts as the reference list, so bare outputs
     that end with their references still have their list removed from the judged body.
+
+    Each line is classified once, so neither long lines nor many headings can make this quadratic.
     """
-    candidates = list(REFERENCE_HEADING_RE.finditer(text))
-    for match in reversed(candidates):
-        tail = text[match.end() :]
-        end = _END_TAG_RE.search(tail)
-        section = tail[: end.start()] if end else tail
-        if any(_entry_start(line) for line in section.splitlines()):
-            return text[: match.start()].rstrip(), section.strip("\n")
-    lines = text.rstrip().splitlines()
-    i = len(lines)
-    while i > 0 and (not lines[i - 1].strip() or _TRAILING_REF_LINE_RE.match(lines[i - 1])):
+    lines = text.splitlines(keepends=True)
+    headings = [i for i, line in enumerate(lines) if _is_line(line, REFERENCE_HEADING_RE)]
+    if headings:
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line))
+        end_tags = [i for i, line in enumerate(lines) if _is_line(line, _END_TAG_RE)]
+        entry_lines = [i for i, line in enumerate(lines) if _entry_start(line)]
+        for i in reversed(headings):
+            k = bisect.bisect_right(end_tags, i)
+            stop = end_tags[k] if k < len(end_tags) else len(lines)
+            j = bisect.bisect_right(entry_lines, i)
+            if j < len(entry_lines) and entry_lines[j] < stop:
+                heading_end = offsets[i] + len(lines[i].rstrip("\r\n"))
+                return text[: offsets[i]].rstrip(), text[heading_end : offsets[stop]].strip("\n")
+    plain = text.rstrip().splitlines()
+    i = len(plain)
+    while i > 0 and (not plain[i - 1].strip() or _TRAILING_REF_LINE_RE.match(plain[i - 1])):
         i -= 1
-    if i < len(lines) and i > 0 and any(_TRAILING_REF_LINE_RE.match(line) for line in lines[i:]):
-        return "\n".join(lines[:i]).rstrip(), "\n".join(lines[i:])
+    if i < len(plain) and i > 0 and any(_TRAILING_REF_LINE_RE.match(line) for line in plain[i:]):
+        return "\n".join(plain[:i]).rstrip(), "\n".join(plain[i:])
     return text.rstrip(), None
 
 
@@ -116,17 +137,18 @@ def parse_reference_entries(section: str) -> tuple[list[ReferenceEntry], list[st
 
 
 DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
-_APA_RE = re.compile(r"^(?P<authors>.+?)\s*\((?P<year>\d{4}[a-z]?|n\.d\.)\)\.?\s*(?P<rest>.+)$")
+# `(?<!\s)\s++` (whitespace only where a run starts, taken whole): a plain `\s*` after `.+?` is quadratic in a run
+_APA_RE = re.compile(r"^(?P<authors>.+?)(?:(?<!\s)\s++)?\((?P<year>\d{4}[a-z]?|n\.d\.)\)\.?\s*(?P<rest>.+)$")
 _YEAR_PARENS_RE = re.compile(
     r"\(\s*(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?\s+)?\d{4}[a-z]?\s*\)",
     re.IGNORECASE,
 )
 _ID_NOISE_RE = re.compile(
-    rf"\barXiv\s*:\s*\S+|\[?\s*\b(?:{NEW_STYLE}|{OLD_STYLE})(?:v\d+)?\b\s*\]?|\bdoi\s*:\s*\S+"
+    rf"\barXiv\s*+:\s*+\S+|\[?(?:(?<!\s)\s++)?\b(?:{NEW_STYLE}|{OLD_STYLE})(?:v\d+)?\b\s*+\]?|\bdoi\s*+:\s*+\S+"
     r"|\bAvailable (?:at|from)\s*:?",
     re.IGNORECASE,
 )
-_LEADING_LINK_RE = re.compile(rf"^\s*\\?\[?\s*{LINK_RE.pattern}\s*\\?\]?")
+_LEADING_LINK_RE = re.compile(rf"^\s*+\\?\[?\s*+{LINK_RE.pattern}\s*+\\?\]?")
 _DOCUMENT_PREFIX_RE = re.compile(r"^\s*Document\s+\d+\s*:\s*", re.IGNORECASE)
 
 
@@ -156,6 +178,10 @@ def clean_reference_title(text: str) -> str | None:
     return title or None
 
 
+# a URL whose host is an IPv6 literal: http://[2001:db8::1]:8080/x (kept; the fetch guard decides on it)
+_IPV6_URL_RE = re.compile(r"<?(?P<url>https?://\[[0-9A-Fa-f:.]{2,45}(?:%[\w.~-]{1,20})?\](?::\d{1,5})?(?:[/?#][^\s<>\"'\]\[]*)?)>?")
+
+
 def source_from_entry(entry: ReferenceEntry, key: str) -> Source:
     """A `Source` for one reference entry: URL, arXiv id, DOI and title taken from the entry's own text."""
     text = entry.text
@@ -164,8 +190,11 @@ def source_from_entry(entry: ReferenceEntry, key: str) -> Source:
     if link:
         url = clean_url(link.group("url"))
     else:
+        v6 = _IPV6_URL_RE.search(text)  # BARE_URL_RE stops at '[': it would keep only "http://"
         bare = BARE_URL_RE.search(text)
-        if bare:
+        if v6 and (not bare or v6.start() <= bare.start()):
+            url = clean_url(v6.group("url"))
+        elif bare:
             url = clean_url(bare.group("url"))
     doi_match = DOI_RE.search(text)
     doi = doi_match.group(1).rstrip(".,;)") if doi_match else None

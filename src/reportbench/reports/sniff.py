@@ -125,6 +125,11 @@ def decode_bytes(path: Path | str, data: bytes) -> Decoded:
         raise ReportParseError(
             path, "UTF-16 text without a byte-order mark; re-save it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)"
         )
+    late_nul = data.find(b"\x00", SNIFF_BYTES)
+    if late_nul >= 0:  # the sniffed head looked like text; binary bytes further in are still not a report
+        raise ReportParseError(
+            path, f"binary data: {data.count(0)} NUL byte(s), the first at byte {late_nul}, not a text report"
+        )
     try:
         return Decoded(_normalise(data.decode("utf-8-sig")))
     except UnicodeDecodeError as exc:

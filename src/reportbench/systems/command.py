@@ -13,6 +13,10 @@ abstract, published_date, categories and task_prompt; never the exemplar), `{out
 `<out>/raw/<task_id>.md`, or a folder when `output_suffix: ""`), `{task_id}`. Without placeholders the two
 paths are appended. Non-zero exit, timeout (the whole process group is killed) and empty output are
 recorded as `failed` outcomes with the reason; the run goes on with the next task.
+
+The program is untrusted: it gets only `BASE_ENV` (PATH, HOME, locale, temp dir), the variables named in
+`pass_env: [MY_AGENT_KEY]` and the `env:` mapping, never the rest of this process's environment (the judge's
+key stays here). Its reports are read with the per-report bounds of `limits:` (reportbench.bounds).
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ DEFAULTS: dict[str, Any] = {
     "format": "markdown",
     "output_suffix": ".md",
     "env": {},
+    "pass_env": [],
+    "limits": {},
     "cwd": None,
     "max_parallel": 1,
 }
@@ -75,6 +81,9 @@ def _config(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         )
     if not isinstance(cfg["env"], dict):
         raise SystemError_(f"systems.{name}.env: expected a mapping of environment variables")
+    pass_env = cfg["pass_env"]
+    if not isinstance(pass_env, list | tuple) or not all(isinstance(n, str) and n for n in pass_env):
+        raise SystemError_(f"systems.{name}.pass_env: expected a list of environment variable NAMES, got {pass_env!r}")
     if float(cfg["timeout_s"]) <= 0:
         raise SystemError_(f"systems.{name}.timeout_s: must be positive")
     return cfg
@@ -92,6 +101,21 @@ def build_argv(cmd: list[Any], task_json: Path, output: Path, task_id: str) -> l
 
 
 _SECRET_ENV_NAME = re.compile(r"(?i)(?:key|token|secret|passw(?:or)?d|credential)")
+
+
+# What any program needs to start (interpreter lookup, locale, temp files): never a key or a token.
+BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP",
+            "VIRTUAL_ENV", "PYTHONPATH", "SYSTEMROOT", "TERM")
+
+
+def command_env(cfg: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+    """The command's environment: BASE_ENV, the variables its config names in `pass_env`, and its `env`
+    mapping. Nothing else: the judge's OPENAI_API_KEY (or any other secret of this process) never reaches an
+    untrusted program unless its config asks for it by name."""
+    names = [*BASE_ENV, *(str(n) for n in cfg.get("pass_env") or [])]
+    env = {n: environ[n] for n in names if n in environ}
+    env.update({str(k): str(v) for k, v in (cfg.get("env") or {}).items()})
+    return env
 
 
 def _secret_env_values(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -128,7 +152,7 @@ def run_one(name: str, cfg: dict[str, Any], task: Task, out_dir: Path, work: Pat
     if cfg["output_suffix"] == "":
         output.mkdir(exist_ok=True)
     argv = build_argv(list(cfg["cmd"]), task_json, output, task.task_id)
-    env = {**os.environ, **{str(k): str(v) for k, v in cfg["env"].items()}}
+    env = command_env(cfg, os.environ)
     timeout = float(cfg["timeout_s"])
     try:
         proc = subprocess.Popen(
@@ -156,7 +180,14 @@ def run_one(name: str, cfg: dict[str, Any], task: Task, out_dir: Path, work: Pat
         return None, TaskOutcome(
             task_id=task.task_id, status="failed", reason=reason + (f"; stderr: {tail}" if tail else "")
         )
-    return parse_output(output, system=name, task_id=task.task_id, fmt=str(cfg["format"]))
+    from reportbench.bounds import ReportLimits, report_limits
+
+    try:
+        limits = ReportLimits.from_spec(cfg, name)
+    except ValueError as exc:
+        raise SystemError_(str(exc)) from exc
+    with report_limits(limits, name):
+        return parse_output(output, system=name, task_id=task.task_id, fmt=str(cfg["format"]))
 
 
 @register_kind("command")

@@ -252,10 +252,11 @@ def isolated_load(
 ) -> tuple[Report | None, TaskOutcome]:
     """Load one report so that nothing about it can stop the run: an empty report is `missing`, anything
     unreadable (a parse error, an adapter bug, recursion, odd types) is `parse_error` with file and reason."""
+    from reportbench.bounds import current_limits
     from reportbench.reports.base import EmptyReportError, ReportParseError, load_report
 
     try:
-        report = load_report(path, fmt=fmt, task_id=task_id, system=system)
+        report = load_report(path, fmt=fmt, task_id=task_id, system=system, max_bytes=current_limits()[0].max_bytes)
     except EmptyReportError as exc:
         return None, TaskOutcome(task_id=task_id, status="missing", reason=str(exc)[:1000], path=str(path))
     except ReportParseError as exc:

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from reportbench.bounds import ReportLimits, report_limits
 from reportbench.reports.discover import DiscoveredReports, MappingRow
 from reportbench.reports.task_names import DEFAULT_NAMING, NameIndex, TaskNaming
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
@@ -162,10 +163,22 @@ def run_folder_system(
     write_mapping(out_dir, discovered.rows)
     reports: list[Report] = []
     outcomes: list[TaskOutcome] = []
-    with confined_to(folder):
+    attributed: set[str] = set()  # refused children reported as their task's outcome (not again as unmapped)
+    try:
+        limits = ReportLimits.from_spec(spec, name)
+    except ValueError as exc:
+        raise SystemError_(str(exc)) from exc
+    with confined_to(folder), report_limits(limits, name):
         for task_id in task_ids:
             path = found.get(task_id)
             if path is None:
+                refused = _refused_for(task_id, discovered.unmapped)
+                if refused is not None:  # e.g. a FIFO or a hard link named after the task: say what it is
+                    attributed.add(refused[0])
+                    outcomes.append(
+                        TaskOutcome(task_id=task_id, status="parse_error", reason=refused[1], path=refused[0])
+                    )
+                    continue
                 outcomes.append(TaskOutcome(task_id=task_id, status="missing", reason=f"no report in {folder}"))
                 continue
             report, outcome = isolated_load(path, fmt=fmt, task_id=task_id, system=name)
@@ -173,7 +186,9 @@ def run_folder_system(
                 reports.append(report)
             outcomes.append(outcome)
     outcomes.extend(
-        TaskOutcome(task_id="", status="unmapped", path=path, reason=reason) for path, reason in discovered.unmapped
+        TaskOutcome(task_id="", status="unmapped", path=path, reason=reason)
+        for path, reason in discovered.unmapped
+        if path not in attributed
     )
     return reports, outcomes
 
@@ -302,3 +317,14 @@ def expand_per_model(systems: Mapping[str, Any]) -> dict[str, Any]:
         for sub in subs:
             out[_system_name(name, sub)] = {**dict(spec), "layout": "auto", "subfolder": sub, "parent_entry": name}
     return out
+
+
+def _refused_for(task_id: str, unmapped: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """(path, reason) of a special file or hard link named after `task_id` (`<task_id>.md`), if any; a symlink
+    out of the folder stays an unmapped row (the task is missing: nothing of it is in the folder)."""
+    for path, reason in unmapped:
+        name = Path(path).name
+        if "not a regular file or folder" in reason or reason.startswith("hard link"):
+            if name == task_id or Path(name).stem == task_id:
+                return str(path), f"{path}: {reason}"
+    return None

@@ -9,11 +9,12 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field
 
+from reportbench.bounds import InputTooLargeError
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict
 from reportbench.judges.lexical import (
     LexicalSpace,
@@ -37,6 +38,10 @@ DISCOURSE_MARKERS_RE = re.compile(
     r"complementary|orthogonal|our work|in this work|in this paper|compared (?:to|with))\b",
     re.IGNORECASE,
 )
+
+
+DEFAULT_MAX_SENTENCES = 1_000  # per section; judge.offline.organization.max_sentences
+MAX_CHARS_PER_SENTENCE = 400  # the character bound checked before splitting is max_sentences x this
 
 
 class OrganizationInput(JudgeInput):
@@ -116,17 +121,13 @@ def organization_features(text: str, space: LexicalSpace, params: dict[str, Any]
 
     vectors = [[space.vector(content_tokens(s)) for s in group] for group in paragraph_sentences]
     flat = [(k, v) for k, group in enumerate(vectors) for v in group]
-    similarity = {
-        (i, j): cosine(flat[i][1], flat[j][1]) for i in range(len(flat)) for j in range(i + 1, len(flat))
-    }
+    pairs = _pair_stats(flat, float(params["redundancy_cosine"]))
 
     # Paragraphs: one topic each (sentences closer within than across paragraphs), comparable lengths.
     lengths = [len(p.split()) for p in paragraphs]
     mean_len = sum(lengths) / len(lengths)
     cv = math.sqrt(sum((n - mean_len) ** 2 for n in lengths) / len(lengths)) / mean_len if mean_len else 1.0
-    within = [c for (i, j), c in similarity.items() if flat[i][0] == flat[j][0]]
-    across = [c for (i, j), c in similarity.items() if flat[i][0] != flat[j][0]]
-    separation = (_mean(within) - _mean(across)) if within and across else 0.0
+    separation = (pairs.within_mean - pairs.across_mean) if pairs.within_n and pairs.across_n else 0.0
     multi_paragraph = min(1.0, (len(paragraphs) - 1) / 2)
     paragraphing = multi_paragraph * (0.5 * max(0.0, 1.0 - cv) + 0.5 * min(1.0, max(0.0, 4.0 * separation)))
 
@@ -134,9 +135,7 @@ def organization_features(text: str, space: LexicalSpace, params: dict[str, Any]
     coherence = min(1.0, 2.0 * _mean(adjacent)) if adjacent else 0.0
 
     # Redundancy: share of sentences that have a near-duplicate elsewhere in the section.
-    threshold = float(params["redundancy_cosine"])
-    duplicated = {k for pair, c in similarity.items() if c >= threshold for k in pair}
-    redundancy = len(duplicated) / len(flat)
+    redundancy = len(pairs.duplicated) / len(flat)
 
     citation_spread = sum(1 for p in paragraphs if count_citations(p) > 0) / len(paragraphs)
     return OrganizationFeatures(
@@ -148,6 +147,60 @@ def organization_features(text: str, space: LexicalSpace, params: dict[str, Any]
         citation_spread=round_score(citation_spread),
         redundancy=round_score(redundancy),
     )
+
+
+@dataclass
+class _PairStats:
+    within_sum: float = 0.0
+    within_n: int = 0
+    across_sum: float = 0.0
+    across_n: int = 0
+    duplicated: set[int] = field(default_factory=set)
+
+    @property
+    def within_mean(self) -> float:
+        return self.within_sum / self.within_n if self.within_n else 0.0
+
+    @property
+    def across_mean(self) -> float:
+        return self.across_sum / self.across_n if self.across_n else 0.0
+
+
+def _pair_stats(flat: list[tuple[int, Any]], threshold: float) -> _PairStats:
+    """Sums over all sentence pairs, streamed: memory O(sentences), not O(sentences²) (a 10k-sentence
+    section once held 50M pairs, ~10 GB). Same pair order as before, so the same floating-point sums."""
+    stats = _PairStats()
+    for i in range(len(flat)):
+        ki, vi = flat[i]
+        for j in range(i + 1, len(flat)):
+            kj, vj = flat[j]
+            c = cosine(vi, vj)
+            if ki == kj:
+                stats.within_sum += c
+                stats.within_n += 1
+            else:
+                stats.across_sum += c
+                stats.across_n += 1
+            if c >= threshold:
+                stats.duplicated.update((i, j))
+    return stats
+
+
+def check_size(inputs: OrganizationInput, params: dict[str, Any]) -> None:
+    """Refuse sections whose pairwise comparison would be too costly (time grows with sentences²)."""
+    limit = int(params.get("max_sentences", DEFAULT_MAX_SENTENCES))
+    for name, text in (("section_a", inputs.section_a), ("section_b", inputs.section_b)):
+        if len(text) > limit * MAX_CHARS_PER_SENTENCE:  # a cheap size bound before splitting at all
+            raise InputTooLargeError(
+                f"organization {name} characters", len(text), "max_sentences", limit * MAX_CHARS_PER_SENTENCE,
+                "judge.offline.organization.max_sentences",
+            )
+        count = len(split_sentences(text))
+        if count > limit:
+            raise InputTooLargeError(
+                f"organization {name} sentences", count, "max_sentences", limit,
+                "judge.offline.organization.max_sentences",
+            )
 
 
 def _mean(values: list[float]) -> float:
@@ -166,6 +219,7 @@ def _tie_prefers_first(first: str, second: str) -> bool:
 def offline(inputs: OrganizationInput, params: dict[str, Any]) -> OfflineVerdict:
     """A if org(A) > org(B); B if lower; exact ties by the unordered-pair hash (identical texts -> A)."""
     p = section_params(params, "organization")
+    check_size(inputs, p)
     all_sentences = split_sentences(inputs.section_a) + split_sentences(inputs.section_b)
     space = LexicalSpace.fit(sorted(tuple(content_tokens(s)) for s in all_sentences))
     feats_a = organization_features(inputs.section_a, space, p)

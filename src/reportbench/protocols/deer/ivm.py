@@ -28,7 +28,7 @@ REF_MARKERS = (
     "\n\nReferences\n",
 )
 _REF_RES = (
-    re.compile(r"(\d+)\..*?\<(https?://[^>]+)\>"),
+    re.compile(r"(?<!\d)(\d+)\..*?\<(https?://[^>]+)\>"),  # (?<!\d): same matches, linear on digit runs
     re.compile(r"^(\d+)\..*?\((https?://[^\]]+)\)", re.MULTILINE),
     re.compile(r"\[([\-\d]+)\][^\n]*?(https?://[^\s]+)"),
 )

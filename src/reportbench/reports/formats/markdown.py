@@ -66,8 +66,10 @@ def split_markdown_report(text: str) -> MarkdownParts:
     Judge-directed text (reportbench.injection) is cut from the whole text first, so reference entries are
     parsed as if it had never been written; a warning carries the flags.
     """
+    from reportbench.bounds import check_body
     from reportbench.injection import describe, neutralize
 
+    check_body(text, paragraphs=False)  # size bounds before any pattern runs over the whole text
     text, findings = neutralize(text)
     body, section = split_reference_section(text)
     definitions = _DEFINITION_LINE_RE.findall(body)
