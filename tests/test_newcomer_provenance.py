@@ -71,4 +71,4 @@ def test_code_paths_are_site_stage_deps(repo_root: Path) -> None:
     assert site, "no stage runs stages/build_site.py --benchmark"
     deps = {str(d) for d in site[0].get("deps") or []}
     for p in CODE_PATHS:
-        assert p.replace("{b}", "${key}") in deps or p.replace("{b}", "${item.benchmark}") in deps, p
+        assert p.replace("{code}", "${item.code}") in deps, p

@@ -88,7 +88,8 @@ def check_package_headers(conf_dir: Path | str = CONF_DIR) -> None:
             want = f"# @package benchmarks.{b}.{group_dir.name}"
             for option in sorted(group_dir.glob("*.yaml")):
                 lines = option.read_text(encoding="utf-8").splitlines()
-                if not any(ln.strip() == want for ln in lines[:5]):
+                # `_global_` is an explicit choice too (presets set the judge and their benchmark's keys)
+                if not any(ln.strip() in (want, "# @package _global_") for ln in lines[:5]):
                     raise ConfigError(
                         f"{option}: missing the header line `{want}` (first line of the file); without it "
                         f"Hydra puts its entries outside benchmarks.{b} and they are silently ignored"

@@ -24,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from reportbench.benchmarks import benchmark_files
 from reportbench.site.html import esc, num, page, pointer, slug, table, th
 from reportbench.site.leaderboard_page import BenchmarkData, render_benchmark_page
 from reportbench.site.samples import (
@@ -50,14 +51,14 @@ def _read_json(path: Path) -> Any:
 
 
 # The code that computes what a page shows (every path is a dep of the `site@<b>` stage, so a change reruns it
-# and the page never shows a stale hash). `{b}` is the benchmark.
+# and the page never shows a stale hash). `{code}` is the benchmark's package.
 CODE_PATHS = (
     "stages/build_site.py",
     "src/reportbench/site",
     "src/reportbench/metrics",
     "src/reportbench/benchmarks.py",
     "src/reportbench/protocols/__init__.py",
-    "src/reportbench/protocols/{b}",
+    "{code}",  # the benchmark's own package (built-in or a plug-in's; benchmarks.benchmark_files)
     "src/reportbench/reports",
     "src/reportbench/release",
 )
@@ -74,14 +75,21 @@ def code_hash(root: Path | str = ".", benchmark: str | None = None, code_paths: 
 
     root = Path(root)
     digest = hashlib.sha256()
-    paths = [p.format(b=benchmark or "") for p in code_paths if benchmark or "{b}" not in p]
+    paths = []
+    for p in code_paths:
+        if "{code}" in p:
+            if benchmark:
+                paths.append(benchmark_files(benchmark).code)
+            continue
+        paths.append(p)
     for rel in paths:
-        base = root / rel
+        base = root / rel  # an absolute path (a plug-in outside the project) stays itself
         files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
         for f in files:
             if "__pycache__" in f.parts:
                 continue
-            digest.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+            name = f.relative_to(root) if f.is_relative_to(root) else f.relative_to(base.parent)
+            digest.update(name.as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
 

@@ -242,7 +242,7 @@ def warnings_html(d: BenchmarkData) -> str:
             "Some means rest on fewer tasks than the release has (a task without a defined value is left out of "
             f'that mean, never counted as 0):<ul class="thin">{"".join(thin_items)}</ul>'
         )
-        unranked = [r for r in lb.get("rows") or [] if r.get("rank") is None]
+    unranked = [r for r in lb.get("rows") or [] if r.get("rank") is None]
     if unranked and _overall_label(lb, d):
         out.append(
             "Not ranked: "
