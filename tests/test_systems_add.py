@@ -72,7 +72,7 @@ def test_add_endpoint_and_bad_arguments(repo: Path, capsys: pytest.CaptureFixtur
     assert entry["kind"] == "endpoint" and entry["model"] == "openai/my-agent" and entry["api_key_env"] == "MY_KEY"
     capsys.readouterr()
     assert main(["systems", "add", "nope", "x", "--folder", "mine"]) == 2
-    assert "choices: deepscholar" in capsys.readouterr().err
+    assert "deepscholar" in capsys.readouterr().err.split("choices:", 1)[1]
     assert main(["systems", "add", "deepscholar", "x", "--folder", "no_such_dir"]) == 2
     assert "no_such_dir: no such directory" in capsys.readouterr().err
     assert main(["systems", "add", "deepscholar", "x", "--folder", "mine", "--format", "nope"]) == 2
@@ -111,7 +111,7 @@ def test_estimate_refuses_unknown_names_and_takes_overrides(repo: Path, capsys: 
     err = capsys.readouterr().err
     assert "unknown --system 'nope'" in err and "careful_writer" in err
     assert main(["estimate", "--benchmark", "nope"]) == 2
-    assert "choices: deepscholar" in capsys.readouterr().err
+    assert "deepscholar" in capsys.readouterr().err.split("choices:", 1)[1]
     assert main(["systems", "add", "deepscholar", "my_system", "--folder", "mine"]) == 0
     capsys.readouterr()
     # positional overrides (like compose), on top of the remembered ones: the added system is estimated
@@ -126,10 +126,10 @@ def test_ls_and_other_filters_read_the_same_configuration(repo: Path, capsys: py
     assert main(["ls", "systems"]) == 0
     out = capsys.readouterr().out
     assert "-S deepscholar/systems=my_systems" in out and "my_system (folder) + demo" in out
-    assert "selected now (remembered in overrides.yaml): deepscholar/systems=my_systems" in out
+    assert "selected now (remembered in overrides.yaml): " in out and "deepscholar/systems=my_systems" in out
     # commands that filter by a name refuse an unknown one with the choices (exit 2)
     assert main(["retry", "--benchmark", "nope"]) == 2
-    assert "choices: deepscholar" in capsys.readouterr().err
+    assert "deepscholar" in capsys.readouterr().err.split("choices:", 1)[1]
     assert main(["ls", "metrics", "--benchmark", "nope"]) == 2
     assert main(["view", "--benchmark", "deepscholar", "--system", "nope"]) == 2
     err = capsys.readouterr().err

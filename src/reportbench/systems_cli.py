@@ -46,7 +46,15 @@ def current_selection(benchmark: str, conf_dir: Path = CONF_DIR) -> str:
         k, _, v = o.partition("=")
         if k.lstrip("+~") == key:
             return v
-    data = yaml.safe_load((conf_dir / "benchmarks" / f"{benchmark}.yaml").read_text(encoding="utf-8")) or {}
+    path = conf_dir / "benchmarks" / f"{benchmark}.yaml"
+    if not path.is_file():  # a plug-in benchmark ships its own conf/ tree (docs/plugins.md)
+        from reportbench.benchmarks import benchmark_files
+
+        own = benchmark_files(benchmark).conf
+        path = Path(own) / "benchmarks" / f"{benchmark}.yaml" if own else path
+    if not path.is_file():
+        return "demo"
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     for d in data.get("defaults") or []:
         if isinstance(d, dict) and key in {str(k).lstrip("/") for k in d}:
             return str(next(v for k, v in d.items() if str(k).lstrip("/") == key))
