@@ -165,7 +165,7 @@ def load_seed_counts(path: str | Path) -> dict[str, int | None]:
     import polars as pl
 
     p = Path(path)
-    df = pl.read_parquet(p) if p.suffix == ".parquet" else pl.read_csv(p)
+    df = pl.read_parquet(p, glob=False) if p.suffix == ".parquet" else pl.read_csv(p)
     count_col = next((c for c in ("cited_by_count", "citation_count", "count") if c in df.columns), None)
     if "arxiv_id" not in df.columns or count_col is None:
         raise ValueError(f"{p}: expected columns arxiv_id and cited_by_count, got {df.columns}")

@@ -446,10 +446,10 @@ def score_stage(
         for m in members:
             d = Path(judgments_dir) / s / m
             judgments[s][m] = {p.stem: read_judgments(p) for p in sorted(d.glob("*.parquet"))}
-            derived[s][m] = {p.stem: pl.read_parquet(p) for p in sorted((d / "derived").glob("*.parquet"))}
+            derived[s][m] = {p.stem: pl.read_parquet(p, glob=False) for p in sorted((d / "derived").glob("*.parquet"))}
     cross: dict[str, pl.DataFrame] = {}
     if cross_dir is not None and Path(cross_dir).is_dir() and Path(cross_dir) != Path(release_dir):
-        cross = {p.stem: pl.read_parquet(p) for p in sorted(Path(cross_dir).glob("*.parquet"))}
+        cross = {p.stem: pl.read_parquet(p, glob=False) for p in sorted(Path(cross_dir).glob("*.parquet"))}
     release = read_release(release_dir, benchmark)
     ctx = ScoreContext(
         benchmark=benchmark,

@@ -63,7 +63,7 @@ def scan(params: dict[str, Any], root: Path = Path(".")) -> list[StageFailures]:
         files = sorted(out_dir.glob("*.parquet")) if out_dir.is_dir() else []
         stage.missing = not files
         for path in files:
-            frame = pl.read_parquet(path, columns=["status", "error"])
+            frame = pl.read_parquet(path, columns=["status", "error"], glob=False)
             stage.items += frame.height
             stage.classes.update(failure_class(s, e) for s, e in frame.iter_rows())
         out.append(stage)

@@ -105,7 +105,7 @@ def _load_member(judgments_dir: Path, system: str, member: str) -> tuple[dict[st
 
     d = Path(judgments_dir) / system / member
     judgments = {p.stem: read_judgments(p) for p in sorted(d.glob("*.parquet"))}
-    derived = {p.stem: pl.read_parquet(p) for p in sorted((d / "derived").glob("*.parquet"))}
+    derived = {p.stem: pl.read_parquet(p, glob=False) for p in sorted((d / "derived").glob("*.parquet"))}
     return judgments, derived
 
 
@@ -312,7 +312,7 @@ def run_agreement_stage(
     positions = {n: dict(position_consistency(r)) for n, r in judges.items() if not n.startswith("human:")}
     if cross_dir is not None and Path(cross_dir).is_dir() and Path(cross_dir) != Path(release_dir):
         for path in sorted(Path(cross_dir).glob("*.parquet")):  # cross stages: battles, depth vs a reference
-            found = cross_position_consistency(pl.read_parquet(path))
+            found = cross_position_consistency(pl.read_parquet(path, glob=False))
             if found and found[0]:
                 positions.setdefault(first_name, {})[f"{path.stem} (cross stage)"] = found
     sections.append(position_section(positions))

@@ -162,7 +162,7 @@ def write_snapshots(snapshots: list[PageSnapshot], path: Path) -> None:
 
 def read_snapshots(path: Path) -> dict[str, PageSnapshot]:
     """The snapshot table as {normalised url: PageSnapshot}."""
-    df = pl.read_parquet(path)
+    df = pl.read_parquet(path, glob=False)
     return {row["url"]: PageSnapshot.from_row(row) for row in df.iter_rows(named=True)}
 
 

@@ -32,7 +32,7 @@ def read_scores(scores_dir: Path) -> dict[str, dict[str, dict[str, float | None]
     if not files:
         raise FileNotFoundError(f"{scores_dir}: no <system>.parquet score tables (run the score stage first)")
     for path in files:
-        df = pl.read_parquet(path)
+        df = pl.read_parquet(path, glob=False)
         missing = {"system", "task_id", "metric", "value", "status"} - set(df.columns)
         if missing:
             raise ValueError(f"{path}: not a score table (missing columns {sorted(missing)})")

@@ -224,7 +224,8 @@ def write_judgments(path: str | Path, judgments: Iterable[Judgment]) -> Path:
     try:
         try:
             judgments_frame(judgments).write_parquet(tmp)
-            pl.read_parquet_schema(tmp)  # a write cut short by a full disk leaves no valid footer
+            with open(tmp, "rb") as fh:  # a file object: polars would read `[` `]` in a path as a glob
+                pl.read_parquet_schema(fh)  # a write cut short by a full disk leaves no valid footer
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise _write_failed(path, exc) from None
         tmp.replace(path)  # atomic: a crashed stage never leaves half a file for DVC to hash
@@ -244,7 +245,7 @@ def _write_failed(path: Path, exc: BaseException) -> FatalError:
 
 def read_judgments(path: str | Path) -> list[Judgment]:
     try:
-        df = pl.read_parquet(path)
+        df = pl.read_parquet(path, glob=False)
     except pl.exceptions.PolarsError as exc:
         raise FatalError(
             f"{path} is damaged or truncated (was the disk full when it was written?): "

@@ -267,8 +267,8 @@ def stage_publish(params: dict[str, Any], root: Path = Path(".")) -> dict[str, A
     listing = read_listing(paths)
     kept = read_kept(paths)
     refs = read_refs(paths)
-    important = pl.read_parquet(paths.label_dir / "important.parquet").to_dicts()
-    nuggets = pl.read_parquet(paths.label_dir / "nuggets.parquet").to_dicts()
+    important = pl.read_parquet(paths.label_dir / "important.parquet", glob=False).to_dicts()
+    nuggets = pl.read_parquet(paths.label_dir / "nuggets.parquet", glob=False).to_dicts()
     label_drops = read_drops(paths.label_dir / "dropped.parquet")
     drops: list[DropRecord] = (
         read_drops(paths.list_dir / "dropped.parquet") + read_drops(paths.filter_dir / "dropped.parquet") + label_drops

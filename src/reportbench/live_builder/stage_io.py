@@ -101,7 +101,7 @@ def write_drops(path: Path, drops: Iterable[DropRecord]) -> int:
 def read_drops(path: Path) -> list[DropRecord]:
     if not path.is_file():
         return []
-    return [DropRecord.model_validate(r) for r in pl.read_parquet(path).iter_rows(named=True)]
+    return [DropRecord.model_validate(r) for r in pl.read_parquet(path, glob=False).iter_rows(named=True)]
 
 
 def fresh_dir(path: Path) -> Path:

@@ -649,7 +649,7 @@ def render_card(release: Release, manifest: dict[str, Any]) -> str:
 def _read_table(spec: TableSpec, path: Path, shown: str, errors: list[str]) -> list[Record]:
     """Read one parquet table into records; schema and row problems are appended to errors."""
     try:
-        df = pl.read_parquet(path)
+        df = pl.read_parquet(path, glob=False)
     except Exception as exc:  # polars raises several exception types for corrupt files
         errors.append(f"{shown}: cannot read parquet ({type(exc).__name__}: {exc})")
         return []

@@ -106,7 +106,7 @@ def prompt_hashes(judgments_dir: Path) -> list[tuple[str, str]]:
     seen: set[tuple[str, str]] = set()
     for path in sorted(judgments_dir.glob("*/*/*.parquet")):
         try:
-            df = pl.read_parquet(path, columns=["prompt_id", "prompt_hash"]).unique()
+            df = pl.read_parquet(path, columns=["prompt_id", "prompt_hash"], glob=False).unique()
         except Exception:  # noqa: BLE001 - the viewer reports unreadable tables; here they add nothing
             continue
         seen.update((str(a), str(b or "")) for a, b in df.iter_rows() if a is not None)

@@ -106,7 +106,7 @@ def load_system(
     for mdir in member_dirs:
         for path in sorted(mdir.glob("*.parquet")):
             try:
-                records = pl.read_parquet(path).to_dicts()
+                records = pl.read_parquet(path, glob=False).to_dicts()
             except Exception as exc:  # noqa: BLE001 - a corrupt table is shown, the rest still renders
                 d.problems.append(f"{path}: cannot read ({type(exc).__name__}: {exc})"[:400])
                 continue
@@ -126,7 +126,7 @@ def load_system(
     spath = root / "data" / "scores" / benchmark / release / f"{system}.parquet"
     if spath.is_file():
         try:
-            for row in pl.read_parquet(spath).to_dicts():
+            for row in pl.read_parquet(spath, glob=False).to_dicts():
                 d.scores.setdefault(str(row.get("task_id")), []).append(row)
         except Exception as exc:  # noqa: BLE001
             d.problems.append(f"{spath}: cannot read ({type(exc).__name__}: {exc})"[:400])
@@ -231,7 +231,7 @@ def _load_cross(cdir: Path, d: SystemData) -> None:
     tables: dict[str, pl.DataFrame] = {}
     for path in sorted(cdir.glob("*.parquet")):
         try:
-            tables[path.stem] = pl.read_parquet(path)
+            tables[path.stem] = pl.read_parquet(path, glob=False)
         except Exception as exc:  # noqa: BLE001
             d.problems.append(f"{path}: cannot read ({type(exc).__name__}: {exc})"[:400])
     battle_tasks: dict[str, str] = {}

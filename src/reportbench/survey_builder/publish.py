@@ -136,7 +136,7 @@ def judge_totals(judgment_files: Sequence[Path]) -> dict[str, Any]:
     by_task: dict[str, int] = {}
     for f in judgment_files:
         cols = ["task", "status", "cache_hit", "attempts", "prompt_tokens", "completion_tokens"]
-        df = pl.read_parquet(f, columns=cols)
+        df = pl.read_parquet(f, columns=cols, glob=False)
         items += df.height
         failed += df.filter(pl.col("status") != "ok").height
         calls += int(df.filter(~pl.col("cache_hit"))["attempts"].sum() or 0)

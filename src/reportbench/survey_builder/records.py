@@ -80,7 +80,7 @@ def write_drops(path: Path, drops: Iterable[Drop]) -> int:
 def read_drops(path: Path) -> list[Drop]:
     if not path.is_file():
         return []
-    return [Drop.model_validate(r) for r in pl.read_parquet(path).iter_rows(named=True)]
+    return [Drop.model_validate(r) for r in pl.read_parquet(path, glob=False).iter_rows(named=True)]
 
 
 def write_verdicts(path: Path, verdicts: Iterable[Verdict]) -> int:

@@ -288,6 +288,7 @@ def _hf_rows(cfg: Mapping[str, Any]) -> list[dict[str, str]]:
     if not files:
         raise ReleaseConfigError(f"{repo}@{revision}: no parquet file for config {HF_CONFIG}")
     frames = [
-        pl.read_parquet(hf_hub_download(repo, f, repo_type="dataset", revision=str(revision))) for f in sorted(files)
+        pl.read_parquet(hf_hub_download(repo, f, repo_type="dataset", revision=str(revision)), glob=False)
+        for f in sorted(files)
     ]
     return [{k: "" if v is None else str(v) for k, v in r.items()} for r in pl.concat(frames).iter_rows(named=True)]

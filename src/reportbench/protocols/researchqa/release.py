@@ -100,7 +100,7 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     if p.suffix == ".parquet":
         import polars as pl
 
-        return pl.read_parquet(p).to_dicts()
+        return pl.read_parquet(p, glob=False).to_dicts()
     text = p.read_text(encoding="utf-8")
     if p.suffix == ".jsonl":
         return [json.loads(line) for line in text.splitlines() if line.strip()]
