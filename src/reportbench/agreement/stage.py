@@ -156,6 +156,7 @@ def rebuild_items(
 def _rejudge(task: str, cfg: Mapping[str, Any], items: list[Any], sample: int, desc: str) -> list[Any]:
     from reportbench.judges.factory import make_judge
     from reportbench.judges.runner import run_judgments_sync
+    from reportbench.progress import progress_enabled
 
     cfg = dict(cfg)
     cfg["runtime"] = {**(cfg.get("runtime") or {}), "progress": False}
@@ -167,7 +168,8 @@ def _rejudge(task: str, cfg: Mapping[str, Any], items: list[Any], sample: int, d
     judge = make_judge(task, cfg, **kwargs)
     try:
         items_in = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
-        return list(run_judgments_sync(judge, items_in, desc=desc, progress=False))
+        # a bar per re-judged batch (REPORTBENCH_PROGRESS=0 turns bars off): the stage runs many of them
+        return list(run_judgments_sync(judge, items_in, desc=desc, progress=progress_enabled()))
     finally:
         close = getattr(judge, "close", None)
         if close is not None:

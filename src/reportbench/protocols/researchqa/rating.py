@@ -27,6 +27,9 @@ INIT_RATING = 1000.0
 MAXITER = 100
 GTOL = 1e-6
 TIE_MODES = ("duplicate", "half")
+# Reported ratings are rounded to 0.001 Elo: L-BFGS-B stops at gtol 1e-6 (about 4e-4 Elo), so further digits
+# are solver noise and would differ between machines (docs/dvc.md, "Byte-identical outputs").
+ELO_DECIMALS = 3
 
 
 @dataclass(frozen=True)
@@ -103,18 +106,22 @@ def _joint_loss_and_grad(
     flat: np.ndarray, matchups: np.ndarray, outcomes: np.ndarray, weights: np.ndarray, alpha: float
 ) -> tuple[float, np.ndarray]:
     """Sum over rounds of the per-round loss: separable, so its optimum is every round's own optimum."""
-    rounds, n_rows = weights.shape
+    rounds = weights.shape[0]
     r = flat.reshape(rounds, -1)
     n = r.shape[1]
     diff = r[:, matchups[:, 0]] - r[:, matchups[:, 1]]
     p = expit(alpha * diff)
     eps = 1e-300
     loss = -float(np.sum((np.log(p + eps) * outcomes + np.log(1.0 - p + eps) * (1.0 - outcomes)) * weights))
-    g = -alpha * (outcomes - p) * weights  # (rounds, rows)
-    onehot = np.zeros((n_rows, n))
-    onehot[np.arange(n_rows), matchups[:, 0]] += 1.0
-    onehot[np.arange(n_rows), matchups[:, 1]] -= 1.0
-    return loss, (g @ onehot).ravel()
+    g = (-alpha * (outcomes - p) * weights).ravel()  # (rounds, rows), row-major
+    # Scatter-add with bincount, not a matmul: a BLAS product sums in an order that depends on the thread
+    # count and CPU kernel, and L-BFGS-B amplifies last-bit differences into the 10th digit of the ratings.
+    base = (np.arange(rounds) * n)[:, None]
+    size = rounds * n
+    grad = np.bincount((base + matchups[:, 0]).ravel(), weights=g, minlength=size) - np.bincount(
+        (base + matchups[:, 1]).ravel(), weights=g, minlength=size
+    )
+    return loss, grad
 
 
 def fit_bt_joint(grouped: Grouped, weights: np.ndarray, alpha: float = ALPHA, chunk: int = 250) -> np.ndarray:
@@ -145,6 +152,11 @@ def win_probability(r_a: float, r_b: float, scale: float = SCALE) -> float:
     return 1.0 / (1.0 + 10.0 ** ((r_b - r_a) / scale))
 
 
+def _stable(x: float) -> float:
+    """A reported Elo statistic, rounded to the digits the solver determines (`ELO_DECIMALS`)."""
+    return round(float(x), ELO_DECIMALS)
+
+
 @dataclass(frozen=True)
 class Ratings:
     """Point fit plus bootstrap distribution (rounds x models), Elo-scaled."""
@@ -163,12 +175,12 @@ class Ratings:
             rows.append(
                 {
                     "system": m,
-                    "rating": float(self.point[i]),
-                    "boot_mean": float(np.mean(col)),
-                    "boot_median": float(np.median(col)),
-                    "boot_std": float(np.std(col)),
-                    "ci_low": float(np.quantile(col, 0.025)),
-                    "ci_high": float(np.quantile(col, 0.975)),
+                    "rating": _stable(self.point[i]),
+                    "boot_mean": _stable(np.mean(col)),
+                    "boot_median": _stable(np.median(col)),
+                    "boot_std": _stable(np.std(col)),
+                    "ci_low": _stable(np.quantile(col, 0.025)),
+                    "ci_high": _stable(np.quantile(col, 0.975)),
                     "n_rounds": int(self.boot.shape[0]),
                     "ties": self.ties,
                 }
