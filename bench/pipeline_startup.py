@@ -214,7 +214,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {label:<48} {secs:6.2f} {c:6.2f}")
         print(f"\nstages: {len(stages)} in dvc.yaml, {n_runs} ran")
         print(f"default `dvc repro` (cold){state}: {wall:.1f}s wall, {cpu:.1f}s CPU (user+sys) [{load_run}]")
-        print(f"  {in_stages:.1f}s wall inside {n_runs} stage commands")
+        stage_cpu = sum(c for _, c, _ in per_run)
+        print(
+            f"  {in_stages:.1f}s wall and {stage_cpu:.1f}s CPU inside {n_runs} stage commands; "
+            f"DVC's own CPU {cpu - stage_cpu:.1f}s ({(cpu - stage_cpu) / max(1, n_runs):.2f}s per stage run)"
+        )
         if n_runs:
             per = (wall - in_stages) / n_runs
             print(f"DVC overhead: {wall - in_stages:.1f}s ({per:.2f}s per stage run)")
