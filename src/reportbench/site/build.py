@@ -46,15 +46,26 @@ def _read_json(path: Path) -> Any:
         return None
 
 
+# Pathspecs of what the pipeline itself commits after building the site (its date must not depend on them).
+SITE_DATE_EXCLUDES = (":(exclude)dvc.lock", ":(exclude)metrics")
+
+
 def build_date(root: Path | str = ".") -> str:
     """The date of the code and data the site was built from: `SOURCE_DATE_EPOCH` if set (reproducible-builds
-    convention), else the UTC day of the checked-out commit, else today. Not the wall-clock build time: the pages
-    are DVC outputs, and a fresh clone must rebuild them byte for byte (tests/test_dvc_pipeline.py)."""
+    convention), else the UTC day of the last commit that changed anything but `dvc.lock` and `metrics/`, else
+    today. Not the wall-clock build time: the pages are DVC outputs, and a fresh clone must rebuild them byte for
+    byte (tests/test_dvc_pipeline.py); nor HEAD's day, since the commit that records the rebuilt lock and metrics
+    comes after the build, often on another day."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if not (epoch and epoch.isdigit()):
         try:
             epoch = subprocess.run(
-                ["git", "log", "-1", "--format=%ct"], cwd=root, capture_output=True, text=True, timeout=5, check=True
+                ["git", "log", "-1", "--format=%ct", "--", ".", *SITE_DATE_EXCLUDES],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=True,
             ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             epoch = ""
