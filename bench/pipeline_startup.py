@@ -124,11 +124,15 @@ def shell_times_cpu(field: str) -> float:
     return sum(int(m or 0) * 60 + float(sec) for m, sec in _TIMES.findall(field))
 
 
+# stage script -> the dvc.yaml stage it runs (for the labels of the slowest stage runs)
+SCRIPT_STAGE = {"build_release": "release", "run_system": "system", "fetch_pages": "fetch", "build_site": "site"}
+
+
 def stage_label(cmd: list[str]) -> str:
-    """A readable name for one stage command: script plus its benchmark/system/member arguments."""
+    """A readable name for one stage command, like its dvc.yaml name: stage@benchmark.system.member."""
     script = next((Path(c).name.removesuffix(".py") for c in cmd if c.endswith(".py")), " ".join(cmd[:2]))
     keys = [cmd[i + 1] for i, c in enumerate(cmd[:-1]) if c in ("--benchmark", "--system", "--member")]
-    return script + ("@" + ".".join(keys) if keys else "")
+    return SCRIPT_STAGE.get(script, script) + ("@" + ".".join(keys) if keys else "")
 
 
 def cpu_children() -> float:
