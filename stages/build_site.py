@@ -1,12 +1,13 @@
-"""Stages `site@<benchmark>` (its leaderboard page + per-sample viewer -> site/benchmarks/<b>/<R>/) and
-`site_index` (site/index.html listing every benchmark's leaderboard). docs/site.md."""
+"""Stage `site`: with `--all`, every enabled benchmark's leaderboard page + per-sample viewer
+(site/benchmarks/<b>/<R>/) and site/index.html; `--benchmark <b>` builds one folder, neither the index only.
+docs/site.md."""
 
 import argparse
 from pathlib import Path
 
 from reportbench.config import load_params
 from reportbench.pipeline import setup_logging
-from reportbench.site.build import DEFAULT_MAX_SAMPLES, build_benchmark_site, build_index
+from reportbench.site.build import DEFAULT_MAX_SAMPLES, build_benchmark_site, build_index, build_site
 from reportbench.stage_errors import exit_on_error
 from reportbench.stage_guard import guard_stage
 
@@ -15,6 +16,7 @@ if __name__ == "__main__":
     setup_logging()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--benchmark", help="build this benchmark's folder; without it, build the index page")
+    ap.add_argument("--all", action="store_true", help="every enabled benchmark's folder, then the index page")
     ap.add_argument("--site", type=Path, default=Path("site"))
     ap.add_argument(
         "--max-samples",
@@ -25,7 +27,10 @@ if __name__ == "__main__":
     args = ap.parse_args()
     with exit_on_error():
         params = load_params()
-        if args.benchmark:
+        if args.all:
+            c = build_site(params, Path("."), args.site, max_samples=args.max_samples)
+            print(f"site: {c['system_pages']} system pages, {c['sample_pages']} sample pages, {args.site}/index.html")
+        elif args.benchmark:
             c = build_benchmark_site(params, args.benchmark, Path("."), args.site, max_samples=args.max_samples)
             print(f"site@{args.benchmark}: {c['system_pages']} system pages, {c['sample_pages']} sample pages")
         else:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +94,17 @@ def _no_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture(scope="session")
+def reproduced_template(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The working tree copied into a fresh git repository (one commit) and `dvc repro` run once, for the
+    session. Tests that need a reproduced default pipeline copy it (`dvc_helpers.copy_repo_state`) instead of
+    paying for another full repro; nothing may modify the template itself."""
+    from dvc_helpers import Reproduced, copy_working_tree, run_timed
+
+    if not (REPO_ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    dest = copy_working_tree(REPO_ROOT, tmp_path_factory.mktemp("reproduced") / "repo")
+    output, seconds = run_timed([sys.executable, "-m", "dvc", "repro"], dest, timeout=900)
+    return Reproduced(dest, output, seconds)

@@ -12,7 +12,7 @@ from reportbench.plan import build_plan
 
 def refresh_plan(params: dict[str, Any]) -> dict[str, Any]:
     """Recompute `plan` after a test edits benchmarks/agents (compose does this for params.yaml)."""
-    params["plan"] = build_plan(params.get("benchmarks"), params.get("agents"))
+    params["plan"] = build_plan(params.get("benchmarks"), params.get("agents"), agreement=params.get("agreement"))
     return params
 
 

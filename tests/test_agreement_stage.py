@@ -47,6 +47,7 @@ def card_run(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
         bench["systems"] = {s: bench["systems"][s] for s in SYSTEMS}
         params["judge"]["runtime"]["progress"] = False
         params["agreement"]["bootstrap"] = 200
+        params["agreement"]["second_judge"] = "stub"  # opt-in: the default config has no second judge
         root = run_benchmark(params, "deepscholar", tmp / "run")
         card = run_agreement_stage(
             params, "deepscholar", root / "releases", root / "runs", root / "judgments", tmp / "agreement",

@@ -1,6 +1,7 @@
 """DVC stays tidy on a fresh copy of the repository (issue 13 "DVC that stays tidy", issue 15 defects 4 and 5).
 
-One `dvc repro` of the default pipeline in a temp git repository (about 70 s), then the documented commands:
+The session's one `dvc repro` of the default pipeline (conftest.py `reproduced_template`), copied, then the
+documented commands:
 `dvc status` clean, `dvc checkout` exit 0, `dvc metrics show` one row per system and no warning, `dvc plots show`
 HTML that loads nothing from the network, `dvc exp run --dry --allow-missing` listing only what an override
 touches, and systems added/removed or failing leave neither folders nor lock changes behind.
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dvc_helpers import run_ok, subprocess_env
+from dvc_helpers import Reproduced, copy_repo_state, run_ok, subprocess_env
 
 pytestmark = pytest.mark.integration
 
@@ -38,34 +39,18 @@ def _out(cmd: list[str], cwd: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The working tree (tracked + untracked, minus ignored and generated) as a fresh git repo, reproduced once."""
-    if not (repo_root / ".git").exists():
-        pytest.skip("not a git checkout")
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo_root, capture_output=True, check=True
-    ).stdout.decode()
-    dest = tmp_path_factory.mktemp("tidy") / "repo"
-    for rel in filter(None, listed.split("\0")):
-        src = repo_root / rel
-        generated = ("metrics/", "live/dvc.yaml", "live/dvc.lock", "label/dvc.yaml", "label/dvc.lock")
-        if src.is_file() and not rel.startswith(generated):
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    (dest / "dvc.lock").unlink(missing_ok=True)  # the branch's lock may predate its code: build from scratch
-    _out(["git", "init", "-q"], dest)
+def repo(reproduced_template: Reproduced, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the session's reproduced working tree (conftest.py), its repro committed."""
+    dest = copy_repo_state(reproduced_template.path, tmp_path_factory.mktemp("tidy") / "repo")
     _out(["git", "add", "-A"], dest)
-    _out(["git", "commit", "-qm", "fresh clone"], dest)
-    _out([*DVC, "repro"], dest)
-    _out(["git", "add", "-A"], dest)
-    _out(["git", "commit", "-qm", "repro"], dest)
+    _out(["git", "commit", "-qm", "repro", "--allow-empty"], dest)
     return dest
 
 
-# Stages whose outputs embed wall-clock values (the agreement stage stores stub-call latencies; the site shows the
-# judge card built from them): their OUTPUT hashes differ between two runs of the same inputs. Their dependencies
-# must still match: stale system folders would show up there.
-VOLATILE_OUTPUTS = ("agreement@", "site@", "site_index")
+# Stages whose outputs embed wall-clock values (the opt-in agreement stage, off by default, stores stub-call
+# latencies): their OUTPUT hashes differ between two runs of the same inputs. Their dependencies must still
+# match: stale system folders would show up there. The site is deterministic (its date is the commit's day).
+VOLATILE_OUTPUTS = ("agreement@",)
 
 
 def _assert_same_lock(before_text: str, after_text: str) -> None:

@@ -263,7 +263,9 @@ def stale_lock_entries(plan: dict[str, Any], pipeline: dict[str, Any], lock: dic
     """Lock entries `<stage>@<key>` of a `foreach: ${plan.X}` stage whose key is no longer in `plan.X`.
 
     DVC never removes the lock entry of a foreach item that left the config (a system switched off), so the
-    committed dvc.lock kept stages that no longer exist. Entries of other stages are never touched.
+    committed dvc.lock kept stages that no longer exist. Also stale: entries of a stage dvc.yaml no longer
+    defines, and `<stage>@<key>` entries of a stage that is no longer a `foreach` (e.g. `site@<b>` after the
+    per-benchmark site stages became one `site` stage).
     """
     groups: dict[str, set[str]] = {}
     for name, stage in (pipeline.get("stages") or {}).items():
@@ -273,11 +275,14 @@ def stale_lock_entries(plan: dict[str, Any], pipeline: dict[str, Any], lock: dic
             for part in foreach[len("${plan.") : -1].split("."):
                 node = node.get(part, {}) if isinstance(node, dict) else {}
             groups[name] = set(node) if isinstance(node, dict) else set()
+    stages = set(pipeline.get("stages") or {})
     stale = []
     for entry in (lock.get("stages") or {}):
         name, sep, key = str(entry).partition("@")
         if sep and name in groups and key not in groups[name]:
             stale.append(str(entry))
+        elif (stages and name not in stages) or (sep and name in stages and name not in groups):
+            stale.append(str(entry))  # a stage dvc.yaml no longer has (or no longer fans out)
     return stale
 
 

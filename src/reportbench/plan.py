@@ -1,6 +1,7 @@
 """The DVC stage fan-out, derived from the composed config (the `rb_plan` OmegaConf resolver).
 
-DVC's `foreach` needs flat dictionaries: one entry per benchmark (release, fetch, cross and score stages),
+DVC's `foreach` needs flat dictionaries: one entry per benchmark (release, fetch, cross, score and, when
+enabled, agreement stages),
 one per (benchmark, system) run (system stages) and one per (benchmark, system, judge member) (judge
 stages). Hydra cannot build cross products with its built-in resolvers, so `conf/config.yaml` sets
 `plan: ${rb_plan:}` and this module computes it. `dvc exp run` loads the resolver through
@@ -26,8 +27,25 @@ class PlanError(ValueError):
     """The benchmark/system configuration cannot be turned into stages; the message names the key."""
 
 
+def agreement_enabled(agreement: Mapping[str, Any] | None) -> bool:
+    """Whether `agreement@<b>` stages exist: `agreement.enabled` true, or `auto` (the default) and a second
+    judge configured (`agreement.second_judge` other than `none`). Off by default: the stage re-judges a
+    sample with a second judge, which costs more than the rest of a demo run and adds nothing to its scores."""
+    cfg = dict(agreement or {})
+    enabled = cfg.get("enabled", "auto")
+    if enabled == "auto":
+        second = cfg.get("second_judge", "none")
+        return second is not None and second != "none"
+    if not isinstance(enabled, bool):
+        raise PlanError(f"agreement.enabled: {enabled!r}; expected true, false or auto")
+    return enabled
+
+
 def build_plan(
-    benchmarks: Mapping[str, Any] | None, agents: Mapping[str, Any] | None, judge: Mapping[str, Any] | None = None
+    benchmarks: Mapping[str, Any] | None,
+    agents: Mapping[str, Any] | None,
+    judge: Mapping[str, Any] | None = None,
+    agreement: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Stage fan-out for the enabled benchmarks (every key of `benchmarks`) and shared agents.
 
@@ -57,7 +75,8 @@ def build_plan(
                 if overrides is not None and not isinstance(overrides, Mapping):
                     raise PlanError(f"benchmarks.{b}.judges.{m}: expected a mapping of judge overrides")
                 validate_judge(merge_member(judge, overrides), f"benchmarks.{b}.judges.{m}", warn_ignored=False)
-    plan: dict[str, Any] = {"benchmarks": {}, "fetch": {}, "cross": {}}
+    plan: dict[str, Any] = {"benchmarks": {}, "fetch": {}, "cross": {}, "agreement": {}}
+    with_agreement = agreement_enabled(agreement)
     runs: dict[str, Any] = {}
     judges: dict[str, Any] = {}
     for b in sorted(benchmarks):
@@ -97,6 +116,9 @@ def build_plan(
             plan["fetch"][b] = entry
         if cross:
             plan["cross"][b] = entry
+        if with_agreement:
+            keys = ("release", "source", "cross_dep", "pages_dep")
+            plan["agreement"][b] = {k: plan["benchmarks"][b][k] for k in keys}
         for s in names:
             if "." in s:
                 raise PlanError(f"benchmarks.{b}.systems.{s}: a system name may not contain '.'")
@@ -154,7 +176,7 @@ def _resolve_plan(*, _root_: Any) -> Any:
         return OmegaConf.to_container(node, resolve=True) if OmegaConf.is_dict(node) else {}  # type: ignore[return-value]
 
     # a Container (not a dict), so OmegaConf.resolve() — what DVC calls — can store it in place
-    return OmegaConf.create(build_plan(plain("benchmarks"), plain("agents"), plain("judge")))
+    return OmegaConf.create(build_plan(plain("benchmarks"), plain("agents"), plain("judge"), plain("agreement")))
 
 
 def _resolve_judge_identity(*, _root_: Any) -> Any:

@@ -47,7 +47,7 @@ from reportbench.agreement.sampling import stratified_sample
 log = logging.getLogger("reportbench.agreement")
 
 DEFAULT_AGREEMENT: dict[str, Any] = {
-    "second_judge": "stub",  # stub | none | a litellm judge config mapping (a real model)
+    "second_judge": "none",  # none | stub | a litellm judge config mapping (a real model)
     "samples": 2,  # self-consistency: re-samples per judge (>= 2 to measure anything)
     "max_items": 60,  # per judge task: cap on items the second judge and the re-samples judge (stratified)
     "bootstrap": 1000,  # resamples of benchmark tasks for the intervals

