@@ -46,7 +46,7 @@ def test_agreement_plan_entry_names_what_the_stage_reads() -> None:
     plan = build_plan(BENCHMARKS, None, agreement={"second_judge": "stub"})
     assert plan["agreement"]["deer"] == {
         "release": "demo",
-        "source": "data/releases/deer/demo",
+        "source": "src/reportbench/protocols/deer",  # a release built in code depends on its benchmark's code
         "cross_dep": "data/releases/deer/demo",
         "pages_dep": "data/pages/deer/demo",
     }

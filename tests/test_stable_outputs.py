@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 
 PROBE = """
 import json, random
-from reportbench.protocols.researchqa.rating import bootstrap_bt
+from reportbench.protocols.researchqa.rating import ELO_DECIMALS, bootstrap_bt
 rng = random.Random(3)
 systems = [f"s{i}" for i in range(6)]
 a, b, y = [], [], []
@@ -26,7 +26,7 @@ for _ in range(400):
     i, j = rng.sample(systems, 2)
     a.append(i); b.append(j); y.append(rng.choice([0.0, 0.5, 1.0, 1.0]))
 for ties in ("half", "duplicate"):
-    print(json.dumps(bootstrap_bt(a, b, y, rounds=200, seed=0, ties=ties).table(), sort_keys=True))
+    print(json.dumps(bootstrap_bt(a, b, y, rounds=200, seed=0, ties=ties).table(decimals=ELO_DECIMALS), sort_keys=True))
 """
 
 MACHINES = {

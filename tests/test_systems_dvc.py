@@ -100,7 +100,7 @@ def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
         out, second = run_timed([*dvc, "repro"], repo)
         ran = set(RUNNING.findall(out))
         expected = {"system@deepscholar.deepscholar_ref", "judge@deepscholar.deepscholar_ref", "score@deepscholar",
-                    "site"}  # the scorecard site follows the leaderboard (agreement is opt-in: off here)
+                    "site@deepscholar", "site_index"}  # the site follows the leaderboard (agreement is opt-in)
         assert ran == expected, f"adding a system reran {sorted(ran - expected)} / missed {sorted(expected - ran)}"
         assert arxiv.replay.queries, "DeepScholar-ref searched through the recorded arXiv responses"
 
