@@ -26,46 +26,20 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
+import logging
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reportbench.benchmarks import CannotRun, ReproducibleCell, ReproducibleTable
 
-class CannotRun(Exception):
-    """The table needs something this machine does not have (data, key): exit 2 with what and how."""
+log = logging.getLogger(__name__)
 
-
-@dataclass
-class Cell:
-    name: str
-    expected: float | None
-    obtained: float | None
-    tol: float
-    checked: bool = True
-    note: str = ""
-
-    @property
-    def ok(self) -> bool:
-        if not self.checked:
-            return True
-        if self.expected is None or self.obtained is None or math.isnan(self.obtained):
-            return False
-        return abs(self.obtained - self.expected) <= self.tol + 1e-12
-
-
-@dataclass
-class Table:
-    key: str
-    title: str
-    preset: str
-    needs: str
-    offline: bool
-    run: Callable[[argparse.Namespace], list[Cell]] | None = None
-    commands: list[str] = field(default_factory=list)
+# The boundary types live with BenchmarkSpec, so a benchmark (built-in or plug-in) declares its own tables
+# (`BenchmarkSpec.reproduce`) without importing this app.
+Cell = ReproducibleCell
+Table = ReproducibleTable
 
 
 # ------------------------------------------------------------------------------------------------ data
@@ -366,10 +340,30 @@ TABLES: dict[str, Table] = {
 }
 
 
+def all_tables() -> dict[str, Table]:
+    """The built-in tables above, then every installed benchmark's declared ones (`BenchmarkSpec.reproduce`,
+    keyed `<benchmark>/<key>`). A benchmark that fails to load is named in the log, never hides the others."""
+    from reportbench.benchmarks import BenchmarkError, get_benchmark, installed_benchmarks
+
+    out = dict(TABLES)
+    for name in installed_benchmarks():
+        try:
+            spec = get_benchmark(name)
+        except (BenchmarkError, ImportError) as exc:
+            log.warning("reproduce: benchmark %s does not load (%s); its tables are not listed", name, exc)
+            continue
+        for t in spec.reproduce:
+            key = t.key if t.key.startswith(f"{name}/") else f"{name}/{t.key}"
+            if key in out:
+                raise ValueError(f"benchmark {name!r} declares reproducible table {key!r} twice")
+            out[key] = Table(key, t.title, t.preset, t.needs, t.offline, t.run, list(t.commands))
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ CLI
 def format_list() -> list[str]:
     lines = [f"{'table':<30} {'offline':<8} {'preset':<10} title / needs"]
-    for t in TABLES.values():
+    for t in all_tables().values():
         lines.append(f"{t.key:<30} {'yes' if t.offline else 'no':<8} {t.preset:<10} {t.title}")
         lines.append(f"{'':<50} needs: {t.needs}")
     return lines
@@ -388,7 +382,7 @@ def format_cells(cells: list[Cell]) -> list[str]:
 
 def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
     """(exit code, lines) for one table."""
-    table = TABLES.get(key)
+    table = all_tables().get(key)
     if table is None:
         return 2, [f"error: unknown table {key!r}; `reportbench reproduce --list` shows them"]
     head = [f"{table.key}: {table.title}", f"preset: -S {key.split('/')[0]}/preset={table.preset}"]
