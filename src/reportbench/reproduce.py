@@ -385,7 +385,9 @@ def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
     table = all_tables().get(key)
     if table is None:
         return 2, [f"error: unknown table {key!r}; `reportbench reproduce --list` shows them"]
-    head = [f"{table.key}: {table.title}", f"preset: -S {key.split('/')[0]}/preset={table.preset}"]
+    preset = (f"-S {key.split('/')[0]}/preset={table.preset}" if table.preset not in ("", "none")
+              else "none (the switches are in the commands)")
+    head = [f"{table.key}: {table.title}", f"preset: {preset}"]
     if table.run is None:
         how = [f"  {c}" for c in table.commands]
         return 2, head + [f"not run here: needs {table.needs}. Price it, then run it:", *how]
