@@ -37,7 +37,8 @@ def test_every_benchmark_has_the_three_presets_and_every_switch_a_source(all_pre
         assert by_name["published"].switches, b
         for p in by_name.values():
             assert p.unsourced == [], (b, p.name, p.unsourced)
-            assert all(s.path.startswith(f"benchmarks.{b}.") for s in p.switches), (b, p.name)
+            # its own benchmark, or the shared page fetcher (root `fetch` group: what the authors fetched with)
+            assert all(s.path.startswith((f"benchmarks.{b}.", "fetch.")) for s in p.switches), (b, p.name)
 
 
 def test_each_preset_composes_and_sets_its_switches(repo_root: Path, all_presets: dict, monkeypatch) -> None:
@@ -82,7 +83,7 @@ def test_ls_presets_shows_every_switch_with_its_source(repo_root: Path) -> None:
     assert "researchqa/preset=published" in out
     assert "benchmarks.researchqa.scoring.rating.order = factorize    [leaderboard.ipynb cell 18" in out
     assert "NO SOURCE" not in out
-    assert "with -S fetch.backend=reader" in out
+    assert "fetch.backend = reader    [specs/deer.md" in out
 
 
 def test_researcherbench_compat_parsing_is_the_authors_rule_under_their_prompts() -> None:

@@ -52,7 +52,11 @@ def test_deer_csai1_mean_616_from_the_authors_judgments(shared_dir: Path, monkey
     code, lines = run_table("deer/csai-1", _args())
     assert code == 0, "\n".join(lines)
     mean = next(ln for ln in lines if ln.startswith("MEAN"))
-    assert "6.1600" in mean and "6.160000" in mean and mean.endswith("ok")
+    assert "6.1600" in mean and "6.160000" in mean and "  ok" in mean and "OUTSIDE" not in mean
+    # the same from the scoring functions alone (no judge stage)
+    from reportbench.reproduce import run_deer_csai1
+
+    assert all(c.ok for c in run_deer_csai1(_args()))
 
 
 @pytest.mark.integration

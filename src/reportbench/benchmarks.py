@@ -144,6 +144,47 @@ class ScoreResult:
     overall_metrics: tuple[str, ...] | None = None  # which metrics enter it (default: all of metric_names)
 
 
+
+@dataclass
+class ReproducibleCell:
+    """One cell of a published table: expected vs obtained within a tolerance (`reportbench reproduce`)."""
+
+    name: str
+    expected: float | None
+    obtained: float | None
+    tol: float
+    checked: bool = True
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        if not self.checked:
+            return True
+        if self.expected is None or self.obtained is None or math.isnan(self.obtained):
+            return False
+        return abs(self.obtained - self.expected) <= self.tol + 1e-12
+
+
+@dataclass
+class ReproducibleTable:
+    """A published table a benchmark declares (`BenchmarkSpec.reproduce`), listed and run by `reportbench
+    reproduce <benchmark>/<key>`. `run(args)` gets the command's options (`args.data`, `args.conf`, ...) and
+    returns the cells, or raises `CannotRun` (data or key missing: exit 2 with what and how); without `run` the
+    table needs a key and `commands` say how to run it (price it first with `reportbench estimate`)."""
+
+    key: str  # "<table>" in a spec (the benchmark's name is prefixed); "<benchmark>/<table>" once listed
+    title: str
+    preset: str
+    needs: str
+    offline: bool
+    run: Callable[[Any], list[ReproducibleCell]] | None = None
+    commands: list[str] = field(default_factory=list)
+
+
+class CannotRun(Exception):
+    """A reproducible table needs something this machine does not have (data, key): exit 2 with what and how."""
+
+
 @dataclass(frozen=True)
 class BenchmarkSpec:
     """A benchmark protocol as the spine sees it."""
@@ -171,6 +212,8 @@ class BenchmarkSpec:
     # what a report flagged by the refusal/plan detector (reports.refusal) scores, in one line for docs and
     # the site; the protocol's score function applies it
     flagged_reports: str = "scored as written; the flag is shown"
+    # the published tables it can rerun (`reportbench reproduce --list` shows them as `<name>/<key>`)
+    reproduce: tuple[ReproducibleTable, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -328,9 +371,12 @@ __all__ = [
     "BenchmarkError",
     "BenchmarkFiles",
     "BenchmarkSpec",
+    "CannotRun",
     "CrossContext",
     "JudgeContext",
     "JudgeStep",
+    "ReproducibleCell",
+    "ReproducibleTable",
     "ScoreContext",
     "ScoreResult",
     "SystemScore",

@@ -2,10 +2,11 @@
 
 A preset is a Hydra group file `conf/<b>/preset/<name>.yaml` applied after the benchmark's own values, so it
 wins over them. Each leaf it sets carries a trailing `# src: ...` comment naming where the value comes from (a
-paper section or the authors' file); a `# with: ...` line names what the preset needs beside it that a
-benchmark preset cannot set (the root `fetch` group). This module reads those files as text, so
-`reportbench ls presets` needs neither Hydra nor the benchmarks installed, and a preset without a source for
-a switch is a test failure (tests/test_presets.py).
+paper section or the authors' file); a `# with: ...` line names what the preset needs beside it that it does
+not set itself. A preset may set the root `fetch` group (the page fetcher the authors used): `conf/fetch/` comes
+before the benchmarks in the defaults list, so a preset overrides it and an explicit `-S fetch.<key>` still wins.
+This module reads those files as text, so `reportbench ls presets` needs neither Hydra nor the benchmarks
+installed, and a preset without a source for a switch is a test failure (tests/test_presets.py).
 """
 
 from __future__ import annotations

@@ -7,11 +7,12 @@ expected vs obtained per cell with the cell's tolerance and exits 0 when every c
 when one is outside, 2 when the table cannot run here (data or key missing: the message says what and how).
 
 What runs offline today (and in CI when ../shared is present):
-- `deer/csai-1`: the authors' own judgments for csai/1 (their `others/` rubric answers, parsed by our DEER
-  rubric tasks' parsers as an LLM answer is, and their `fact/` counts, imported by reportbench.interop.deer)
-  scored by the DEER protocol's scoring functions under the `published` preset's scoring switches; expected:
+- `deer/csai-1`: the authors' own judgments for csai/1 through the normal pipeline under `-S
+  deer/preset=published` (deer_recorded_pipeline): release -> system -> judge stage (the loopback stub answers
+  each rubric call with their recorded gpt-5.2 answer, parsed by our task parser) -> score stage; expected:
   their `final/` dimensions and MEAN 6.16. (Their fact file has per-claim types and results but no claim ->
-  URL mapping, so the fact side starts from their code's raw metrics, not from claim records.)
+  URL mapping, so the fact side is their code's recorded raw metrics, `judging.recorded_fact`, not claim
+  records.) `run_deer_csai1` is the same from the scoring functions alone.
 - `researchqa/table3-elo`: Bradley-Terry ratings from battles in the notebook's `leaderboard_winner_df.csv`
   format (`--battles PATH`; the authors did not release it) under the `published` preset's rating switches;
   expected: the notebook's saved output (2 decimals, so the tolerance is 0.005).
@@ -25,46 +26,20 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
+import logging
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reportbench.benchmarks import CannotRun, ReproducibleCell, ReproducibleTable
 
-class CannotRun(Exception):
-    """The table needs something this machine does not have (data, key): exit 2 with what and how."""
+log = logging.getLogger(__name__)
 
-
-@dataclass
-class Cell:
-    name: str
-    expected: float | None
-    obtained: float | None
-    tol: float
-    checked: bool = True
-    note: str = ""
-
-    @property
-    def ok(self) -> bool:
-        if not self.checked:
-            return True
-        if self.expected is None or self.obtained is None or math.isnan(self.obtained):
-            return False
-        return abs(self.obtained - self.expected) <= self.tol + 1e-12
-
-
-@dataclass
-class Table:
-    key: str
-    title: str
-    preset: str
-    needs: str
-    offline: bool
-    run: Callable[[argparse.Namespace], list[Cell]] | None = None
-    commands: list[str] = field(default_factory=list)
+# The boundary types live with BenchmarkSpec, so a benchmark (built-in or plug-in) declares its own tables
+# (`BenchmarkSpec.reproduce`) without importing this app.
+Cell = ReproducibleCell
+Table = ReproducibleTable
 
 
 # ------------------------------------------------------------------------------------------------ data
@@ -118,6 +93,66 @@ def run_deer_csai1(args: argparse.Namespace) -> list[Cell]:
     expected_mean = round(sum(sample.final["score_avgs"].values()) / len(sample.final["score_avgs"]), 2)
     cells.append(Cell("MEAN", expected_mean, _num(out["mean"]), 0.005))
     return cells
+
+
+def deer_recorded_pipeline(folder: Path, work: Path, conf: Path | None = None) -> dict[str, Any]:
+    """The authors' released judgments of one output folder through the normal pipeline, under `-S
+    deer/preset=published`: release (recorded_release) -> system (write_recorded_run) -> judge stage (the
+    functions `dvc repro judge@deer...` calls; the loopback stub answers each rubric call with the authors'
+    recorded gpt-5.2 answer, parsed by the task's own parser; the fact side is their recorded raw metrics through
+    the `fact_recorded` step, `judging.recorded_fact`) -> score stage. Returns the score stage's system summary."""
+    from reportbench.config import composed_params
+    from reportbench.interop.deer import authors_responder, recorded_release, write_recorded_run
+    from reportbench.pipeline import run_judge_stage, score_stage
+    from reportbench.release.format import write_release
+    from reportbench.stub_server import stub_server_thread
+
+    conf = conf or CONF["dir"]
+    params = composed_params(["deer/preset=published", "judge=stub", "benchmarks=[deer]"], conf_dir=conf,
+                             remembered=False)
+    system, member = folder.name, "main"
+    from reportbench.prompt_packs import get_step
+
+    if not get_step("deer", "j1").available():  # both packs parse the same recorded answers (tests/test_budgets.py)
+        params["benchmarks"]["deer"]["judges"][member]["prompts"] = "ours"
+    params["benchmarks"]["deer"]["judging"]["recorded_fact"] = {system: str(folder)}
+    params["plan"]["benchmarks"]["deer"].update({"systems": [system], "members": [member]})
+    release_dir, run_dir = work / "release", work / "runs" / system
+    write_release(recorded_release(folder), release_dir)
+    write_recorded_run(folder, system, run_dir)
+    with stub_server_thread(responder=authors_responder(folder)) as server:
+        params["judge"]["api_base"] = server.base_url
+        params["judge"]["runtime"].update({"cache_path": None, "progress": False, "max_retries": 0})
+        run_judge_stage(params, "deer", system, member, release_dir, run_dir, work / "judgments" / system / member,
+                        work / "usage.json", None, enforce_bounds=True)
+    score_stage(params, "deer", release_dir, work / "runs", work / "judgments", work / "scores", work / "metrics")
+    summary = dict(json.loads((work / "metrics" / "systems.json").read_text())[system])
+    summary["prompts"] = params["benchmarks"]["deer"]["judges"][member]["prompts"]
+    return summary
+
+
+def run_deer_csai1_pipeline(args: argparse.Namespace) -> list[Cell]:
+    """deer/csai-1 through release -> system -> judge -> score (deer_recorded_pipeline); expected: their final/."""
+    import tempfile
+
+    from reportbench.interop.deer import read_authors_sample
+
+    folder = shared_data(args, "deer", "csai", "gpt5.2_fast")
+    final = read_authors_sample(folder, 1).final
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = deer_recorded_pipeline(folder, Path(tmp))
+    means = summary.get("metrics") or {}
+    cells = [Cell(f"dimension {d}", float(v), _metric_mean(means, d), 0.005) for d, v in final["score_avgs"].items()]
+    expected_mean = round(sum(final["score_avgs"].values()) / len(final["score_avgs"]), 2)
+    note = "" if summary["prompts"] == "authors" else "the authors' prompt pack is not here: judged under ours"
+    cells.append(Cell("MEAN", expected_mean, _metric_mean(means, "deer_mean"), 0.005, note=note))
+    return cells
+
+
+def _metric_mean(metrics: dict[str, Any], name: str) -> float | None:
+    m = metrics.get(name)
+    v = m.get("mean") if isinstance(m, dict) else m
+    return None if v is None else float(v)
 
 
 def _num(v: Any) -> float | None:
@@ -277,7 +312,8 @@ TABLES: dict[str, Table] = {
               "published", "the authors' human labels (not public; protocols/researcherbench/metaeval.py reads "
               "their format)", False, commands=["(needs the human labels: not released)"]),
         Table("deer/csai-1", "DEER: the authors' released scores for csai/1 (gpt5.2_fast), MEAN 6.16",
-              "published", "../shared/data/deer/csai/gpt5.2_fast (the authors' judgments)", True, run_deer_csai1),
+              "published", "../shared/data/deer/csai/gpt5.2_fast (the authors' judgments)", True,
+              run_deer_csai1_pipeline),
         Table("deer/table2", "DEER Table 2: 7 dimensions + MEAN per system over 13 domains",
               "published", "the DEER task folder (given out on request), an OpenAI key (gpt-5.2, gpt-5-mini), Jina; "
               "the paper's 130-item rubric is not public (the released code's 101 items are used)",
@@ -304,10 +340,30 @@ TABLES: dict[str, Table] = {
 }
 
 
+def all_tables() -> dict[str, Table]:
+    """The built-in tables above, then every installed benchmark's declared ones (`BenchmarkSpec.reproduce`,
+    keyed `<benchmark>/<key>`). A benchmark that fails to load is named in the log, never hides the others."""
+    from reportbench.benchmarks import BenchmarkError, get_benchmark, installed_benchmarks
+
+    out = dict(TABLES)
+    for name in installed_benchmarks():
+        try:
+            spec = get_benchmark(name)
+        except (BenchmarkError, ImportError) as exc:
+            log.warning("reproduce: benchmark %s does not load (%s); its tables are not listed", name, exc)
+            continue
+        for t in spec.reproduce:
+            key = t.key if t.key.startswith(f"{name}/") else f"{name}/{t.key}"
+            if key in out:
+                raise ValueError(f"benchmark {name!r} declares reproducible table {key!r} twice")
+            out[key] = Table(key, t.title, t.preset, t.needs, t.offline, t.run, list(t.commands))
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ CLI
 def format_list() -> list[str]:
     lines = [f"{'table':<30} {'offline':<8} {'preset':<10} title / needs"]
-    for t in TABLES.values():
+    for t in all_tables().values():
         lines.append(f"{t.key:<30} {'yes' if t.offline else 'no':<8} {t.preset:<10} {t.title}")
         lines.append(f"{'':<50} needs: {t.needs}")
     return lines
@@ -326,10 +382,12 @@ def format_cells(cells: list[Cell]) -> list[str]:
 
 def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
     """(exit code, lines) for one table."""
-    table = TABLES.get(key)
+    table = all_tables().get(key)
     if table is None:
         return 2, [f"error: unknown table {key!r}; `reportbench reproduce --list` shows them"]
-    head = [f"{table.key}: {table.title}", f"preset: -S {key.split('/')[0]}/preset={table.preset}"]
+    preset = (f"-S {key.split('/')[0]}/preset={table.preset}" if table.preset not in ("", "none")
+              else "none (the switches are in the commands)")
+    head = [f"{table.key}: {table.title}", f"preset: {preset}"]
     if table.run is None:
         how = [f"  {c}" for c in table.commands]
         return 2, head + [f"not run here: needs {table.needs}. Price it, then run it:", *how]

@@ -10,6 +10,7 @@ sample without re-judging; `write_final` writes our integrated scores in their `
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,20 +67,12 @@ def factor_scores(others: dict[str, Any], path: Path) -> dict[str, int | None]:
 
 def raw_metrics(fact: dict[str, Any], path: Path) -> dict[str, Any]:
     """fact/<NNNN>.json -> the code's raw metrics (names as in reportbench.protocols.deer.scoring)."""
-    integ = ("raw", "integrity")
-    suff = ("raw", "sufficiency")
-    return {
-        "external_claim_accuracy": _field(fact, path, *integ, "claim_factuality", "external_claim_accuracy"),
-        "citation_accuracy": _field(fact, path, *integ, "citation_validity", "citation_accuracy"),
-        "supported_per_shown": _field(fact, path, *integ, "reference_accuracy", "supported_per_shown"),
-        "reproducibility": _field(fact, path, *integ, "reference_quality", "reproducibility"),
-        "reliability": _field(fact, path, *integ, "reference_quality", "reliability"),
-        "diversity": _field(fact, path, *integ, "reference_diversity", "diversity_hhi"),
-        "source_support": _field(fact, path, *suff, "source_support", "externally_verifiable_claims_ratio"),
-        "information": _field(fact, path, *suff, "information"),
-        "citations": _field(fact, path, *suff, "citations"),
-        "references": _field(fact, path, *suff, "references"),
-    }
+    from reportbench.protocols.deer.recorded import RecordedFormatError, fact_raw_metrics
+
+    try:
+        return fact_raw_metrics(fact, path)
+    except RecordedFormatError as exc:
+        raise AuthorsFormatError(str(exc)) from None
 
 
 def read_authors_sample(folder: str | Path, sample_id: int) -> AuthorsSample:
@@ -147,3 +140,99 @@ def write_final(folder: str | Path, sample_id: int, integrated: dict[str, Any]) 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(final_record(sample_id, integrated), indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+# ------------------------------------------------------------------------------------------------ recorded run
+# The authors' released files hold their judgments, not the task folder's query, guidance or the judged report
+# (given out on request). A recorded run still goes through the pipeline: a release and a run whose texts say
+# they are not released (the sample is named so the stub can answer for it), the judge stage answered by the
+# loopback stub with the authors' own recorded answers, the fact side from their recorded raw metrics
+# (`judging.recorded_fact`, protocols/deer/recorded.py), and the score stage.
+NOT_RELEASED = "not in the authors' released files (the DEER task folder is given out on request)"
+_SAMPLE = re.compile(r"DEER recorded sample (?P<domain>[a-z_]+)/(?P<n>\d+)\b")
+
+
+def _samples(folder: Path) -> list[int]:
+    others = Path(folder) / "others"
+    if not others.is_dir():
+        raise AuthorsFormatError(f"{others}: not a folder (want the authors' output/<domain>/<system>/)")
+    return sorted(int(p.stem) for p in others.glob("*.json") if re.fullmatch(r"\d{4}", p.stem))
+
+
+def recorded_release(folder: str | Path) -> Any:
+    """A DEER release of the samples of an authors' output folder (`<domain>/<system>/others/<NNNN>.json`)."""
+    from reportbench.protocols.deer.release import NAME, domain_of, task_id_for
+    from reportbench.protocols.deer.rubric import rubric_items
+    from reportbench.release.format import Release, ReleaseMeta
+    from reportbench.types import Task
+
+    folder = Path(folder)
+    domain = folder.resolve().parent.name
+    tasks = [
+        Task(
+            task_id=task_id_for(domain, n),
+            title=f"DEER {domain}/{n} (recorded judgments)",
+            task_prompt=f"DEER recorded sample {domain}/{n}: the query is {NOT_RELEASED}.",
+            categories=[domain_of(domain, n)],
+        )
+        for n in _samples(folder)
+    ]
+    meta = ReleaseMeta(
+        name=f"deer-recorded-{domain}",
+        created_at="2025-12-19",
+        source=f"the DEER authors' released judgments ({domain}/{folder.name})",
+        licence="CC BY-NC 4.0 (the authors' data; nothing of it is stored in this release but sample numbers)",
+        synthetic=False,
+        benchmark=NAME,
+        description=f"Tasks named after the authors' released samples; queries and guidance are {NOT_RELEASED}.",
+    )
+    return Release(meta=meta, tasks=tasks, extra={"rubric_items": list(rubric_items())})
+
+
+def write_recorded_run(folder: str | Path, system: str, out_dir: str | Path) -> list[Any]:
+    """The system stage's output for the recorded samples: one report per sample whose body says it is not
+    released (the judge's answers are the authors' recorded ones for the real report)."""
+    from reportbench.protocols.deer.release import task_id_for
+    from reportbench.systems import write_run
+    from reportbench.systems.base import TaskOutcome
+    from reportbench.types import Report
+
+    folder = Path(folder)
+    domain = folder.resolve().parent.name
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    reports, outcomes = [], []
+    for n in _samples(folder):
+        tid = task_id_for(domain, n)
+        rid = f"{system}:{tid}"
+        reports.append(Report(report_id=rid, task_id=tid, system=system, format="recorded",
+                              body="",  # not released: nothing is segmented, extracted or verified
+                              warnings=[f"recorded: the authors' judgments of their {folder.name}_{n}.md"]))
+        outcomes.append(TaskOutcome(task_id=tid, status="ok", report_id=rid))
+    write_run(out, reports, outcomes)
+    return reports
+
+
+def authors_responder(folder: str | Path) -> Any:
+    """A stub-server responder answering each DEER rubric call with the authors' recorded answer for the sample
+    named in the messages (recorded_release's query) and the call whose groups the messages ask for. A message
+    naming no recorded sample, or no single call, is an error (never a guessed answer)."""
+    from reportbench.protocols.deer.rubric import CALLS
+
+    folder = Path(folder)
+    answers = {n: rubric_answers(_load(folder / "others" / f"{n:04d}.json")) for n in _samples(folder)}
+
+    def respond(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+        text = "\n".join(str(m.get("content")) for m in messages)
+        m = _SAMPLE.search(text)
+        if m is None or int(m["n"]) not in answers:
+            raise AuthorsFormatError("the judge's messages name no recorded DEER sample")
+        schema = json.dumps(response_format or {})
+        calls = [c for c, (groups, _) in CALLS.items() if all(f'"{g}"' in text + schema for g in groups)]
+        if len(calls) > 1:  # information_ethics asks for two groups; a single-group call asks for one of them
+            calls = [c for c in calls if len(CALLS[c][0]) > 1] or calls
+        if len(calls) != 1:
+            raise AuthorsFormatError(f"the judge's messages ask for {len(calls)} DEER rubric calls: {calls}")
+        return answers[int(m["n"])][calls[0]]
+
+    return respond

@@ -527,6 +527,13 @@ def install() -> None:
 
 install()
 
+def _reproducible_tables() -> tuple[Any, ...]:
+    """The published tables `reportbench reproduce deepresearch_bench/<table>` reruns (reproduce.py)."""
+    from reportbench_deepresearch_bench.reproduce import TABLES
+
+    return TABLES
+
+
 BENCHMARK = BenchmarkSpec(
     name=NAME,
     title="DeepResearch Bench (RACE + FACT)",
@@ -558,5 +565,6 @@ BENCHMARK = BenchmarkSpec(
     conf_dir=CONF_DIR,
     prompts_dir=PROMPTS,
     system_kinds=("drb_jsonl",),
+    reproduce=_reproducible_tables(),
     description="100 PhD-level research tasks (zh/en); RACE and FACT (Du et al. 2025, arXiv 2506.11763).",
 )

@@ -22,6 +22,7 @@ from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.deer import ivm
+from reportbench.protocols.deer.recorded import recorded_fact, recorded_fact_table
 from reportbench.protocols.deer.release import NAME, build_release, guidance_by_task
 from reportbench.protocols.deer.rubric import CALLS, DIMENSIONS, PAPER_NAMES, call_uses_eg
 from reportbench.protocols.deer.scoring import (
@@ -50,6 +51,9 @@ JUDGING_DEFAULTS: dict[str, Any] = {
         "top_k": 2,
         "chunk_tokens": 1000,
     },
+    # {system: the authors' output folder}: that system's fact side from their recorded raw metrics
+    # (protocols/deer/recorded.py; their fact files carry no claim -> URL mapping)
+    "recorded_fact": None,
 }
 SCORING_DEFAULTS: dict[str, Any] = {
     "source_support": "paper",  # paper: |A,B,C|/|all| | code: (A+B)/(A+B+C)
@@ -670,6 +674,9 @@ def score(ctx: ScoreContext) -> ScoreResult:
             d: {s: round(sum(v) / len(v), 4) for s, v in subs.items()} for d, subs in sorted(criteria_acc.items())
         }
         summary["modes"] = {"scoring": sc}
+        recorded_from = (judging(ctx.params).get("recorded_fact") or {}).get(system)
+        if recorded_from:  # said, not hidden: this system's fact side is the authors' recorded raw metrics
+            summary["modes"]["fact_side"] = f"recorded: {recorded_from}/fact (the authors' raw metrics)"
         out.append(SystemScore(system, per_task, summary))
     return ScoreResult(out, overall="deer_mean")
 
@@ -696,9 +703,15 @@ def _score_report(
     fact_failed = None
     if any(not j.ok for j in ext):
         fact_failed = "claim extraction failed"
-    fact = report_fact_side(
-        rep.report_id, derived.get("claims"), derived.get("verifications"), derived.get("sources"), sc
-    )
+    recorded = recorded_fact(rep.report_id, derived.get("fact_recorded"))
+    if recorded is None:
+        fact = report_fact_side(
+            rep.report_id, derived.get("claims"), derived.get("verifications"), derived.get("sources"), sc
+        )
+    elif recorded["raw"] is None:
+        fact, fact_failed = {"subs": {}, "n_failed_verifications": 0}, f"recorded fact side: {recorded['error']}"
+    else:  # the authors' recorded raw metrics (their code's counts) stand for the claim records
+        fact = {"raw": recorded["raw"], "subs": fact_subdimensions(recorded["raw"]), "n_failed_verifications": 0}
     if fact["n_failed_verifications"]:
         fact_failed = f"{fact['n_failed_verifications']} verifications failed"
     if fact_failed:
@@ -708,7 +721,7 @@ def _score_report(
     values: dict[str, Any] = dict(res["dimensions"])
     values["deer_mean"] = res["mean"]
     undefined: dict[str, str] = {}
-    why = _no_pages(rep.report_id, derived.get("verifications"))
+    why = None if recorded is not None else _no_pages(rep.report_id, derived.get("verifications"))
     if why and not fact_failed:
         # Evidence (docs/reading-scores.md): the fact side rests on claims verified against fetched pages. A
         # page never fetched (offline, no snapshot) is not an unreachable source: with none of the report's
@@ -785,6 +798,7 @@ BENCHMARK = BenchmarkSpec(
             "verify", task="deer_verify", items=verify_items, derive=verifications_table, derived_table="verifications"
         ),
         JudgeStep("sources", kind="compute", compute=sources_table, derived_table="sources"),
+        JudgeStep("fact_recorded", kind="compute", compute=recorded_fact_table, derived_table="fact_recorded"),
     ),
     score=score,
     metric_names=METRIC_NAMES,

@@ -512,6 +512,13 @@ def score(ctx: ScoreContext) -> ScoreResult:
     depth_cfg = _cfg(ctx.params, "judging", "depth")
     ref = str(depth_cfg.get("reference", "open_deep_research"))
     margin = float(_cfg(scoring, "depth").get("tie_margin", 1.0))
+    depth_aggregation = str(_cfg(scoring, "depth").get("aggregation") or "paper")
+    if depth_aggregation not in ("paper", "code"):
+        from reportbench.config import ConfigError
+
+        raise ConfigError(
+            f"benchmarks.liveresearchbench.scoring.depth.aggregation must be paper|code, got {depth_aggregation!r}"
+        )
     publish_partial = bool(scoring.get("publish_partial", False))
     depth_df = ctx.cross.get("depth")
     presentation_ids = [c.item_id for c in presentation_criteria(ctx.release)]
@@ -592,6 +599,8 @@ def score(ctx: ScoreContext) -> ScoreResult:
         per_task = rows_frame(rows)
         summary = summarise_rows(s, NAME, per_task, list(METRICS))
         _table1_avg(summary)
+        if depth_aggregation == "code" and s != ref:
+            _code_depth_means(summary, depth_code.get(s))
         withheld = _withhold_partial(summary, cov, publish_partial)
         summary.update(
             {
@@ -616,7 +625,9 @@ def score(ctx: ScoreContext) -> ScoreResult:
         "modes": {
             "checklist": _cfg(scoring, "checklist").get("mode", "paper"),
             "pointwise_score_source": _cfg(scoring, "pointwise").get("score_source", "count"),
-            "depth_aggregation": "paper (code variant in depth_code_aggregation)",
+            "depth_aggregation": depth_aggregation
+            + (" (code variant in depth_code_aggregation)" if depth_aggregation == "paper"
+               else " (each call's declared winner; the paper's mean kept as paper_mean)"),
         },
         "presentation_breakdown": {s: presentation_breakdown(ctx.judgments.get(s, {}), members) for s in ctx.systems},
         "citation_accuracy_by_category": {sc.system: by_category(sc.per_task, ctx.release) for sc in systems_out},
@@ -686,6 +697,20 @@ def _withhold_partial(summary: dict[str, Any], cov: Mapping[str, Any], publish_p
     return out
 
 
+def _code_depth_means(summary: dict[str, Any], code: Mapping[str, Any] | None) -> None:
+    """`scoring.depth.aggregation: code`: the system's depth means are the authors' count (each call's declared
+    winner a game, per judge W/(W+L), the mean of the judges: average_results.py); the per-task rows stay the
+    paper's outcomes and the paper's mean is kept as `paper_mean`. No game at all is NaN (no_games), never 0."""
+    for name, rates in (("depth_win_rate", code), ("depth_win_rate_nondegenerate", (code or {}).get("nondegenerate"))):
+        m = summary["metrics"].get(name)
+        if m is None:
+            continue
+        rate = (rates or {}).get("win_rate")
+        m["paper_mean"] = m["mean"]
+        m["mean"] = math.nan if rate is None else float(rate)
+        m["depth_aggregation"] = "code" if rate is not None else "code: no_games"
+
+
 def _depth_rows(
     s: str,
     ctx: ScoreContext,
@@ -744,6 +769,10 @@ def _depth_rows(
     sub = df.filter((pl.col("system") == s) & (pl.col("status") == "ok"))
     winners = {m: sub.filter(pl.col("member") == m)["judge_winner"].to_list() for m in members}
     code_out[s] = R.code_win_rates(winners)
+    nondeg = sub.filter(~pl.col("degenerate_reference"))
+    code_out[s]["nondegenerate"] = R.code_win_rates(
+        {m: nondeg.filter(pl.col("member") == m)["judge_winner"].to_list() for m in members}
+    )
     # the judge's declared winner vs the tie rule on its own totals (the authors never check this)
     code_out[s]["winner_mismatches"] = int(sub["winner_mismatch"].sum())
     code_out[s]["calls_ok"] = sub.height
