@@ -162,6 +162,10 @@ async def run_judgments(
         bar.close()
     local_fatal = getattr(judge, "local_fatal", None)
     if isinstance(local_fatal, BaseException):  # e.g. the cache disk is full: no retry or later item fixes it
+        if hasattr(local_fatal, "judgments"):  # what was paid before the stop (the stage writes its usage)
+            stopped = JudgmentRun(r for r in results if r is not None)
+            stopped.wall_s = time.perf_counter() - t0
+            local_fatal.judgments = stopped
         raise local_fatal
     if wire.tripped is not None:
         kind = wire.tripped
