@@ -183,7 +183,7 @@ def run_judge_stage(
     its run-cache, and the next `dvc repro` asks exactly the unanswered items (docs/reliability.md).
     """
     from reportbench.benchmarks import JudgeContext, get_benchmark
-    from reportbench.judges.cache import CacheWriteError
+    from reportbench.judges.errors import FatalError
     from reportbench.judges.runner import write_judgments
     from reportbench.systems import read_outcomes, read_reports
 
@@ -217,9 +217,10 @@ def run_judge_stage(
         desc = f"{step.name}@{benchmark}.{system}.{member}"
         try:
             judgments = _judge(step.judge_task, cfg, items, desc, member)
-        except CacheWriteError as exc:  # a local fatal stop (full cache disk): the calls it paid still count
-            stopped = exc.judgments or []
-            usage_all[step.name] = {**_step_usage(stopped, cfg, desc), "stopped": str(exc)[:1000]}
+        except FatalError as exc:  # a stop (full cache disk, budget, quota): the calls it paid still count
+            if exc.judgments is None:
+                raise
+            usage_all[step.name] = {**_step_usage(exc.judgments, cfg, desc), "stopped": str(exc)[:1000]}
             write_json(usage_out, {"benchmark": benchmark, "system": system, "member": member, "steps": usage_all,
                                    "incomplete": [f"{step.name}: stopped: {str(exc)[:500]}"]})  # fmt: skip
             raise
@@ -344,8 +345,13 @@ def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: 
     run = run_judgments_sync(judge, items_in, desc=desc, judge_name=f"{cfg.get('name')}/{member}")
     if (cfg.get("runtime") or {}).get("max_cost_usd") is not None:  # judge.runtime.max_cost_usd (docs/scale.md)
         from reportbench.judges.client import raise_if_over_budget
+        from reportbench.judges.errors import FatalError
 
-        raise_if_over_budget(run, desc, cfg["runtime"]["max_cost_usd"])
+        try:
+            raise_if_over_budget(run, desc, cfg["runtime"]["max_cost_usd"])
+        except FatalError as exc:
+            exc.judgments = run  # the stage still writes the usage of what was paid
+            raise
     wall = time.perf_counter() - t0
     out = JudgmentRun(j.model_copy(update={"member": member}) for j in run)
     out.wall_s = wall

@@ -141,12 +141,7 @@ CLAIM_STALE_S = 900.0  # a claim older than this is abandoned even if its proces
 class CacheWriteError(FatalError):
     """The cache cannot store an answer (disk full, read-only file): every later answer would be paid for and
     dropped, so the stage stops at once. The answers already paid are spilled to `<cache>.unsaved.jsonl`, and
-    the next open of the cache imports them (a rerun after freeing space pays nothing for them).
-
-    `judgments`: what the stopped run got before it stopped (set by the runner), so the judge stage can still
-    write the usage of the calls actually paid."""
-
-    judgments: list[Any] | None = None
+    the next open of the cache imports them (a rerun after freeing space pays nothing for them)."""
 
 
 def is_local_fatal(exc: BaseException) -> bool:
