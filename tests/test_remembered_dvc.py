@@ -17,6 +17,7 @@ from reportbench.config import (
     composed_params,
     remembered_as_config,
     remembered_conf_path,
+    remembered_conf_problem,
     save_overrides,
 )
 
@@ -81,6 +82,9 @@ def test_dvc_exp_run_composes_what_compose_remembered(
     # reportbench's own compositions without the remembered overrides do not pick the file up
     plain = composed_params(flag, conf_dir=conf, remembered=False)
     assert "my_system" not in plain["benchmarks"]["deepscholar"]["systems"] and plain["judge"]["name"] != "stub"
+    # `compose --check` notices a remembered config that no longer holds overrides.yaml (e.g. edited by hand)
+    assert remembered_conf_problem(remembered, conf) is None
+    assert "stale" in str(remembered_conf_problem([*remembered, "judge.seed=3"], conf))
     # --reset (no overrides): the file goes, and DVC composes conf/ alone again
     save_overrides([], conf)
     assert not remembered_conf_path(conf).exists()

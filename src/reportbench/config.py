@@ -124,20 +124,38 @@ def remembered_as_config(overrides: list[str], conf_dir: Path | str = CONF_DIR) 
     return ({"defaults": [*defaults, "_self_"], **content} if defaults or content else {}), unrepresentable
 
 
-def _save_remembered_conf(overrides: list[str], conf_dir: Path | str) -> list[str]:
-    """Write (or remove) `conf/remembered/overrides.yaml`; returns the overrides `dvc exp run` will not see."""
-    path = remembered_conf_path(conf_dir)
+def remembered_conf_text(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> tuple[str | None, list[str]]:
+    """The text of `conf/remembered/overrides.yaml` for `overrides` (None: no file), and the unrepresentable."""
     config, unrepresentable = remembered_as_config(overrides, conf_dir)
     if not config or unrepresentable:  # all or nothing: never a half-applied configuration
-        path.unlink(missing_ok=True)
-        return unrepresentable
-    path.parent.mkdir(parents=True, exist_ok=True)
+        return None, unrepresentable
     head = (
         "# @package _global_\n"
         f"# Written by `reportbench compose` from {OVERRIDES_FILE} (do not edit): the remembered overrides, so\n"
         "# `dvc exp run`'s own composition of conf/ applies them too (conf/config.yaml: optional remembered).\n"
     )
-    path.write_text(head + yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return head + yaml.safe_dump(config, sort_keys=False), []
+
+
+def remembered_conf_problem(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> str | None:
+    """Why `conf/remembered/overrides.yaml` does not hold `overrides` (for `compose --check`), or None."""
+    path = remembered_conf_path(conf_dir)
+    want, _ = remembered_conf_text(overrides, conf_dir)
+    have = path.read_text(encoding="utf-8") if path.is_file() else None
+    if want == have:
+        return None
+    return f"{path} does not hold the remembered overrides ({'stale' if have else 'missing'}; `dvc exp run` reads it)"
+
+
+def _save_remembered_conf(overrides: list[str], conf_dir: Path | str) -> list[str]:
+    """Write (or remove) `conf/remembered/overrides.yaml`; returns the overrides `dvc exp run` will not see."""
+    path = remembered_conf_path(conf_dir)
+    text, unrepresentable = remembered_conf_text(overrides, conf_dir)
+    if text is None:
+        path.unlink(missing_ok=True)
+        return unrepresentable
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
     return []
 
 
@@ -267,6 +285,10 @@ def _cmd_compose(args: argparse.Namespace) -> int:
             for p in problems:
                 print(f"  {p}", file=sys.stderr)
             print("run `reportbench compose` to regenerate it (it applies the remembered overrides)", file=sys.stderr)
+            return 1
+        stale_conf = None if args.reset else remembered_conf_problem(base)
+        if stale_conf:
+            print(f"{stale_conf}: run `reportbench compose` to rewrite it", file=sys.stderr)
             return 1
         print(f"{args.out} matches conf/ + overrides {shown}")
         return 0
