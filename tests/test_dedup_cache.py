@@ -23,7 +23,7 @@ import pytest
 
 from reportbench.judges.cache import CacheWriteError, ResponseCache
 from reportbench.judges.llm import LLMJudge
-from reportbench.judges.runner import run_judgments_sync
+from reportbench.judges.runner import run_judgments_sync, usage_summary
 from reportbench.stub_server import StubSupportInput, stub_server_thread, stub_support_task
 
 pytestmark = [
@@ -105,28 +105,34 @@ def test_claim_of_a_killed_process_is_taken_over(tmp_path: Path) -> None:
     assert live.claim("k")
 
 
+def _fill(db: sqlite3.Connection) -> None:
+    """Cap the cache file at its current size and fill every page, so the very first answer cannot be stored."""
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    db.execute(f"PRAGMA max_page_count={pages}")  # the file cannot grow: "database or disk is full"
+    filler = 0
+    for size in (2000, 200, 20, 1):
+        while True:
+            try:
+                db.execute(
+                    "INSERT INTO responses (key, text, created_at) VALUES (?, ?, '')", (f"f{filler}", "x" * size)
+                )
+            except sqlite3.OperationalError:
+                break
+            filler += 1
+
+
 def test_full_cache_stops_at_once_and_keeps_what_was_paid(tmp_path: Path) -> None:
     task = stub_support_task(tmp_path)
     path = tmp_path / "c.sqlite"
     with stub_server_thread() as s:
         judge = LLMJudge(task, _cfg(s.base_url, path, concurrency=1), prompts_dir=tmp_path)
-        db = judge.cache._db()  # type: ignore[union-attr]
-        pages = db.execute("PRAGMA page_count").fetchone()[0]
-        db.execute(f"PRAGMA max_page_count={pages}")  # the file cannot grow: "database or disk is full"
-        filler = 0
-        for size in (2000, 200, 20, 1):  # fill every page it has, so the very first answer cannot be stored
-            while True:
-                try:
-                    db.execute(
-                        "INSERT INTO responses (key, text, created_at) VALUES (?, ?, '')", (f"f{filler}", "x" * size)
-                    )
-                except sqlite3.OperationalError:
-                    break
-                filler += 1
-        with pytest.raises(CacheWriteError, match="database or disk is full.*stopped before paying"):
+        _fill(judge.cache._db())  # type: ignore[union-attr]
+        with pytest.raises(CacheWriteError, match="database or disk is full.*stopped before paying") as stop:
             run_judgments_sync(judge, _items(40), "full")
         paid = s.counts["requests"]
         assert paid == 1, paid  # not 40: the first answer that cannot be stored stops the run
+        usage = usage_summary(stop.value.judgments or [])  # what the stop hands the stage for its usage file
+        assert usage["calls"] == paid and usage["prompt_tokens"] > 0 and usage["cost_usd"] > 0, usage
         judge.close()
         spill = path.with_name(path.name + ".unsaved.jsonl")
         assert len(spill.read_text().splitlines()) == paid
@@ -136,3 +142,50 @@ def test_full_cache_stops_at_once_and_keeps_what_was_paid(tmp_path: Path) -> Non
         rerun = run_judgments_sync(LLMJudge(task, _cfg(s.base_url, path), prompts_dir=tmp_path), _items(40), "again")
         assert s.counts["requests"] == 40 - paid  # the spilled answers were imported, not paid again
         assert sum(bool(j.cache_hit) for j in rerun) == paid and not spill.exists()
+
+
+def test_a_stage_stopped_by_a_full_cache_writes_the_usage_it_paid(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judge stage (DeepScholar, one system, against the stub) with a full cache: it stops non-zero, and its
+    usage file counts exactly the calls the stub answered (tokens and cost too), not 0."""
+    from judge_dvc_helpers import make_responder, overrides
+    from reportbench import pipeline
+    from reportbench.config import composed_params
+    from spine_helpers import refresh_plan
+
+    monkeypatch.chdir(repo_root)  # params hold repo-relative paths; every output below goes to tmp_path
+    opened = ResponseCache.__init__
+
+    def full_on_open(self: ResponseCache, path: Any) -> None:
+        opened(self, path)
+        _fill(self._db())
+
+    monkeypatch.setattr(ResponseCache, "__init__", full_on_open)
+    with stub_server_thread() as s:
+        s.responder = make_responder({"prose": False})
+        chosen = [o for o in overrides(s.base_url) if not o.startswith("deepscholar/systems=")]  # one system below
+        params = composed_params(chosen, conf_dir=repo_root / "conf", remembered=False)
+        params["benchmarks"]["deepscholar"]["systems"] = {
+            "careful_writer": params["benchmarks"]["deepscholar"]["systems"]["careful_writer"]
+        }
+        params["judge"]["runtime"].update(cache_path=str(tmp_path / "c.sqlite"), max_concurrency=4)
+        params["judge"]["input_cost_per_token"] = 1e-6
+        params["judge"]["output_cost_per_token"] = 2e-6
+        refresh_plan(params)
+        release, run, usage = tmp_path / "release", tmp_path / "run", tmp_path / "usage.json"
+        pipeline.build_release(params, "deepscholar", release)
+        pipeline.run_system(params, "deepscholar", "careful_writer", release, run)
+        with pytest.raises(CacheWriteError):
+            pipeline.run_judge_stage(
+                params, "deepscholar", "careful_writer", "main", release, run, tmp_path / "j", usage,
+                enforce_bounds=True,
+            )  # fmt: skip
+        paid = s.counts["requests"]
+    summary = json.loads(usage.read_text())
+    steps = summary["steps"]
+    assert 1 <= paid <= 8, paid  # stopped at once (at most the calls in flight), not the whole step
+    assert sum(st["calls"] for st in steps.values()) == paid, (paid, steps)
+    last = steps[list(steps)[-1]]
+    assert "database or disk is full" in last["stopped"] and summary["incomplete"]
+    assert last["prompt_tokens"] > 0 and last["cost_usd"] > 0, last

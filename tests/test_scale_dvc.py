@@ -111,6 +111,13 @@ def test_max_cost_stops_the_dvc_stage_cleanly_and_the_rerun_pays_only_the_rest(r
         assert stopped, errors[0]
         stage = f"judge@researcherbench.{stopped.group(1)}"
         assert _locked(repo).get(stage) == before.get(stage)  # nothing recorded for the stopped judge stage
+        # the stopped stage still wrote its usage: the usage files of this run (steps the stub answered; the
+        # copy also holds the committed offline ones) count exactly the calls paid
+        usage_dir = repo / "metrics" / "researcherbench" / "demo" / "usage"
+        steps = [st for p in sorted(usage_dir.glob("*.json")) for st in json.loads(p.read_text())["steps"].values()]
+        stopped_usage = json.loads((usage_dir / f"{stopped.group(1)}.main.json").read_text())
+        assert any("max_cost_usd" in str(st.get("stopped")) for st in stopped_usage["steps"].values()), stopped_usage
+        assert sum(st["calls"] for st in steps if st.get("model") == "openai/stub-judge") == first, steps
 
         compose_params(base, out=repo / "params.yaml", conf_dir=repo / "conf")
         run_ok([*dvc, "repro"], repo)

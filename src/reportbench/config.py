@@ -7,7 +7,9 @@ editing `conf/`, run `reportbench compose` (same composition, same writer as DVC
 Overrides given to `reportbench compose` (`deepscholar/systems=mine`, `judge=llm`) are remembered in
 `overrides.yaml` next to `conf/`, so a later bare `compose`, `compose --check`, `estimate` and `check-judge` compose
 the same configuration (and `ls`, `view` and the site read the `params.yaml` it gives). `compose --reset` forgets
-them. Outputs of systems that left the config are deleted only with `compose --prune`.
+them. Outputs of systems that left the config are deleted only with `compose --prune`. `dvc exp run -S ...`
+composes conf/ itself, so the remembered overrides are also written as a Hydra config that conf/config.yaml
+includes last (`conf/remembered/overrides.yaml`; `remembered_as_config`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ CONF_DIR = Path("conf")
 
 
 OVERRIDES_FILE = "overrides.yaml"  # next to conf/: the overrides `reportbench compose` remembers
+REMEMBERED_GROUP, REMEMBERED_OPTION = "remembered", "overrides"  # conf/remembered/overrides.yaml, for dvc exp run
 
 
 def overrides_path(conf_dir: Path | str = CONF_DIR) -> Path:
@@ -64,8 +67,113 @@ def remembered_overrides(conf_dir: Path | str = CONF_DIR) -> list[str]:
     return list(items)
 
 
+def remembered_conf_path(conf_dir: Path | str = CONF_DIR) -> Path:
+    """The Hydra config that carries the remembered overrides into `dvc exp run`'s own composition."""
+    return Path(conf_dir) / REMEMBERED_GROUP / f"{REMEMBERED_OPTION}.yaml"
+
+
+def _is_group(key: str, conf_dir: Path) -> bool:
+    """Whether an override key names a config group (a folder of conf/ or of an installed benchmark's tree)."""
+    from reportbench.benchmarks import benchmark_conf_dirs
+
+    roots = [Path(conf_dir), *(Path(d) for d in benchmark_conf_dirs().values())]
+    return bool(key) and any((root / key).is_dir() for root in roots)
+
+
+def _put(tree: dict[str, Any], path: list[str], value: Any) -> bool:
+    """tree[a][b]... = value; False when a prefix already holds a non-mapping value (`a=1` then `a.b=2`)."""
+    node = tree
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            return False
+    node[path[-1]] = value
+    return True
+
+
+def remembered_as_config(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> tuple[dict[str, Any], list[str]]:
+    """The remembered overrides as one Hydra config (`# @package _global_`), and the ones it cannot hold.
+
+    Why a config: `dvc exp run -S ...` composes params.yaml from conf/ and its own flags only. conf/config.yaml
+    ends its defaults with `optional remembered: overrides`, so that composition includes this file: a group
+    choice (`deepscholar/systems=mine`) becomes an `override /deepscholar/systems: mine` entry of its defaults
+    list, a value (`judge.model=x`, `++a.b=1`) its content, merged after everything else. `-S` flags still win
+    (Hydra applies command-line choices and values after it). A deletion (`~key`), an added group (`+group=x`)
+    or a package override (`group@pkg=x`) has no such spelling: returned as unrepresentable."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    defaults: list[Any] = []
+    content: dict[str, Any] = {}
+    unrepresentable: list[str] = []
+    for text in overrides:
+        try:
+            ov = parser.parse_override(text)
+            value = ov.value()
+        except Exception:  # noqa: BLE001 - a sweep or anything else without one value
+            unrepresentable.append(text)
+            continue
+        key = ov.key_or_group
+        group = _is_group(key, Path(conf_dir))
+        if ov.is_delete() or ov.package is not None or (group and (ov.is_add() or ov.is_force_add())):
+            unrepresentable.append(text)
+        elif group:
+            defaults.append({f"override /{key}": value})
+        elif not _put(content, key.split("."), value):
+            unrepresentable.append(text)
+    return ({"defaults": [*defaults, "_self_"], **content} if defaults or content else {}), unrepresentable
+
+
+def remembered_conf_text(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> tuple[str | None, list[str]]:
+    """The text of `conf/remembered/overrides.yaml` for `overrides` (None: no file), and the unrepresentable."""
+    config, unrepresentable = remembered_as_config(overrides, conf_dir)
+    if not config or unrepresentable:  # all or nothing: never a half-applied configuration
+        return None, unrepresentable
+    head = (
+        "# @package _global_\n"
+        f"# Written by `reportbench compose` from {OVERRIDES_FILE} (do not edit): the remembered overrides, so\n"
+        "# `dvc exp run`'s own composition of conf/ applies them too (conf/config.yaml: optional remembered).\n"
+    )
+    return head + yaml.safe_dump(config, sort_keys=False), []
+
+
+def remembered_conf_problem(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> str | None:
+    """Why `conf/remembered/overrides.yaml` does not hold `overrides` (for `compose --check`), or None."""
+    path = remembered_conf_path(conf_dir)
+    want, _ = remembered_conf_text(overrides, conf_dir)
+    have = path.read_text(encoding="utf-8") if path.is_file() else None
+    if want == have:
+        return None
+    return f"{path} does not hold the remembered overrides ({'stale' if have else 'missing'}; `dvc exp run` reads it)"
+
+
+def _save_remembered_conf(overrides: list[str], conf_dir: Path | str) -> list[str]:
+    """Write (or remove) `conf/remembered/overrides.yaml`; returns the overrides `dvc exp run` will not see."""
+    path = remembered_conf_path(conf_dir)
+    text, unrepresentable = remembered_conf_text(overrides, conf_dir)
+    if text is None:
+        path.unlink(missing_ok=True)
+        return unrepresentable
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return []
+
+
+def without_remembered_conf(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> list[str]:
+    """`overrides` plus `~remembered` when the remembered config exists: reportbench's own compositions apply
+    the remembered overrides explicitly (or, with `--reset` / `remembered=False`, not at all)."""
+    return [*overrides, f"~{REMEMBERED_GROUP}"] if remembered_conf_path(conf_dir).is_file() else list(overrides)
+
+
 def save_overrides(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> Path:
     path = overrides_path(conf_dir)
+    missed = _save_remembered_conf(overrides, conf_dir)
+    if missed:
+        print(
+            f"note: `dvc exp run` cannot apply the remembered override(s) {' '.join(missed)} (no Hydra config "
+            f"spelling), so it applies none of them: pass them with -S, or use `dvc repro`",
+            file=sys.stderr,
+        )
     if not overrides:
         path.unlink(missing_ok=True)
         return path
@@ -106,7 +214,8 @@ def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, 
     register_resolvers()
     register_search_path()  # installed benchmarks' own conf/ trees (plug-ins)
     check_package_headers(conf_dir)
-    compose_and_dump(str(out), str(Path(conf_dir).resolve()), None, "config", "", list(overrides or []))
+    overrides = without_remembered_conf(list(overrides or []), conf_dir)
+    compose_and_dump(str(out), str(Path(conf_dir).resolve()), None, "config", "", overrides)
     return out
 
 
@@ -176,6 +285,10 @@ def _cmd_compose(args: argparse.Namespace) -> int:
             for p in problems:
                 print(f"  {p}", file=sys.stderr)
             print("run `reportbench compose` to regenerate it (it applies the remembered overrides)", file=sys.stderr)
+            return 1
+        stale_conf = None if args.reset else remembered_conf_problem(base)
+        if stale_conf:
+            print(f"{stale_conf}: run `reportbench compose` to rewrite it", file=sys.stderr)
             return 1
         print(f"{args.out} matches conf/ + overrides {shown}")
         return 0

@@ -27,6 +27,7 @@ BENCHMARK_TAGS = {
     "deer": "deer",
     "researchqa": "rqa",
     "liveresearchbench": "lrb",
+    "deepresearch_bench": "drb",  # the plug-in (plugins/deepresearch_bench); others fall back to their name
 }
 PLOTS_FILE = Path("plots") / "metrics.json"
 PLOTS_TEMPLATE = ".reportbench/dvc_plots_template.html"

@@ -183,7 +183,8 @@ def run_judge_stage(
     its run-cache, and the next `dvc repro` asks exactly the unanswered items (docs/reliability.md).
     """
     from reportbench.benchmarks import JudgeContext, get_benchmark
-    from reportbench.judges.runner import format_usage, usage_summary, write_judgments
+    from reportbench.judges.errors import FatalError
+    from reportbench.judges.runner import write_judgments
     from reportbench.systems import read_outcomes, read_reports
 
     spec = get_benchmark(benchmark)
@@ -213,17 +214,19 @@ def run_judge_stage(
         items = list(step.items(ctx))
         cfg = judge_config(params, step.judge_task, benchmark, member)
         _failure_bounds(cfg)  # a bad bound fails before any call is paid for
-        judgments = _judge(step.judge_task, cfg, items, f"{step.name}@{benchmark}.{system}.{member}", member)
+        desc = f"{step.name}@{benchmark}.{system}.{member}"
+        try:
+            judgments = _judge(step.judge_task, cfg, items, desc, member)
+        except FatalError as exc:  # a stop (full cache disk, budget, quota): the calls it paid still count
+            if exc.judgments is None:
+                raise
+            usage_all[step.name] = {**_step_usage(exc.judgments, cfg, desc), "stopped": str(exc)[:1000]}
+            write_json(usage_out, {"benchmark": benchmark, "system": system, "member": member, "steps": usage_all,
+                                   "incomplete": [f"{step.name}: stopped: {str(exc)[:500]}"]})  # fmt: skip
+            raise
         write_judgments(out_dir / f"{step.name}.parquet", judgments)
         ctx.judgments[step.name] = list(judgments)
-        usage = usage_summary(judgments, wall_s=getattr(judgments, "wall_s", None))
-        log.info("%s@%s.%s[%s]: %s", step.name, benchmark, system, member, format_usage(usage))
-        usage.pop("wall_s", None)  # the git-tracked metric keeps only reproducible counts
-        # the model that actually answered (the offline judge ignores a configured model name)
-        configured = cfg.get("model") if cfg.get("backend") != "offline" else "offline-lexical-v1"
-        models = sorted({j.model for j in judgments if j.model}) or [configured]
-        usage.update({"judge": cfg.get("name"), "model": models[0] if len(models) == 1 else models})
-        usage_all[step.name] = usage
+        usage_all[step.name] = _step_usage(judgments, cfg, desc)
         problems += _bound_problems(step.name, judgments, cfg)
         if step.derive is not None:
             _write_derived(out_dir, step.derived_table or step.name, step.derive(ctx, list(judgments)), ctx)
@@ -257,6 +260,20 @@ def run_judge_stage(
             f"records stay in {out_dir}. Next: {'; '.join(hints)}."
         )
     return summary
+
+
+def _step_usage(judgments: Any, cfg: Mapping[str, Any], desc: str) -> dict[str, Any]:
+    """One judge step's usage metric (calls, tokens, cost; logged with its wall time), and which model answered."""
+    from reportbench.judges.runner import format_usage, usage_summary
+
+    usage = usage_summary(judgments, wall_s=getattr(judgments, "wall_s", None))
+    log.info("%s: %s", desc, format_usage(usage))
+    usage.pop("wall_s", None)  # the git-tracked metric keeps only reproducible counts
+    # the model that actually answered (the offline judge ignores a configured model name)
+    configured = cfg.get("model") if cfg.get("backend") != "offline" else "offline-lexical-v1"
+    models = sorted({j.model for j in judgments if j.model}) or [configured]
+    usage.update({"judge": cfg.get("name"), "model": models[0] if len(models) == 1 else models})
+    return usage
 
 
 def _judge_stage_name(params: Mapping[str, Any], benchmark: str, system: str, member: str) -> str:
@@ -328,8 +345,13 @@ def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: 
     run = run_judgments_sync(judge, items_in, desc=desc, judge_name=f"{cfg.get('name')}/{member}")
     if (cfg.get("runtime") or {}).get("max_cost_usd") is not None:  # judge.runtime.max_cost_usd (docs/scale.md)
         from reportbench.judges.client import raise_if_over_budget
+        from reportbench.judges.errors import FatalError
 
-        raise_if_over_budget(run, desc, cfg["runtime"]["max_cost_usd"])
+        try:
+            raise_if_over_budget(run, desc, cfg["runtime"]["max_cost_usd"])
+        except FatalError as exc:
+            exc.judgments = run  # the stage still writes the usage of what was paid
+            raise
     wall = time.perf_counter() - t0
     out = JudgmentRun(j.model_copy(update={"member": member}) for j in run)
     out.wall_s = wall

@@ -165,6 +165,9 @@ class FatalError(Exception):
     """A failure that stops a stage: `str()` is one line for stderr; `exit_on_fatal` exits with 2."""
 
     exit_code = EXIT_CODE
+    # what a judge run got before this stopped it (set by the runner / the budget check), so the judge stage
+    # still writes the usage of the calls actually paid
+    judgments: list[Any] | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))

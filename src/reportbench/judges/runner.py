@@ -162,20 +162,33 @@ async def run_judgments(
         bar.close()
     local_fatal = getattr(judge, "local_fatal", None)
     if isinstance(local_fatal, BaseException):  # e.g. the cache disk is full: no retry or later item fixes it
-        raise local_fatal
+        raise _with_judgments(local_fatal, results, t0)
     if wire.tripped is not None:
         kind = wire.tripped
         name = judge_name or getattr(cfg, "name", None)
-        raise fatal_error(
-            kind,
-            name=name,
-            cfg=cfg if cfg is not None else {"model": getattr(judge, "judge_id", None)},
-            reason=wire.first_reason.get(kind, ""),
-            count=wire.counts[kind],
+        raise _with_judgments(
+            fatal_error(
+                kind,
+                name=name,
+                cfg=cfg if cfg is not None else {"model": getattr(judge, "judge_id", None)},
+                reason=wire.first_reason.get(kind, ""),
+                count=wire.counts[kind],
+            ),
+            results,
+            t0,
         )
     run = JudgmentRun(r for r in results if r is not None)
     run.wall_s = time.perf_counter() - t0
     return run
+
+
+def _with_judgments(exc: BaseException, results: list[Judgment | None], t0: float) -> BaseException:
+    """`exc` carrying what the run got before it stopped (`FatalError.judgments`): the stage writes its usage."""
+    if isinstance(exc, FatalError):
+        stopped = JudgmentRun(r for r in results if r is not None)
+        stopped.wall_s = time.perf_counter() - t0
+        exc.judgments = stopped
+    return exc
 
 
 def run_judgments_sync(

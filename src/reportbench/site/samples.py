@@ -543,7 +543,7 @@ def render_sample_page(
     }
     flags = outcome.get("flags") or []
     if flags:
-        facts["flags"] = " ".join(f'<span class="badge bad">{esc(str(f))}</span>' for f in flags)
+        facts["flags"] = render_flags(flags, flag_evidence(sd, task_id, report))
     mapped = [m for m in sd.mapping if m.get("task_id") == task_id and m.get("status") == "mapped"]
     if mapped:
         facts["file"] = f"<code>{esc(str(mapped[0].get('file')))}</code> (rule: {esc(str(mapped[0].get('rule')))})"
@@ -679,6 +679,7 @@ def render_system_page(
         outcome = sd.outcomes.get(tid, {})
         st = str(outcome.get("status") or "")
         flags = outcome.get("flags") or []
+        evidence = flag_evidence(sd, tid, sd.reports.get(tid)) if flags else {}
         link = (
             f'<a href="{esc(task_file(tid))}">{esc(tid)}</a>'
             if rendered is None or tid in rendered
@@ -688,7 +689,11 @@ def render_system_page(
             f'<td class="s" data-sort="{esc(tid)}">{link}</td>',
             f'<td class="s">{esc(title[:80])}</td>',
             f'<td class="s"><span class="badge {"ok" if st == "ok" else "bad"}">{esc(st)}</span>'
-            + "".join(f' <span class="badge bad">{esc(str(f))}</span>' for f in flags)
+            + "".join(
+                f' <span class="badge bad" title="{esc(evidence[str(f)][0][:300]) if str(f) in evidence else ""}">'
+                f"{esc(str(f))}</span>"
+                for f in flags
+            )
             + "</td>",
             f'<td data-sort="{len(js)}">{len(js)}</td>',
             f'<td data-sort="{n_failed}"{" class=fail" if n_failed else ""}>{n_failed}</td>',
@@ -729,6 +734,61 @@ def render_system_page(
     )
 
 
+RECORDED = "recorded by the system stage's check"
+REDETECTED = "re-detected from the parsed report (the run's check.json has none)"
+
+
+def flag_evidence(sd: SystemData, task_id: str, report: Any | None) -> dict[str, tuple[str, str]]:
+    """flag -> (the text that triggered it, where that excerpt comes from), for one task's report.
+
+    Why: a badge alone ("refusal") cannot be checked; the excerpt can. The system stage's check.json records
+    the detector's excerpt at run time; a run without one (older, or `shift_check: off`) gets the excerpt
+    re-detected from the stored parsed report, and says so. Judge-directed / hidden text: the parser warning
+    that names the flag (it quotes what was removed)."""
+    out: dict[str, tuple[str, str]] = {}
+    recorded = (sd.check.get("evidence") or {}).get(task_id)
+    if isinstance(recorded, Mapping):
+        out.update({str(f): (str(t), RECORDED) for f, t in recorded.items() if t})
+    shift = sd.check.get("shift") if isinstance(sd.check.get("shift"), Mapping) else {}
+    for m in shift.get("mismatched") or []:  # `mapping_suspect`: the shifted-mapping check's verdict
+        if isinstance(m, Mapping) and str(m.get("task_id")) == task_id:
+            why = (
+                f"the report matches task {m.get('best_task')}'s question better than its own "
+                f"(BM25 {fmt_number(m.get('best'))} vs {fmt_number(m.get('own'))})"
+            )
+            out.setdefault("mapping_suspect", (why, RECORDED))
+    if report is None:
+        return out
+    if not isinstance(recorded, Mapping):
+        from reportbench.reports.refusal import detect_report
+
+        try:
+            out.update({na.flag: (na.evidence, REDETECTED) for na in detect_report(report)})
+        except Exception as exc:  # noqa: BLE001 - an untrusted report never breaks its page
+            sd.problems.append(f"{task_id}: flag evidence not re-detected ({type(exc).__name__}: {exc})"[:400])
+    from reportbench.injection import WARNING_PREFIX, flags_from_warnings
+
+    for w in report.warnings:
+        if w.startswith(WARNING_PREFIX):
+            for f in flags_from_warnings([w]):
+                out.setdefault(f, (w, "the parser's warning"))
+    return out
+
+
+def render_flags(flags: Iterable[Any], evidence: Mapping[str, tuple[str, str]]) -> str:
+    """Each flag's badge with the excerpt that triggered it (escaped: report text is untrusted)."""
+    items = []
+    for f in flags:
+        got = evidence.get(str(f))
+        what = (
+            f'<q class="evidence">{esc(got[0][:300])}</q> <span class="note">({esc(got[1])})</span>'
+            if got
+            else '<span class="note">(no excerpt recorded for this flag)</span>'
+        )
+        items.append(f'<li><span class="badge bad">{esc(str(f))}</span> {what}</li>')
+    return f'<ul class="flags">{"".join(items)}</ul>'
+
+
 def render_check(check: Mapping[str, Any]) -> str:
     """The system stage's check: reports flagged as refusal / plan / not found / no references, and warnings."""
     flagged = check.get("flagged") or {}
@@ -765,6 +825,11 @@ def render_text(sd: SystemData, task_id: str) -> str:
     lines = [f"{sd.benchmark} / {sd.release} / {sd.system} / {task_id}"]
     o = sd.outcomes.get(task_id, {})
     lines.append(f"outcome: {o.get('status')} {o.get('reason') or ''} {' '.join(o.get('flags') or [])}".rstrip())
+    evidence = flag_evidence(sd, task_id, sd.reports.get(task_id))
+    for f in o.get("flags") or []:
+        if str(f) in evidence:
+            text, source = evidence[str(f)]
+            lines.append(f"  {f}: {text[:300]!r} ({source})")
     for r in sd.scores.get(task_id, []):
         lines.append(
             f"  {r.get('metric')}: {_value(r.get('value'))} [{_row_status(r)}] {r.get('reason') or ''}".rstrip()

@@ -56,11 +56,16 @@ class CheckResult:
         }
 
     def summary(self) -> dict[str, Any]:
-        """What a system stage stores in check.json: counts, errors, warnings, the flagged tasks."""
+        """What a system stage stores in check.json: counts, errors, warnings, the flagged tasks and the evidence
+        of each flag (`reports.refusal`: a short excerpt of the text that triggered it)."""
         flagged: dict[str, list[str]] = {}
+        evidence: dict[str, dict[str, str]] = {}  # task -> flag -> the text that triggered it (the viewer shows it)
         for r in self.reports:
             for f in r.get("flags") or []:
                 flagged.setdefault(f, []).append(r["task_id"])
+            for ev in r.get("evidence") or []:
+                flag, _, text = str(ev).partition(": ")
+                evidence.setdefault(str(r["task_id"]), {})[flag] = text
         return {
             "benchmark": self.benchmark,
             "naming": self.naming,
@@ -71,6 +76,7 @@ class CheckResult:
             "errors": self.errors,
             "warnings": self.warnings[:200],
             "flagged": flagged,
+            "evidence": evidence,
             "shift": self.shift,
         }
 
