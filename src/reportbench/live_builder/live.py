@@ -1,4 +1,4 @@
-"""The live release builder's DVC stages as plain functions (live/dvc.yaml -> live/run.py -> here).
+"""The live release builder's DVC stages as plain functions (pipelines/live/dvc.yaml -> pipelines/live/run.py -> here).
 
 Each stage reads the composed root params.yaml (`live:` and, for labelling, `judge:`), reads the previous
 stage's files under `live/work/<name>/` and writes its own, atomically and deterministically. Network stages

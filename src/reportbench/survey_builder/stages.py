@@ -1,4 +1,4 @@
-"""The survey builder's DVC stages as plain functions (live_researchqa/dvc.yaml -> live_researchqa/run.py -> here).
+"""The survey builder's DVC stages as plain functions (pipelines/researchqa_survey/dvc.yaml -> run.py -> here).
 
 Stages: surveys -> sections -> queries -> rubrics -> publish. Each reads the composed root params.yaml
 (`live_researchqa:` and the root `judge:` group), reads the previous stage's files under
