@@ -1,5 +1,5 @@
-"""`dvc repro pipelines/researchqa_survey/dvc.yaml` in a temp copy of the working tree, the network replaced by a pre-filled
-HTTP cache, the offline judge as the generator (no key): the five stages run as DVC stages, write the same
+"""`dvc repro pipelines/researchqa_survey/dvc.yaml` in a temp copy of the working tree, the network replaced by a
+pre-filled HTTP cache, the offline judge as the generator (no key): the five stages run as DVC stages, write the same
 release as an in-process build, make zero requests, and a second `dvc repro` reruns nothing. The pipeline file
 itself exists only after `run.py init` (the repository ships the template). About 30-60 s."""
 
@@ -53,7 +53,7 @@ def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo_root, capture_output=True, check=True
     ).stdout.decode()
     dest = tmp_path_factory.mktemp("surveydvc") / "repo"
-    skip = ("live_researchqa/work/", "live_researchqa/releases/", "metrics/live_researchqa/", "pipelines/researchqa_survey/dvc.")
+    skip = ("live_researchqa/work/", "live_researchqa/releases/", "metrics/live_researchqa/", f"{PIPE}/dvc.")
     for rel in filter(None, listed.split("\0")):
         src = repo_root / rel
         if src.is_file() and (not rel.startswith(skip) or rel.endswith("dvc.template.yaml")):

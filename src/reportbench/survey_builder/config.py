@@ -12,22 +12,19 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
+from reportbench import builder_kit
+from reportbench.builder_kit import HttpParams, Window
+from reportbench.builder_kit import Strict as _Strict
 from reportbench.config import ConfigError
-from reportbench.live_builder.live_config import HttpParams, Window
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 DEFAULT_BLACKLIST: tuple[str, ...] = (
     "question", "survey", "abstract", "introduction", "contribution", "related", "result", "discussion",
     "conclusion", "limitation", "appendix", "appendices", "appendixes", "supplementary", "supplemental",
     "supplement", "material", "acknowledgement", "future", "direction", "summary", "suggestion", "table", "tab.",
     "tbl.", "figure", "fig.", "plot",
 )  # fmt: skip
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class SourcesParams(_Strict):
@@ -115,9 +112,7 @@ class SurveyConfig(_Strict):
     @field_validator("name")
     @classmethod
     def _safe_name(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
-            raise ValueError(f"{v!r} must match {_NAME_RE.pattern} (it becomes a directory name)")
-        return v
+        return builder_kit.check_name(v)
 
     @field_validator("fields")
     @classmethod
@@ -139,17 +134,8 @@ class SurveyConfigError(ConfigError):
 
 
 def load_survey_config(params: dict[str, Any]) -> SurveyConfig:
-    raw = params.get("live_researchqa")
-    if not isinstance(raw, dict):
-        raise SurveyConfigError(
-            "params.yaml: missing mapping 'live_researchqa' (conf/live_researchqa/*.yaml; run `reportbench compose`)"
-        )
-    try:
-        return SurveyConfig.model_validate(raw)
-    except ValidationError as exc:
-        lines = [f"live_researchqa.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        raise SurveyConfigError("params.yaml: invalid live_researchqa config:\n  " + "\n  ".join(lines)) from exc
+    return builder_kit.load_section(params, "live_researchqa", SurveyConfig, SurveyConfigError)
 
 
 def work_dir(cfg: SurveyConfig, root: Path = Path(".")) -> Path:
-    return root / "live_researchqa" / "work" / cfg.name
+    return builder_kit.work_dir("live_researchqa", cfg.name, root)
