@@ -17,9 +17,9 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from reportbench.http_cache import CacheMode, CachingSession, HttpCache, make_cached_session
 
@@ -87,6 +87,27 @@ def check_name(value: str, prefix: str = "") -> str:
     if not NAME_RE.match(value):
         raise ValueError(f"{prefix}{value!r} must match {NAME_RE.pattern} (it becomes a directory name)")
     return value
+
+
+class BuildConfig(Strict):
+    """What every build's params carry: its name (a directory name), release date, licence and window."""
+
+    name_key: ClassVar[str] = ""  # how a bad name's message names the key ("live.name ")
+
+    name: str
+    created_at: dt.date | None = Field(None, description="release date in release.json; None = window.end")
+    licence: str = "mixed; see CARD.md"
+    description: str = ""
+    window: Window
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, v: str) -> str:
+        return check_name(v, cls.name_key)
+
+    @property
+    def release_date(self) -> str:
+        return (self.created_at or self.window.end).isoformat()
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -279,15 +279,8 @@ def stage_publish(params: dict[str, Any], root: Path = Path(".")) -> dict[str, A
 
 
 def run_stage(name: str, params: dict[str, Any], root: Path = Path(".")) -> dict[str, Any]:
-    fn: dict[str, Callable[..., dict[str, Any]]] = {
-        "list": stage_list,
-        "sources": stage_sources,
-        "filter": stage_filter,
-        "recover": stage_recover,
-        "label": stage_label,
-        "publish": stage_publish,
-    }
-    return builder_kit.run_named_stage(fn, name, params, root, "live")
+    stages = (stage_list, stage_sources, stage_filter, stage_recover, stage_label, stage_publish)
+    return builder_kit.run_named_stage(dict(zip(STAGES, stages, strict=True)), name, params, root, "live")
 
 
 def run_all(params: dict[str, Any], root: Path = Path(".")) -> dict[str, Any]:

@@ -6,15 +6,14 @@ start-up with the key's name, not after the listing has been fetched. Field name
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
 from reportbench import builder_kit
-from reportbench.builder_kit import HttpParams, Window
+from reportbench.builder_kit import HttpParams
 from reportbench.builder_kit import Strict as _Strict
 from reportbench.live_builder.latex import DEFAULT_SECTION_TITLES, LatexConfig
 
@@ -90,15 +89,12 @@ class LabelParams(_Strict):
     window: int = Field(10, ge=1, description="nuggets per score/assign call (nuggetizer)")
 
 
-class LiveConfig(_Strict):
-    """Everything under `live:` in params.yaml."""
+class LiveConfig(builder_kit.BuildConfig):
+    """Everything under `live:` in params.yaml (name, created_at, licence, description, window: BuildConfig)."""
 
-    name: str
-    created_at: dt.date | None = Field(None, description="release date in release.json; None = window.end")
-    licence: str = "mixed; see CARD.md"
-    description: str = ""
+    name_key: ClassVar[str] = "live.name "
+
     categories: list[str] = Field(default_factory=lambda: ["cs.CL"], min_length=1)
-    window: Window
     max_per_category: int | None = Field(200, ge=1)
     page_size: int = Field(100, ge=1, le=2000)
     v1_only: bool = True
@@ -110,11 +106,6 @@ class LiveConfig(_Strict):
     label: LabelParams = Field(default_factory=LabelParams)
     http: HttpParams = Field(default_factory=HttpParams)
 
-    @field_validator("name")
-    @classmethod
-    def _safe_name(cls, v: str) -> str:
-        return builder_kit.check_name(v, "live.name ")
-
     @field_validator("categories")
     @classmethod
     def _categories(cls, v: list[str]) -> list[str]:
@@ -122,10 +113,6 @@ class LiveConfig(_Strict):
             if not re.fullmatch(r"[a-z-]+(\.[A-Za-z-]+)?", c):
                 raise ValueError(f"live.categories: {c!r} is not an arXiv category like cs.CL")
         return list(dict.fromkeys(v))
-
-    @property
-    def release_date(self) -> str:
-        return (self.created_at or self.window.end).isoformat()
 
 
 class LiveConfigError(ValueError):

@@ -7,7 +7,6 @@ builder's own model, so both pipelines share one cache and one politeness policy
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -15,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from reportbench import builder_kit
-from reportbench.builder_kit import HttpParams, Window
+from reportbench.builder_kit import HttpParams
 from reportbench.builder_kit import Strict as _Strict
 from reportbench.config import ConfigError
 
@@ -82,15 +81,11 @@ class CostParams(_Strict):
     price_out_per_mtok: float = Field(1.60, ge=0)
 
 
-class SurveyConfig(_Strict):
-    """Everything under `live_researchqa:` in params.yaml."""
+class SurveyConfig(builder_kit.BuildConfig):
+    """Everything under `live_researchqa:` in params.yaml (name, created_at, licence, description, window:
+    BuildConfig)."""
 
-    name: str
-    created_at: dt.date | None = None
-    licence: str = "mixed; see CARD.md"
-    description: str = ""
     generator_model: str | None = None
-    window: Window
     fields: list[str] | None = None
     work_types: list[str] = Field(default_factory=lambda: ["review", "article", "preprint"], min_length=1)
     title_keywords: list[str] = Field(min_length=1)
@@ -109,11 +104,6 @@ class SurveyConfig(_Strict):
     cost: CostParams = Field(default_factory=CostParams)
     http: HttpParams = Field(default_factory=HttpParams)
 
-    @field_validator("name")
-    @classmethod
-    def _safe_name(cls, v: str) -> str:
-        return builder_kit.check_name(v)
-
     @field_validator("fields")
     @classmethod
     def _field_ids(cls, v: list[str] | None) -> list[str] | None:
@@ -123,10 +113,6 @@ class SurveyConfig(_Strict):
             if not re.fullmatch(r"(https://openalex\.org/)?fields/\d+", f):
                 raise ValueError(f"{f!r} is not an OpenAlex field id like fields/17")
         return list(dict.fromkeys(f.removeprefix("https://openalex.org/") for f in v))
-
-    @property
-    def release_date(self) -> str:
-        return (self.created_at or self.window.end).isoformat()
 
 
 class SurveyConfigError(ConfigError):

@@ -15,7 +15,6 @@ cache. A stage killed halfway replays what it already fetched or generated witho
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -266,11 +265,5 @@ def stage_publish(params: dict[str, Any], root: Path = Path(".")) -> dict[str, A
 
 
 def run_stage(name: str, params: dict[str, Any], root: Path = Path(".")) -> dict[str, Any]:
-    fn: dict[str, Callable[..., dict[str, Any]]] = {
-        "surveys": stage_surveys,
-        "sections": stage_sections,
-        "queries": stage_queries,
-        "rubrics": stage_rubrics,
-        "publish": stage_publish,
-    }
-    return builder_kit.run_named_stage(fn, name, params, root, "survey-builder")
+    stages = (stage_surveys, stage_sections, stage_queries, stage_rubrics, stage_publish)
+    return builder_kit.run_named_stage(dict(zip(STAGES, stages, strict=True)), name, params, root, "survey-builder")
