@@ -21,6 +21,8 @@ from typing import Any
 
 from reportbench.judges.base import ParseError
 from reportbench.prompt_packs import AuthorsStep, register_step
+from reportbench.prompt_packs._base import norm_inputs as _norm
+from reportbench.prompt_packs._base import source_text as _src
 from reportbench.prompt_packs.extract import (
     Template,
     function_assignments,
@@ -29,7 +31,7 @@ from reportbench.prompt_packs.extract import (
     sequential_replace,
 )
 from reportbench.prompt_packs.judging import register_task_parser
-from reportbench.prompt_packs.sources import SourceRef, read_ref
+from reportbench.prompt_packs.sources import SourceRef
 
 BENCHMARK = "ResearcherBench"
 REPO = "GAIR-NLP/ResearcherBench"
@@ -51,16 +53,6 @@ FAITHFUL = SourceRef(
     "424eb9e1e3391824554163602a54996e57e7be27a127b164813241713b677ba2",
 )
 RUBRIC_FUNC = "get_single_rubric_evaluation_prompt"
-
-
-@lru_cache(maxsize=16)
-def _src(ref: SourceRef) -> str:
-    return read_ref(ref)
-
-
-def _norm(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Goldens-style names carry a note: 'section (CONTENT)' -> 'section'."""
-    return {str(k).split(" (", 1)[0].strip(): v for k, v in inputs.items()}
 
 
 # -------------------------------------------------------------------------------------------- rubric
