@@ -37,6 +37,9 @@ def _out(cmd: list[str], cwd: Path) -> str:
     return proc.stdout + proc.stderr
 
 
+PIPELINES = ("live", "label", "researchqa_survey")  # opt-in pipelines: their dvc.yaml/lock are generated
+
+
 @pytest.fixture(scope="module")
 def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The working tree (tracked + untracked, minus ignored and generated) as a fresh git repo, reproduced once."""
@@ -48,7 +51,7 @@ def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("tidy") / "repo"
     for rel in filter(None, listed.split("\0")):
         src = repo_root / rel
-        generated = ("metrics/", "pipelines/live/dvc.", "pipelines/label/dvc.", "pipelines/researchqa_survey/dvc.")
+        generated = ("metrics/", *(f"pipelines/{p}/dvc.{s}" for p in PIPELINES for s in ("yaml", "lock")))
         if src.is_file() and not rel.startswith(generated):
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)

@@ -53,6 +53,9 @@ def _digest(folder: Path) -> dict[str, str]:
     }
 
 
+GENERATED = ("pipelines/live/dvc.yaml", "pipelines/live/dvc.lock")  # written by `reportbench live init`
+
+
 @pytest.fixture(scope="module")
 def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The working tree (tracked + untracked, minus ignored) as a fresh one-commit git repo."""
@@ -64,7 +67,7 @@ def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("livedvc") / "repo"
     for rel in filter(None, listed.split("\0")):
         src = repo_root / rel
-        skip = ("live/work/", "live/releases/", "live/exports/", "metrics/live/", "pipelines/live/dvc.")
+        skip = ("live/work/", "live/releases/", "live/exports/", "metrics/live/", *GENERATED)
         if src.is_file() and not rel.startswith(skip):
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
