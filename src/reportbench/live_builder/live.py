@@ -22,6 +22,8 @@ import polars as pl
 
 from reportbench import builder_kit
 from reportbench.http_cache import CachingSession
+from reportbench.judges.factory import make_judge
+from reportbench.judges.runner import write_judgments
 from reportbench.live_builder.arxiv_listing import ListedPaper, list_papers, listing_rows
 from reportbench.live_builder.filter import KeptPaper, filter_papers
 from reportbench.live_builder.label import important_frame, label_papers, nugget_frame
@@ -194,8 +196,7 @@ def stage_recover(
 
 
 def _judge_factory(params: dict[str, Any]) -> Callable[[str], Any]:
-    from reportbench.judges.factory import make_judge
-    from reportbench.pipeline import judge_config
+    from reportbench.pipeline import judge_config  # lazy: +32 ms to import (python -X importtime)
 
     return lambda task: make_judge(task, judge_config(params, task))
 
@@ -213,7 +214,6 @@ def stage_label(
     write_parquet(paths.label_dir / "important.parquet", important_frame(res.important))
     write_parquet(paths.label_dir / "nuggets.parquet", nugget_frame(res.nuggets))
     write_drops(paths.label_dir / "dropped.parquet", res.dropped)
-    from reportbench.judges.runner import write_judgments
 
     fresh_dir(paths.judgments_dir)
     for task, js in res.judgments.items():

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reportbench.judges.base import ParseError
+from reportbench.judges.tasks import get_task
 from reportbench.judges.tasks._parsing import extract_json_object
 from reportbench.prompt_packs import AuthorsStep, register_step
 from reportbench.prompt_packs._base import norm_inputs as _norm
@@ -35,6 +36,7 @@ from reportbench.prompt_packs.extract import (
     module_constant,
 )
 from reportbench.prompt_packs.sources import SourceRef, pinned
+from reportbench.prompts import load_prompt
 
 BENCHMARK = "LiveResearchBench"
 REPO = "SalesforceAIResearch/LiveResearchBench"
@@ -206,6 +208,7 @@ def parse_pointwise_answer(raw: str) -> dict[str, Any]:
 
 
 def parse_depth_answer(raw: str) -> dict[str, Any]:
+    # lazy: +941 ms to import (python -X importtime)
     from reportbench.protocols.liveresearchbench.tasks import parse_depth
 
     return parse_depth(raw).model_dump()
@@ -388,8 +391,6 @@ def _ours(task_name: str) -> AuthorsStep:
     """The authors describe citation accuracy but released no prompt or code, so with judge.prompts=authors these
     two steps send OUR prompt (prompts/liveresearchbench/) instead of failing the run; records say so in their
     prompt id ('authors:liveresearchbench/<x>_ours_no_authors_prompt')."""
-    from reportbench.judges.tasks import get_task
-    from reportbench.prompts import load_prompt
 
     short = task_name.removeprefix("lrb_")
 

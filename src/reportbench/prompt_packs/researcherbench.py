@@ -121,6 +121,7 @@ def _render_extract(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
     inp = _norm(inputs)
     section, references = inp.get("section"), inp.get("references")
     if section is None or references is None:  # cut the response the way the authors' code does
+        # lazy: +1129 ms to import (python -X importtime)
         from reportbench.protocols.researcherbench.text import sections, split_authors
 
         content, references = split_authors(str(inp["response"]))
@@ -152,6 +153,7 @@ def _render_verify(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def parse_claims(raw: str) -> list[dict[str, str]]:
     """A JSON array of {claim, context, source} (a ```json fence allowed); no repairs, no silent []."""
+    # lazy: +411 ms to import (python -X importtime)
     from reportbench.protocols.researcherbench.tasks import parse_extract
 
     return [c.model_dump() for c in parse_extract(raw).claims]
@@ -159,6 +161,7 @@ def parse_claims(raw: str) -> list[dict[str, str]]:
 
 def parse_verdicts(raw: str) -> list[dict[str, Any]]:
     """A JSON array of {id, result}; results case-normalised to yes/no/unknown."""
+    # lazy: +411 ms to import (python -X importtime)
     from reportbench.protocols.researcherbench.tasks import parse_verify
 
     return [r.model_dump() for r in parse_verify(raw).results]

@@ -71,7 +71,7 @@ def _judges(params: dict[str, Any], cfg: SurveyConfig, judge_for: JudgeFactory |
     a missing key must fail in seconds, not after an hour of downloads (one `error:` line, exit 2)."""
     judge = params.get("judge") or {}
     if judge_for is None and str(judge.get("backend")) == "litellm":
-        from reportbench.judges.client import preflight
+        from reportbench.judges.client import preflight  # lazy: +74 ms to import (python -X importtime)
 
         role = {k: v for k, v in judge.items() if k != "prompts"}  # a judge-level key, not a client setting
         if cfg.generator_model:
@@ -89,7 +89,7 @@ def _stage_metrics(
     usage: dict[str, Any] | None = None,
     session: CachingSession | None = None,
 ) -> dict[str, Any]:
-    from reportbench.survey_builder.publish import DROP_REASONS
+    from reportbench.survey_builder.publish import DROP_REASONS  # lazy: +2030 ms to import (python -X importtime)
 
     counts = drop_counts(drops)
     every = {code: counts.get(code, 0) for code in sorted({*DROP_REASONS.get(stage, ()), *counts})}
@@ -199,6 +199,7 @@ def stage_rubrics(
 
 
 def stage_publish(params: dict[str, Any], root: Path = Path(".")) -> dict[str, Any]:
+    # lazy: +2030 ms to import (python -X importtime)
     from reportbench.survey_builder.publish import (
         DEFAULT_LICENCE,
         card,
