@@ -280,7 +280,7 @@ def test_a_planted_unannotated_local_import_fails(tree_copy: Path) -> None:
     path.write_text(
         path.read_text()
         + "\n\ndef _planted() -> None:\n    from reportbench import jsonio\n"
-        + "\n\ndef _annotated() -> None:\n    # lazy: +40 ms (python -X importtime)\n    from reportbench import stale\n"
+        + "\n\ndef _annotated() -> None:\n    # lazy: +40 ms (importtime)\n    from reportbench import stale\n"
     )
     found = uncommented_local_imports(tree_copy)
     assert "reportbench/progress.py::_planted::reportbench.jsonio" in found
