@@ -1,8 +1,8 @@
-"""Stage `label_importance` (opt-in, label/dvc.yaml): importance labels for an imported DeepScholar release.
+"""Stage `label_importance` (opt-in, pipelines/label/dvc.yaml): importance labels for an imported DeepScholar release.
 
 Judges every exemplar reference of the release at --release with the root `judge` group (paper Fig. 4) and
 writes a labelled copy at --out whose card names the judge. Needs an LLM judge and its key, e.g.
-    reportbench label init && dvc exp run label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o
+    reportbench label init && dvc exp run pipelines/label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o
 then score with it: -S deepscholar/release=path -S benchmarks.deepscholar.release.source=<out dir>.
 Library code: reportbench.protocols.deepscholar.labelling (docs/deepscholar.md, "Importance labels").
 """

@@ -33,7 +33,9 @@ def test_only_the_root_pipeline_is_committed(repo_root: Path) -> None:
     tracked = _tracked(repo_root)
     pipelines = [p for p in tracked if Path(p).name in ("dvc.yaml", "dvc.lock")]
     assert sorted(pipelines) == ["dvc.lock", "dvc.yaml"] or sorted(pipelines) == ["dvc.yaml"], pipelines
-    assert "live/dvc.template.yaml" in tracked and "label/dvc.template.yaml" in tracked  # opt-in pipelines
+    opt_in = {"pipelines/live/dvc.template.yaml", "pipelines/label/dvc.template.yaml"}
+    assert opt_in | {"pipelines/researchqa_survey/dvc.template.yaml"} <= set(tracked)  # opt-in pipelines
+    assert not [p for p in tracked if p.split("/")[0] in ("live", "label", "live_researchqa")]  # one place
     assert not any(p.startswith("metrics/live/") for p in tracked)
     # DVC writes no .gitignore inside folders that other stages hash (their lines changed the hashes)
     nested = [p for p in tracked if p.endswith(".gitignore") and p.startswith("data/")]
@@ -43,9 +45,9 @@ def test_only_the_root_pipeline_is_committed(repo_root: Path) -> None:
 
 
 def test_live_init_writes_the_pipeline_and_refuses_to_clobber(tmp_path: Path, repo_root: Path) -> None:
-    (tmp_path / "live").mkdir()
-    template = (repo_root / "live" / "dvc.template.yaml").read_text()
-    (tmp_path / "live" / "dvc.template.yaml").write_text(template)
+    (tmp_path / "pipelines" / "live").mkdir(parents=True)
+    template = (repo_root / "pipelines" / "live" / "dvc.template.yaml").read_text()
+    (tmp_path / "pipelines" / "live" / "dvc.template.yaml").write_text(template)
     path = init_live_pipeline(tmp_path)
     assert path.read_text() == template and yaml.safe_load(template)["stages"]["publish"]
     assert init_live_pipeline(tmp_path) == path  # same content: fine
@@ -53,10 +55,11 @@ def test_live_init_writes_the_pipeline_and_refuses_to_clobber(tmp_path: Path, re
     with pytest.raises(LiveInitError, match="--force"):
         init_live_pipeline(tmp_path)
     init_live_pipeline(tmp_path, force=True)
-    (tmp_path / "label").mkdir()
-    (tmp_path / "label" / "dvc.template.yaml").write_text((repo_root / "label" / "dvc.template.yaml").read_text())
+    (tmp_path / "pipelines" / "label").mkdir()
+    label_template = repo_root / "pipelines" / "label" / "dvc.template.yaml"
+    (tmp_path / "pipelines" / "label" / "dvc.template.yaml").write_text(label_template.read_text())
     labelled = init_live_pipeline(tmp_path, name="label")
-    assert labelled == tmp_path / "label" / "dvc.yaml" and "label_importance" in labelled.read_text()
+    assert labelled == tmp_path / "pipelines" / "label" / "dvc.yaml" and "label_importance" in labelled.read_text()
     with pytest.raises(LiveInitError, match="repository root"):
         init_live_pipeline(tmp_path / "elsewhere")
 

@@ -1,6 +1,6 @@
-"""`dvc exp run live/dvc.yaml` in a temp copy of the working tree, network replaced by a pre-filled cache.
+"""`dvc exp run pipelines/live/dvc.yaml` in a temp copy of the working tree, network replaced by a pre-filled cache.
 
-The live pipeline is created by `reportbench live init` (from `live/dvc.template.yaml`), as a user does.
+The live pipeline is created by `reportbench live init` (from `pipelines/live/dvc.template.yaml`), as a user does.
 
 DVC runs each stage in its own process, where `responses` cannot reach, so the HTTP cache is filled
 in-process first (fake services, real clients) and DVC then runs with `-S live.http.mode=offline`: any request
@@ -53,6 +53,9 @@ def _digest(folder: Path) -> dict[str, str]:
     }
 
 
+GENERATED = ("pipelines/live/dvc.yaml", "pipelines/live/dvc.lock")  # written by `reportbench live init`
+
+
 @pytest.fixture(scope="module")
 def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The working tree (tracked + untracked, minus ignored) as a fresh one-commit git repo."""
@@ -64,7 +67,7 @@ def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("livedvc") / "repo"
     for rel in filter(None, listed.split("\0")):
         src = repo_root / rel
-        skip = ("live/work/", "live/releases/", "live/exports/", "metrics/live/", "live/dvc.yaml", "live/dvc.lock")
+        skip = ("live/work/", "live/releases/", "live/exports/", "metrics/live/", *GENERATED)
         if src.is_file() and not rel.startswith(skip):
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
@@ -94,15 +97,15 @@ def test_dvc_builds_two_releases_offline_and_diffs_them(repo: Path, tmp_path: Pa
     root_stages = _run([*dvc, "stage", "list", "--all"], repo)
     assert "live/" not in root_stages and "release" in root_stages
     _run([sys.executable, "-m", "reportbench.cli", "live", "init"], repo)
-    _run(["git", "add", "live/dvc.yaml"], repo)
+    _run(["git", "add", "pipelines/live/dvc.yaml"], repo)
     _run(["git", "commit", "-qm", "live pipeline"], repo)
     # `dvc repro` / `dvc exp run` without a target reproduce ./dvc.yaml only (dvc.repo.reproduce: PROJECT_FILE)
     root_stages = _run([*dvc, "stage", "list"], repo)
     assert "live/" not in root_stages and "release" in root_stages
 
-    out = _run([*dvc, "exp", "run", "live/dvc.yaml", *[a for o in OVERRIDES for a in ("-S", o)]], repo)
+    out = _run([*dvc, "exp", "run", "pipelines/live/dvc.yaml", *[a for o in OVERRIDES for a in ("-S", o)]], repo)
     ran = set(re.findall(r"Running stage '([^']+)'", out))
-    assert ran == {f"live/dvc.yaml:{s}" for s in ("list", "sources", "filter", "recover", "label", "publish")}
+    assert ran == {f"pipelines/live/dvc.yaml:{s}" for s in ("list", "sources", "filter", "recover", "label", "publish")}
     assert "requests per cited reference = 0.0" in out
     release = repo / "live" / "releases" / "fixture-2025-06"
     assert _digest(release) == _digest(expected)  # same bytes as the in-process build: nothing was fetched
@@ -119,13 +122,14 @@ def test_dvc_builds_two_releases_offline_and_diffs_them(repo: Path, tmp_path: Pa
             *dvc,
             "exp",
             "run",
-            "live/dvc.yaml",
+            "pipelines/live/dvc.yaml",
             *[a for o in [*OVERRIDES, "live.filter.min_citations=6"] for a in ("-S", o)],
         ],
         repo,
     )
     ran2 = set(re.findall(r"Running stage '([^']+)'", out2))
-    assert "live/dvc.yaml:list" not in ran2 and "live/dvc.yaml:filter" in ran2  # only what the param touches
+    # only what the param touches
+    assert "pipelines/live/dvc.yaml:list" not in ran2 and "pipelines/live/dvc.yaml:filter" in ran2
     diff: dict[str, Any] = json.loads(_run([*dvc, "metrics", "diff", "r1", "--json"], repo, stdout_only=True))
     rel = diff["metrics/live/release.json"]
     assert rel["papers.published"] == {"old": 2, "new": 1, "diff": -1}

@@ -1,5 +1,5 @@
-"""`dvc repro live_researchqa/dvc.yaml` in a temp copy of the working tree, the network replaced by a pre-filled
-HTTP cache, the offline judge as the generator (no key): the five stages run as DVC stages, write the same
+"""`dvc repro pipelines/researchqa_survey/dvc.yaml` in a temp copy of the working tree, the network replaced by a
+pre-filled HTTP cache, the offline judge as the generator (no key): the five stages run as DVC stages, write the same
 release as an in-process build, make zero requests, and a second `dvc repro` reruns nothing. The pipeline file
 itself exists only after `run.py init` (the repository ships the template). About 30-60 s."""
 
@@ -23,6 +23,7 @@ from survey_builder_fakes import FakeServices
 
 pytestmark = [pytest.mark.integration]
 NAME = "fixture-2026-05"
+PIPE = "pipelines/researchqa_survey"  # the opt-in pipeline's folder (its outputs stay under live_researchqa/)
 OVERRIDES = [
     f"live_researchqa.name={NAME}",
     "live_researchqa.window.start=2026-05-01",
@@ -52,7 +53,7 @@ def repo(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo_root, capture_output=True, check=True
     ).stdout.decode()
     dest = tmp_path_factory.mktemp("surveydvc") / "repo"
-    skip = ("live_researchqa/work/", "live_researchqa/releases/", "metrics/live_researchqa/", "live_researchqa/dvc.")
+    skip = ("live_researchqa/work/", "live_researchqa/releases/", "metrics/live_researchqa/", f"{PIPE}/dvc.")
     for rel in filter(None, listed.split("\0")):
         src = repo_root / rel
         if src.is_file() and (not rel.startswith(skip) or rel.endswith("dvc.template.yaml")):
@@ -82,14 +83,14 @@ def test_dvc_runs_the_pipeline_stage_by_stage_from_the_cache(repo: Path, tmp_pat
     expected, fakes = _prefill(repo, tmp_path / "scratch")
     assert fakes.n_calls > 0 and (expected / "test.json").is_file()
 
-    assert not (repo / "live_researchqa" / "dvc.yaml").exists()  # shipped as a template only
-    assert "live_researchqa" not in run_ok([*dvc, "stage", "list"], repo).stdout
-    run_ok([sys.executable, "live_researchqa/run.py", "init"], repo)
+    assert not (repo / PIPE / "dvc.yaml").exists()  # shipped as a template only
+    assert "researchqa_survey" not in run_ok([*dvc, "stage", "list"], repo).stdout
+    run_ok([sys.executable, f"{PIPE}/run.py", "init"], repo)
     run_ok(["reportbench", "compose", *OVERRIDES], repo)
-    proc = run_ok([*dvc, "repro", "live_researchqa/dvc.yaml"], repo, timeout=900)
+    proc = run_ok([*dvc, "repro", f"{PIPE}/dvc.yaml"], repo, timeout=900)
     out = proc.stdout + proc.stderr
     ran = set(re.findall(r"Running stage '([^']+)'", out))
-    assert ran == {f"live_researchqa/dvc.yaml:{s}" for s in STAGES}
+    assert ran == {f"{PIPE}/dvc.yaml:{s}" for s in STAGES}
     release = repo / "live_researchqa" / "releases" / NAME
     assert _digest(release) == _digest(expected)  # same bytes as the in-process build: nothing was fetched
     for stage in ("surveys", "rubrics"):
@@ -98,12 +99,12 @@ def test_dvc_runs_the_pipeline_stage_by_stage_from_the_cache(repo: Path, tmp_pat
     assert stats["requests"]["total"] == 0 and stats["counts"]["queries_published"] > 0
     assert "offline rules: a plumbing release" in (release / "CARD.md").read_text()
 
-    again = run_ok([*dvc, "repro", "live_researchqa/dvc.yaml"], repo)
+    again = run_ok([*dvc, "repro", f"{PIPE}/dvc.yaml"], repo)
     assert "Running stage" not in again.stdout + again.stderr
     # a section rule change reruns sections and everything after it, never the network-bound listing
     run_ok(["reportbench", "compose", *OVERRIDES, "live_researchqa.sections.min_citations=4"], repo)
-    third = run_ok([*dvc, "repro", "live_researchqa/dvc.yaml"], repo, timeout=900)
+    third = run_ok([*dvc, "repro", f"{PIPE}/dvc.yaml"], repo, timeout=900)
     ran3 = set(re.findall(r"Running stage '([^']+)'", third.stdout + third.stderr))
-    assert "live_researchqa/dvc.yaml:surveys" not in ran3 and "live_researchqa/dvc.yaml:sections" in ran3
+    assert f"{PIPE}/dvc.yaml:surveys" not in ran3 and f"{PIPE}/dvc.yaml:sections" in ran3
     drops = json.loads((repo / "metrics" / "live_researchqa" / "sections.json").read_text())["dropped_by_reason"]
     assert drops["too_few_citations"] > 1

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("REPORTBENCH_DEBUG"):
             raise
-        from reportbench.stage_errors import one_line_error
+        from reportbench.stage_errors import one_line_error  # lazy: +15 ms to import (python -X importtime)
 
         msg = one_line_error(exc)
         if msg is None:  # not one of ours: still one line, with the way to the traceback

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from reportbench.errors import ConfigError
+from reportbench.plan import register_resolvers
 
 PARAMS_FILE = Path("params.yaml")
 CONF_DIR = Path("conf")
@@ -208,8 +209,7 @@ def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, 
     """Compose conf/ with Hydra overrides and write `out` exactly as `dvc exp run` would."""
     from dvc.utils.hydra import compose_and_dump
 
-    from reportbench.hydra_search import register_search_path
-    from reportbench.plan import register_resolvers
+    from reportbench.hydra_search import register_search_path  # lazy: +1269 ms to import (python -X importtime)
 
     register_resolvers()
     register_search_path()  # installed benchmarks' own conf/ trees (plug-ins)
@@ -306,7 +306,7 @@ def _cmd_compose(args: argparse.Namespace) -> int:
 def _prune_workspace(params: dict[str, Any]) -> None:
     """Outputs of systems/members that left the config leave the folders later stages hash (reportbench.stale);
     they stay in DVC's cache."""
-    from reportbench.stale import prune_stale_outputs
+    from reportbench.stale import prune_stale_outputs  # lazy: +27 ms to import (python -X importtime)
 
     for b, entry in ((params.get("plan") or {}).get("benchmarks") or {}).items():
         release = entry.get("release")
@@ -323,7 +323,7 @@ def _prune_workspace(params: dict[str, Any]) -> None:
 def stale_workspace(params: dict[str, Any]) -> list[Path]:
     """What `prune_stale_outputs` would delete (runs, judgments, judge usage of systems/members that left the
     config), without deleting anything."""
-    from reportbench.stale import planned
+    from reportbench.stale import planned  # lazy: +27 ms to import (python -X importtime)
 
     out: list[Path] = []
     for b, entry in ((params.get("plan") or {}).get("benchmarks") or {}).items():

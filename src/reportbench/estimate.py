@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.judges.pricing import Price, price_for
+from reportbench.plan import build_plan
 
 # ------------------------------------------------------------------------------------------------
 # Token counting (offline)
@@ -154,8 +155,8 @@ class EstimatingJudge:
     """Renders what the LLM judge would send, counts it, and answers with the offline judge."""
 
     def __init__(self, task: Any, cfg: Mapping[str, Any], ledger: Ledger, stage: str, probe: _CacheProbe) -> None:
-        from reportbench.judges.llm import LLMJudge
-        from reportbench.judges.offline import OfflineJudge
+        from reportbench.judges.llm import LLMJudge  # lazy: +294 ms to import (python -X importtime)
+        from reportbench.judges.offline import OfflineJudge  # lazy: +233 ms to import (python -X importtime)
 
         self.llm = LLMJudge(task, cfg, cache=False)
         self.offline = OfflineJudge(task, {**cfg, "backend": "offline"})
@@ -169,7 +170,7 @@ class EstimatingJudge:
         self.probe = probe
 
     async def __call__(self, item_id: str, inputs: Any, input_ids: dict[str, str]) -> Any:
-        from reportbench.prompt_packs.judging import AuthorsPrompt
+        from reportbench.prompt_packs.judging import AuthorsPrompt  # lazy: +158 ms to import (python -X importtime)
 
         prompt = self.llm.prompt
         if isinstance(prompt, AuthorsPrompt):
@@ -205,13 +206,13 @@ class EstimatingJudge:
 @contextlib.contextmanager
 def _estimating(ledger: Ledger, probe: _CacheProbe, stage: list[str]) -> Iterator[None]:
     """Swap `make_judge` for the estimating judge while the stage functions run (they import it lazily)."""
-    from reportbench.judges import factory
+    from reportbench.judges import factory  # lazy: +153 ms to import (python -X importtime)
 
     original = factory.make_judge
 
     def make(task: Any, cfg: Mapping[str, Any], **kwargs: Any) -> Any:
         if isinstance(task, str):
-            from reportbench.judges.tasks import get_task
+            from reportbench.judges.tasks import get_task  # lazy: +673 ms to import (python -X importtime)
 
             task = get_task(task)
         if str(cfg.get("backend", "offline")) != "litellm":
@@ -228,7 +229,7 @@ def _estimating(ledger: Ledger, probe: _CacheProbe, stage: list[str]) -> Iterato
 
 def _ensure_built(params: dict[str, Any], b: str, work: Path, log: list[str]) -> tuple[Path, Path, Path | None]:
     """(release dir, runs dir, pages dir) for benchmark b: DVC's outputs when present, else built in `work`."""
-    from reportbench import pipeline
+    from reportbench import pipeline  # lazy: +379 ms to import (python -X importtime)
 
     plan = params["plan"]["benchmarks"][b]
     rel = plan["release"]
@@ -274,7 +275,7 @@ def estimate(
     cache_path: str | None = None,
 ) -> Ledger:
     """Count every judge call the plan in `params` would make (minus cache hits); see the module docstring."""
-    from reportbench import pipeline
+    from reportbench import pipeline  # lazy: +379 ms to import (python -X importtime)
 
     ledger = Ledger(completion_tokens=completion_tokens)
     judge = params.get("judge") or {}
@@ -315,7 +316,6 @@ def estimate(
 
 def only_systems(params: dict[str, Any], keep: list[str]) -> dict[str, Any]:
     """The config restricted to these systems (the others are neither built nor judged nor compared)."""
-    from reportbench.plan import build_plan
 
     out = dict(params)
     benchmarks = {}
@@ -474,7 +474,7 @@ def _unknown_names(params: dict[str, Any], benchmarks: list[str], systems: list[
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    from reportbench.config import ConfigError, composed_params
+    from reportbench.config import ConfigError, composed_params  # lazy: +34 ms to import (python -X importtime)
 
     overrides = [*(args.overrides or []), *(o for group in args.set or [] for o in group)]
     try:

@@ -3,9 +3,10 @@
 Why templates: DVC collects every `dvc.yaml` in a repository for `dvc status`, `dvc checkout`,
 `dvc metrics show` and `dvc exp`. A committed opt-in pipeline whose outputs (and lock) exist in nobody's cache
 made all of them report changed stages, exit 255 or warn "failed to load some metrics" on a fresh clone. So the
-repository ships `live/dvc.template.yaml` (the live DeepScholar release builder) and `label/dvc.template.yaml`
-(importance labels for an imported release, needs an LLM judge); each pipeline, its lock, outputs and metrics
-exist only once a user runs it.
+repository ships one folder per opt-in pipeline under `pipelines/` — `pipelines/live/` (the live DeepScholar
+release builder), `pipelines/researchqa_survey/` (the survey-mined ResearchQA builder) and `pipelines/label/`
+(importance labels for an imported release, needs an LLM judge) — each with its `dvc.template.yaml`; each
+pipeline, its lock, outputs and metrics exist only once a user runs it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import argparse
 import sys
 from pathlib import Path
 
-TEMPLATE = Path("live/dvc.template.yaml")
-PIPELINE = Path("live/dvc.yaml")
-# opt-in pipelines: command name -> folder holding dvc.template.yaml
+PIPELINES = Path("pipelines")
+# opt-in pipeline name -> its folder under pipelines/ (the survey builder keeps its params group's name)
+FOLDERS = {"live": "live", "label": "label", "live_researchqa": "researchqa_survey"}
+# opt-in pipelines with a `reportbench <name> init` command
 OPT_IN = {"live": "the live DeepScholar release builder", "label": "importance labels for an imported release"}
 
 
@@ -24,15 +26,43 @@ class LiveInitError(ValueError):
     """The live pipeline cannot be created here; the message says why and what to do."""
 
 
+def pipeline_dir(name: str, root: Path = Path(".")) -> Path:
+    """The folder of opt-in pipeline `name` under `root` (`pipelines/<folder>`)."""
+    if name not in FOLDERS:
+        raise LiveInitError(f"unknown opt-in pipeline {name!r}; known: {', '.join(sorted(FOLDERS))}")
+    return root / PIPELINES / FOLDERS[name]
+
+
+def legacy_pipeline(name: str, root: Path = Path(".")) -> Path | None:
+    """A `<name>/dvc.yaml` written before the templates moved under pipelines/ (its stages call scripts that are
+    gone), or None."""
+    old = root / name / "dvc.yaml"
+    return old if old.is_file() else None
+
+
+def legacy_message(name: str, old: Path, new: Path) -> str:
+    """What to do with a pre-move pipeline: its outputs stay valid where they are, only the dvc.yaml moved."""
+    return (
+        f"{old} predates the move of opt-in pipelines to {new.parent}/: its stages call scripts that no longer "
+        f"exist there. Its outputs ({name}/work, {name}/releases, metrics/{name}) stay where they are and the new "
+        f"pipeline writes the same paths; delete {old} (and its dvc.lock) and use {new}"
+    )
+
+
 def init_live_pipeline(root: Path = Path("."), force: bool = False, name: str = "live") -> Path:
-    """Write `<name>/dvc.yaml` from its template under `root`; refuse to overwrite a different file unless forced."""
-    template, target = root / name / "dvc.template.yaml", root / name / "dvc.yaml"
+    """Write `pipelines/<folder>/dvc.yaml` from its template under `root`; refuse to overwrite a different file
+    unless forced. A pre-move `<name>/dvc.yaml` is reported on stderr (it no longer runs)."""
+    folder = pipeline_dir(name, root)
+    template, target = folder / "dvc.template.yaml", folder / "dvc.yaml"
     if not template.is_file():
         raise LiveInitError(f"{template}: not found; run `reportbench {name} init` from the repository root")
     text = template.read_text()
     if target.is_file() and target.read_text() != text and not force:
         raise LiveInitError(f"{target} exists and differs from {template}; pass --force to overwrite it")
     target.write_text(text)
+    old = legacy_pipeline(name, root)
+    if old is not None:
+        print(f"note: {legacy_message(name, old, target)}", file=sys.stderr)
     return target
 
 
@@ -55,9 +85,10 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     for name, what in OPT_IN.items():
+        folder = PIPELINES / FOLDERS[name]
         p = sub.add_parser(name, help=f"{what}: its opt-in DVC pipeline")
         p_sub = p.add_subparsers(dest=f"{name}_command", required=True)
-        init = p_sub.add_parser("init", help=f"write {name}/dvc.yaml from {name}/dvc.template.yaml (not committed)")
+        init = p_sub.add_parser("init", help=f"write {folder}/dvc.yaml from {folder}/dvc.template.yaml (not committed)")
         init.add_argument("--root", default=".", help="repository root (default: the current directory)")
-        init.add_argument("--force", action="store_true", help=f"overwrite a {name}/dvc.yaml that differs")
+        init.add_argument("--force", action="store_true", help=f"overwrite a {folder}/dvc.yaml that differs")
         init.set_defaults(func=_cmd_init, pipeline=name)

@@ -14,6 +14,9 @@ from typing import Any
 
 import yaml
 
+from reportbench.config import ConfigError, overrides_path, remembered_overrides
+from reportbench.systems_cli import current_selection
+
 CATEGORIES = ("benchmarks", "releases", "systems", "judges", "prompt-packs", "formats", "metrics", "tasks", "presets")
 
 
@@ -36,13 +39,14 @@ def _conf_options(folder: Path) -> list[tuple[str, dict[str, Any], str]]:
 
 def _conf_for(conf: Path, benchmark: str) -> Path:
     """The config tree holding a benchmark's groups: its own when its distribution ships one (a plug-in)."""
-    from reportbench.benchmarks import get_benchmark
+    from reportbench.benchmarks import get_benchmark  # lazy: +617 ms to import (python -X importtime)
 
     own = get_benchmark(benchmark).conf_dir
     return Path(own) if own is not None else conf
 
 
 def _benchmarks(conf: Path) -> list[str]:
+    # lazy: +617 ms to import (python -X importtime)
     from reportbench.benchmarks import get_benchmark, installed_benchmarks
 
     lines = []
@@ -55,7 +59,7 @@ def _benchmarks(conf: Path) -> list[str]:
 
 
 def _releases(conf: Path) -> list[str]:
-    from reportbench.benchmarks import installed_benchmarks
+    from reportbench.benchmarks import installed_benchmarks  # lazy: +617 ms to import (python -X importtime)
 
     lines = []
     for b in installed_benchmarks():
@@ -66,7 +70,7 @@ def _releases(conf: Path) -> list[str]:
 
 
 def _systems(conf: Path) -> list[str]:
-    from reportbench.benchmarks import installed_benchmarks
+    from reportbench.benchmarks import installed_benchmarks  # lazy: +617 ms to import (python -X importtime)
 
     lines = []
     groups = [(f"{b}/systems", _conf_for(conf, b) / b / "systems") for b in installed_benchmarks()]
@@ -85,9 +89,7 @@ def _systems(conf: Path) -> list[str]:
 
 def _selected(conf: Path) -> list[str]:
     """Which option each benchmark uses now: the override `compose` remembered, else conf/'s default."""
-    from reportbench.benchmarks import installed_benchmarks
-    from reportbench.config import overrides_path, remembered_overrides
-    from reportbench.systems_cli import current_selection
+    from reportbench.benchmarks import installed_benchmarks  # lazy: +617 ms to import (python -X importtime)
 
     where = f"remembered in {overrides_path(conf)}" if remembered_overrides(conf) else "conf/ defaults"
     picks = ", ".join(f"{b}/systems={current_selection(b, conf)}" for b in installed_benchmarks())
@@ -105,8 +107,8 @@ def _judges(conf: Path) -> list[str]:
 
 
 def _prompt_packs(conf: Path) -> list[str]:
-    from reportbench.benchmarks import installed_benchmarks
-    from reportbench.prompt_packs import load_all, pack_id, steps_for
+    from reportbench.benchmarks import installed_benchmarks  # lazy: +617 ms to import (python -X importtime)
+    from reportbench.prompt_packs import load_all, pack_id, steps_for  # lazy: +33 ms to import (python -X importtime)
 
     load_all()
     lines = ["-S judge.prompts=ours      our wording: prompts/<benchmark>/*.yaml (default)"]
@@ -121,7 +123,7 @@ def _prompt_packs(conf: Path) -> list[str]:
 
 
 def _formats(conf: Path) -> list[str]:
-    from reportbench.reports.base import get_adapter, list_formats
+    from reportbench.reports.base import get_adapter, list_formats  # lazy: +135 ms to import (python -X importtime)
 
     lines = ["auto                    the first adapter (in this order) that recognises the path"]
     for name in list_formats():
@@ -132,13 +134,12 @@ def _formats(conf: Path) -> list[str]:
 
 
 def _metrics(conf: Path, benchmark: str | None = None) -> list[str]:
+    # lazy: +617 ms to import (python -X importtime)
     from reportbench.benchmarks import get_benchmark, installed_benchmarks
-    from reportbench.metrics.registry import metrics_for
+    from reportbench.metrics.registry import metrics_for  # lazy: +15 ms to import (python -X importtime)
 
     installed = installed_benchmarks()
     if benchmark is not None and benchmark not in installed:
-        from reportbench.config import ConfigError
-
         raise ConfigError(f"--benchmark {benchmark!r}: not installed; choose one of {', '.join(installed)}")
     lines = []
     for name in [benchmark] if benchmark else installed:
@@ -154,8 +155,8 @@ def _metrics(conf: Path, benchmark: str | None = None) -> list[str]:
 
 
 def _tasks(conf: Path) -> list[str]:
-    from reportbench.benchmarks import installed_benchmarks
-    from reportbench.judges.tasks import TASKS
+    from reportbench.benchmarks import installed_benchmarks  # lazy: +617 ms to import (python -X importtime)
+    from reportbench.judges.tasks import TASKS  # lazy: +443 ms to import (python -X importtime)
 
     installed_benchmarks()  # protocol packages register their judge tasks on import
     return [f"{t.name:28s} prompts/{t.prompt_id:40s} {t.description}" for t in TASKS.values()]
@@ -188,7 +189,7 @@ def _cmd(args: argparse.Namespace) -> int:
     elif args.what == "metrics":
         lines = _metrics(conf, args.benchmark)
     elif args.what == "presets":  # reportbench.presets: every switch of every preset with its source
-        from reportbench.presets import format_presets
+        from reportbench.presets import format_presets  # lazy: +12 ms to import (python -X importtime)
 
         lines = format_presets(conf, args.benchmark)
     else:

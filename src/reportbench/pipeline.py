@@ -20,7 +20,14 @@ import polars as pl
 
 import reportbench.prompt_packs.judging  # noqa: F401 - hands the authors' prompt packs to the judges
 from reportbench.config import ConfigError, require
+from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
+from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
 from reportbench.jsonio import write_json
+from reportbench.judges.errors import IncompleteJudgeStage, failure_class
+from reportbench.metrics.registry import metrics_for
+from reportbench.progress import stage_label
+from reportbench.redaction import install_log_redaction
+from reportbench.stale import prune_stale_outputs
 from reportbench.validate import judge_config
 
 log = logging.getLogger("reportbench")
@@ -41,8 +48,6 @@ __all__ = [
 
 
 def setup_logging() -> None:
-    from reportbench.redaction import install_log_redaction
-
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     install_log_redaction()  # no fragment of a secret-looking env value reaches a stage log
 
@@ -54,10 +59,10 @@ def benchmark_params(params: Mapping[str, Any], benchmark: str) -> dict[str, Any
 
 def read_release(release_dir: Path, benchmark: str | None = None) -> Any:
     """Read a release; importing the benchmark's protocol first registers its extra release tables."""
-    from reportbench.release.format import read_release as _read
+    from reportbench.release.format import read_release as _read  # lazy: +60 ms to import (python -X importtime)
 
     if benchmark is not None:
-        from reportbench.benchmarks import get_benchmark
+        from reportbench.benchmarks import get_benchmark  # lazy: +210 ms to import (python -X importtime)
 
         get_benchmark(benchmark)
     return _read(release_dir)
@@ -66,8 +71,8 @@ def read_release(release_dir: Path, benchmark: str | None = None) -> Any:
 # ----------------------------------------------------------------------------------------------- release
 def build_release(params: Mapping[str, Any], benchmark: str, out_dir: Path) -> dict[str, Any]:
     """Import or build the benchmark's configured release and write it in the release format."""
-    from reportbench.benchmarks import get_benchmark
-    from reportbench.release.format import write_release
+    from reportbench.benchmarks import get_benchmark  # lazy: +210 ms to import (python -X importtime)
+    from reportbench.release.format import write_release  # lazy: +60 ms to import (python -X importtime)
 
     cfg = require(params, f"benchmarks.{benchmark}.release")
     release = get_benchmark(benchmark).build_release(cfg)
@@ -77,7 +82,7 @@ def build_release(params: Mapping[str, Any], benchmark: str, out_dir: Path) -> d
 # ----------------------------------------------------------------------------------------------- systems
 def system_spec(params: Mapping[str, Any], benchmark: str, system: str) -> dict[str, Any]:
     """A system's entry: `benchmarks.<b>.systems.<S>`, or the shared agent `agents.<S>`."""
-    from reportbench.systems.folder import expand_per_model
+    from reportbench.systems.folder import expand_per_model  # lazy: +411 ms to import (python -X importtime)
 
     systems = expand_per_model(benchmark_params(params, benchmark).get("systems") or {})
     if system in systems:
@@ -92,7 +97,7 @@ def run_system(
     params: Mapping[str, Any], benchmark: str, system: str, release_dir: Path, out_dir: Path
 ) -> dict[str, int]:
     """Produce (or read) one system's reports for every task of the release; one outcome per task."""
-    from reportbench.systems import run_system as _run
+    from reportbench.systems import run_system as _run  # lazy: +61 ms to import (python -X importtime)
 
     spec = system_spec(params, benchmark, system)
     release = read_release(release_dir, benchmark)
@@ -100,7 +105,6 @@ def run_system(
     spec = {**spec, "release_dir": str(release_dir)}
     if spec.get("kind") in ("command", "folder"):  # its benchmark's task JSON / file-naming rules
         spec["benchmark"] = benchmark
-    from reportbench.progress import stage_label
 
     try:
         with stage_label(f"system@{benchmark}.{system}"):  # names the progress bar (with ETA) of the run
@@ -131,7 +135,6 @@ def _systems(params: Mapping[str, Any], benchmark: str) -> list[str]:
 
 def _prune_stale(params: Mapping[str, Any], benchmark: str, **folders: Any) -> None:
     """Outputs of systems no longer configured leave the folders this stage declares (reportbench.stale)."""
-    from reportbench.stale import prune_stale_outputs
 
     prune_stale_outputs(params, benchmark, **folders)
 
@@ -139,8 +142,8 @@ def _prune_stale(params: Mapping[str, Any], benchmark: str, **folders: Any) -> N
 # ------------------------------------------------------------------------------------------------- fetch
 def fetch_stage(params: Mapping[str, Any], benchmark: str, runs_dir: Path, release_dir: Path, out: Path) -> Any:
     """Fetch (or, offline, look up) every page the benchmark's systems cite: one snapshot table."""
-    from reportbench.fetch.stage import run_fetch_stage
-    from reportbench.systems import read_reports
+    from reportbench.fetch.stage import run_fetch_stage  # lazy: +293 ms to import (python -X importtime)
+    from reportbench.systems import read_reports  # lazy: +61 ms to import (python -X importtime)
 
     _prune_stale(params, benchmark, runs_dir=runs_dir)
     reports = {s: read_reports(d) for s, d in _run_dirs(runs_dir, _systems(params, benchmark)).items()}
@@ -157,7 +160,7 @@ def _load_pages(pages_dir: Path | None) -> dict[str, Any] | None:
     path = Path(pages_dir) / "pages.parquet"
     if not path.is_file():
         return None
-    from reportbench.fetch.stage import read_snapshots
+    from reportbench.fetch.stage import read_snapshots  # lazy: +293 ms to import (python -X importtime)
 
     return read_snapshots(path)
 
@@ -182,10 +185,12 @@ def run_judge_stage(
     exceed `judge.runtime.max_failure_rate`: the stage exits 3, so DVC neither locks it nor stores it in
     its run-cache, and the next `dvc repro` asks exactly the unanswered items (docs/reliability.md).
     """
-    from reportbench.benchmarks import JudgeContext, get_benchmark
-    from reportbench.judges.errors import FatalError
+    from reportbench.benchmarks import JudgeContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
+    from reportbench.judges.errors import FatalError  # lazy: judges layer (python -X importtime: with runner)
+
+    # lazy: +164 ms to import (python -X importtime)
     from reportbench.judges.runner import write_judgments
-    from reportbench.systems import read_outcomes, read_reports
+    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
 
     spec = get_benchmark(benchmark)
     ctx = JudgeContext(
@@ -240,7 +245,6 @@ def run_judge_stage(
             for problem in problems:
                 log.warning("%s: %s", where, problem.line)
             return summary
-        from reportbench.judges.errors import IncompleteJudgeStage
 
         hints = []
         if any(p.unanswered for p in problems):
@@ -311,8 +315,7 @@ def _outcome_problems(step: str, outcomes: list[tuple[str, str | None]], cfg: Ma
     """`_bound_problems` over (status, error) pairs: judgment records or a cross table's rows."""
     from collections import Counter
 
-    from reportbench.judges.errors import failure_class
-    from reportbench.judges.runner import reason_class
+    from reportbench.judges.runner import reason_class  # lazy: +164 ms to import (python -X importtime)
 
     n = len(outcomes)
     if n == 0:
@@ -336,7 +339,9 @@ def _outcome_problems(step: str, outcomes: list[tuple[str, str | None]], cfg: Ma
 
 
 def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: str) -> Any:
-    from reportbench.judges.factory import make_judge
+    from reportbench.judges.factory import make_judge  # lazy: +73 ms to import (python -X importtime)
+
+    # lazy: +164 ms to import (python -X importtime)
     from reportbench.judges.runner import JudgmentRun, run_judgments_sync
 
     judge = make_judge(task, cfg)
@@ -344,8 +349,8 @@ def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: 
     items_in = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
     run = run_judgments_sync(judge, items_in, desc=desc, judge_name=f"{cfg.get('name')}/{member}")
     if (cfg.get("runtime") or {}).get("max_cost_usd") is not None:  # judge.runtime.max_cost_usd (docs/scale.md)
-        from reportbench.judges.client import raise_if_over_budget
-        from reportbench.judges.errors import FatalError
+        from reportbench.judges.client import raise_if_over_budget  # lazy: +152 ms to import (python -X importtime)
+        from reportbench.judges.errors import FatalError  # lazy: with the client above (python -X importtime)
 
         try:
             raise_if_over_budget(run, desc, cfg["runtime"]["max_cost_usd"])
@@ -384,8 +389,8 @@ def cross_stage(
 
     Its tables are written whatever happened; with `enforce_bounds` (the DVC stage) the judge-failure bounds
     of `run_judge_stage` apply to every table with `status`/`error` columns (rows `ok` or `failed`)."""
-    from reportbench.benchmarks import CrossContext, get_benchmark
-    from reportbench.systems import read_outcomes, read_reports
+    from reportbench.benchmarks import CrossContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
+    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
 
     spec = get_benchmark(benchmark)
     if spec.cross is None:
@@ -423,8 +428,6 @@ def cross_stage(
             for problem in problems:
                 log.warning("%s: %s", where, problem.line)
         else:
-            from reportbench.judges.errors import IncompleteJudgeStage
-
             raise IncompleteJudgeStage(
                 f"{where} is incomplete: {'; '.join(p.line for p in problems)}. DVC records nothing for it; its "
                 f"tables stay in {out_dir}. Next: rerun `dvc repro` once the judge answers again (answered items "
@@ -449,10 +452,12 @@ def score_stage(
     Systems are enumerated from params (`plan.benchmarks.<b>.systems`), never by globbing a folder, so
     stale outputs of a removed system are never read.
     """
-    from reportbench.benchmarks import ScoreContext, get_benchmark
-    from reportbench.judges.runner import read_judgments
+    from reportbench.benchmarks import ScoreContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
+    from reportbench.judges.runner import read_judgments  # lazy: +164 ms to import (python -X importtime)
+
+    # lazy: +155 ms to import (python -X importtime)
     from reportbench.metrics.leaderboard import build_leaderboard, per_task_columns, write_leaderboard
-    from reportbench.systems import read_outcomes, read_reports
+    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
 
     spec = get_benchmark(benchmark)
     bench = benchmark_params(params, benchmark)
@@ -546,21 +551,18 @@ def _ranking_params(bench: Mapping[str, Any]) -> dict[str, Any]:
 
 def _count_flagged(outcomes: list[Any]) -> int:
     """Reports that tried to steer the judge (reportbench.injection flags on their run outcome)."""
-    from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
 
     return sum(1 for o in outcomes if {JUDGE_DIRECTED, HIDDEN_TEXT} & set(getattr(o, "flags", None) or ()))
 
 
 def _count_non_answers(outcomes: list[Any]) -> dict[str, int]:
     """Reports flagged as refusal / plan / not found / without references (reportbench.reports.refusal)."""
-    from reportbench.reports.refusal import ALL_FLAGS
+    from reportbench.reports.refusal import ALL_FLAGS  # lazy: +193 ms to import (python -X importtime)
 
     return {f: n for f in ALL_FLAGS if (n := sum(1 for o in outcomes if f in (getattr(o, "flags", None) or ())))}
 
 def _write_dvc_metrics(metrics_dir: Path, summaries: dict[str, Any], names: Any, benchmark: str, lb: Any) -> None:
     """The flat per-system summaries `dvc metrics show` reads and the `dvc plots` data (reportbench.dvc_metrics)."""
-    from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
-    from reportbench.metrics.registry import metrics_for
 
     rows = getattr(lb, "rows", None) or []
     overall = {r.get("system"): r.get("overall_value") for r in rows if isinstance(r, dict) and r.get("overall")}

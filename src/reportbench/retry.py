@@ -77,8 +77,8 @@ def _dvc(args: list[str], env: dict[str, str]) -> int:
 
 
 def _cmd_retry(args: argparse.Namespace) -> int:
-    from reportbench.config import ConfigError, load_params
-    from reportbench.judges.llm import REASK_ENV
+    from reportbench.config import ConfigError, load_params  # lazy: +12 ms to import (python -X importtime)
+    from reportbench.judges.llm import REASK_ENV  # lazy: +478 ms to import (python -X importtime)
 
     try:
         params = load_params(args.params)

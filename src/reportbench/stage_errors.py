@@ -17,19 +17,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from reportbench.plan import PlanError
+
 EXIT_FATAL = 2
 
 
 def _fatal_types() -> tuple[type[BaseException], ...]:
-    from reportbench.benchmarks import BenchmarkError
-    from reportbench.config import ConfigError
+    from reportbench.benchmarks import BenchmarkError  # lazy: +1380 ms to import (python -X importtime)
+    from reportbench.config import ConfigError  # lazy: +50 ms to import (python -X importtime)
     from reportbench.judges.errors import FatalError  # judge and endpoint-system fatal errors
-    from reportbench.judges.factory import JudgeConfigError
-    from reportbench.plan import PlanError
-    from reportbench.prompt_packs.judging import PromptsConfigError
-    from reportbench.prompts import PromptError
-    from reportbench.release.format import ReleaseError
-    from reportbench.systems import SystemError_
+    from reportbench.judges.factory import JudgeConfigError  # lazy: +80 ms to import (python -X importtime)
+    from reportbench.prompt_packs.judging import PromptsConfigError  # lazy: +31 ms to import (python -X importtime)
+    from reportbench.prompts import PromptError  # lazy: +18 ms to import (python -X importtime)
+    from reportbench.release.format import ReleaseError  # lazy: +727 ms to import (python -X importtime)
+    from reportbench.systems import SystemError_  # lazy: +144 ms to import (python -X importtime)
 
     return (
         ConfigError,
@@ -90,7 +91,7 @@ def _hydra_line(exc: BaseException, conf_dir: Path) -> str | None:
 def _known_keys(parent: str, conf_dir: Path) -> list[str]:
     """The keys under `parent` in the default composition (best effort: [] if that fails too)."""
     try:
-        from reportbench.config import composed_params
+        from reportbench.config import composed_params  # lazy: +50 ms to import (python -X importtime)
 
         node = composed_params(conf_dir=conf_dir)
         for part in filter(None, parent.split(".")):

@@ -48,7 +48,7 @@ def current_selection(benchmark: str, conf_dir: Path = CONF_DIR) -> str:
             return v
     path = conf_dir / "benchmarks" / f"{benchmark}.yaml"
     if not path.is_file():  # a plug-in benchmark ships its own conf/ tree (docs/plugins.md)
-        from reportbench.benchmarks import benchmark_files
+        from reportbench.benchmarks import benchmark_files  # lazy: +596 ms to import (python -X importtime)
 
         own = benchmark_files(benchmark).conf
         path = Path(own) / "benchmarks" / f"{benchmark}.yaml" if own else path
@@ -63,7 +63,7 @@ def current_selection(benchmark: str, conf_dir: Path = CONF_DIR) -> str:
 
 def system_entry(args: argparse.Namespace) -> dict[str, Any]:
     """The YAML entry for the chosen kind (validated enough that a typo fails here, not in `dvc repro`)."""
-    from reportbench.reports.base import list_formats
+    from reportbench.reports.base import list_formats  # lazy: +285 ms to import (python -X importtime)
 
     formats = ["auto", *list_formats()]
     if args.format is not None and args.format not in formats:
@@ -116,7 +116,7 @@ def write_group(benchmark: str, name: str, entry: dict[str, Any], group: str, co
 
 
 def _cmd_add(args: argparse.Namespace) -> int:
-    from reportbench.benchmarks import installed_benchmarks
+    from reportbench.benchmarks import installed_benchmarks  # lazy: +596 ms to import (python -X importtime)
 
     try:
         choices = list(installed_benchmarks())

@@ -33,9 +33,10 @@ def collect_items(
     member: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every judged item of `tasks` (judge task names; None = all) with its inputs and the judge's verdict."""
+    # lazy: +652 ms to import (python -X importtime)
     from reportbench.agreement.stage import _load_member, rebuild_items
-    from reportbench.config import require
-    from reportbench.pipeline import _load_pages, read_release
+    from reportbench.config import require  # lazy: +50 ms to import (python -X importtime)
+    from reportbench.pipeline import _load_pages, read_release  # lazy: +436 ms to import (python -X importtime)
 
     systems = list(require(params, f"plan.benchmarks.{benchmark}.systems"))
     members = list(require(params, f"plan.benchmarks.{benchmark}.members"))
@@ -217,7 +218,7 @@ def register(subparsers: Any) -> None:
 def _main(args: argparse.Namespace) -> int:
     import sys
 
-    from reportbench.config import load_params
+    from reportbench.config import load_params  # lazy: +50 ms to import (python -X importtime)
 
     params = load_params(args.params)
     entry = (params.get("plan") or {}).get("benchmarks", {}).get(args.benchmark)

@@ -43,6 +43,7 @@ from reportbench.agreement.compare import (
 )
 from reportbench.agreement.records import Rating, ratings_from_judgments, read_human_labels
 from reportbench.agreement.sampling import stratified_sample
+from reportbench.progress import progress_enabled
 
 log = logging.getLogger("reportbench.agreement")
 
@@ -89,7 +90,7 @@ def _second_judge_config(spec: Any) -> Iterator[dict[str, Any] | None]:
         yield None
         return
     if spec == "stub":
-        from reportbench.stub_server import stub_server_thread
+        from reportbench.stub_server import stub_server_thread  # lazy: +424 ms to import (python -X importtime)
 
         with stub_server_thread() as server:
             yield {**STUB_JUDGE, "api_base": server.base_url}
@@ -101,7 +102,7 @@ def _second_judge_config(spec: Any) -> Iterator[dict[str, Any] | None]:
 
 
 def _load_member(judgments_dir: Path, system: str, member: str) -> tuple[dict[str, list[Any]], dict[str, pl.DataFrame]]:
-    from reportbench.judges.runner import read_judgments
+    from reportbench.judges.runner import read_judgments  # lazy: +305 ms to import (python -X importtime)
 
     d = Path(judgments_dir) / system / member
     judgments = {p.stem: read_judgments(p) for p in sorted(d.glob("*.parquet"))}
@@ -121,9 +122,9 @@ def rebuild_items(
 ) -> tuple[dict[tuple[str, str], list[Any]], dict[str, str], list[str]]:
     """The judge stage's items, rebuilt from its own records and derived tables (so chained steps see the same
     claims): {(system, step): items}, {step: judge task}, notes. Items the records do not hold are dropped."""
-    from reportbench.benchmarks import JudgeContext, get_benchmark
-    from reportbench.pipeline import benchmark_params
-    from reportbench.systems import read_outcomes, read_reports
+    from reportbench.benchmarks import JudgeContext, get_benchmark  # lazy: +303 ms to import (python -X importtime)
+    from reportbench.pipeline import benchmark_params  # lazy: +76 ms to import (python -X importtime)
+    from reportbench.systems import read_outcomes, read_reports  # lazy: +161 ms to import (python -X importtime)
 
     spec = get_benchmark(benchmark)
     notes: list[str] = []
@@ -154,9 +155,8 @@ def rebuild_items(
 
 
 def _rejudge(task: str, cfg: Mapping[str, Any], items: list[Any], sample: int, desc: str) -> list[Any]:
-    from reportbench.judges.factory import make_judge
-    from reportbench.judges.runner import run_judgments_sync
-    from reportbench.progress import progress_enabled
+    from reportbench.judges.factory import make_judge  # lazy: +201 ms to import (python -X importtime)
+    from reportbench.judges.runner import run_judgments_sync  # lazy: +305 ms to import (python -X importtime)
 
     cfg = dict(cfg)
     # the second judge's pass gets the judge stages' progress bar (judge.runtime.progress, REPORTBENCH_PROGRESS)
@@ -190,8 +190,12 @@ def run_agreement_stage(
     cross_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Judge card for one benchmark x release; returns the card."""
-    from reportbench.config import require
+    from reportbench.config import require  # lazy: +34 ms to import (python -X importtime)
+
+    # lazy: +305 ms to import (python -X importtime)
     from reportbench.judges.runner import reason_class, write_judgments
+
+    # lazy: +76 ms to import (python -X importtime)
     from reportbench.pipeline import _load_pages, judge_config, read_release
 
     acfg = agreement_params(params)

@@ -37,6 +37,7 @@ from reportbench.fetch.guard import (
     check_url,
     system_resolver,
 )
+from reportbench.http_cache import now_iso as _now
 from reportbench.net import HostRateLimiter, contact_email, redact_url
 
 log = logging.getLogger(__name__)
@@ -93,8 +94,6 @@ class _Fail(Exception):
 
 
 def now_iso() -> str:
-    from reportbench.http_cache import now_iso as _now
-
     return _now()
 
 

@@ -45,6 +45,7 @@ from pydantic import BaseModel
 from reportbench.judges.budgets import is_cut
 from reportbench.judges.client import (
     _STUB_PLACEHOLDER_KEY,
+    BUDGET,
     CallFailed,
     ClientConfig,
     Completion,
@@ -55,6 +56,7 @@ from reportbench.judges.client import (
     redact,
 )
 from reportbench.judges.errors import FatalError
+from reportbench.judges.fastpath import response_format_for
 from reportbench.judges.pricing import Price, price_for
 
 log = logging.getLogger(__name__)
@@ -524,7 +526,6 @@ class BatchClient(LLMClient):
         self, output_model: type[BaseModel] | None, structured: bool = True
     ) -> dict[str, Any] | None:
         """As litellm builds it for these providers: strict JSON schema for a typed answer."""
-        from reportbench.judges.fastpath import response_format_for
 
         key = (output_model, structured)
         if key not in self._formats:
@@ -539,7 +540,6 @@ class BatchClient(LLMClient):
         failure = self.preflight()
         if failure is not None:
             raise failure
-        from reportbench.judges.client import BUDGET
 
         BUDGET.check(self.cfg.runtime.max_cost_usd)
         self._prepare()
@@ -641,7 +641,6 @@ class BatchClient(LLMClient):
         """With `max_cost_usd`, submit only the lines whose worst-case cost (prompt ~ 4 characters per token,
         completion = max_tokens) still fits what is left; the others fail with `call: budget` (a batch is paid as a
         whole, so the limit is applied before submitting, never after)."""
-        from reportbench.judges.client import BUDGET
 
         limit = self.cfg.runtime.max_cost_usd
         if limit is None or self._price is None:
@@ -719,7 +718,6 @@ class BatchClient(LLMClient):
                 if self._price is not None and r.prompt_tokens is not None
                 else None
             )
-            from reportbench.judges.client import BUDGET
 
             BUDGET.spend(cost, self.cfg.runtime.max_cost_usd)
             comp = Completion(

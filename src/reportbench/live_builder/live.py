@@ -1,4 +1,4 @@
-"""The live release builder's DVC stages as plain functions (live/dvc.yaml -> live/run.py -> here).
+"""The live release builder's DVC stages as plain functions (pipelines/live/dvc.yaml -> pipelines/live/run.py -> here).
 
 Each stage reads the composed root params.yaml (`live:` and, for labelling, `judge:`), reads the previous
 stage's files under `live/work/<name>/` and writes its own, atomically and deterministically. Network stages
@@ -14,17 +14,18 @@ replays everything it already fetched without a single request.
 from __future__ import annotations
 
 import logging
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from reportbench import builder_kit
+from reportbench.http_cache import CachingSession
+from reportbench.judges.factory import make_judge
+from reportbench.judges.runner import write_judgments
 from reportbench.live_builder.arxiv_listing import ListedPaper, list_papers, listing_rows
 from reportbench.live_builder.filter import KeptPaper, filter_papers
-from reportbench.live_builder.http_cache import CachingSession, HttpCache, make_cached_session
 from reportbench.live_builder.label import important_frame, label_papers, nugget_frame
 from reportbench.live_builder.live_config import LiveConfig, load_live_config, work_dir
 from reportbench.live_builder.publish import (
@@ -78,20 +79,7 @@ class Paths:
 
 
 def open_session(cfg: LiveConfig, root: Path = Path(".")) -> CachingSession:
-    h = cfg.http
-    cache_dir = Path(h.cache_dir)
-    if not cache_dir.is_absolute():
-        cache_dir = root / cache_dir
-    return make_cached_session(
-        cache_dir,
-        mode=h.mode,
-        timeout=h.timeout_s,
-        retries=h.retries,
-        backoff_factor=h.backoff_factor,
-        min_interval=h.min_interval(),
-        mailto=h.mailto(),
-        max_body_bytes=int(h.max_body_mb * (1 << 20)),
-    )
+    return builder_kit.open_session(cfg.http, root)
 
 
 def _request_report(session: CachingSession, items: int, item_name: str) -> dict[str, Any]:
@@ -100,19 +88,6 @@ def _request_report(session: CachingSession, items: int, item_name: str) -> dict
     rep["item"] = item_name
     rep["per_item"] = round(rep["requests"] / items, 4) if items else None
     return rep
-
-
-@contextmanager
-def _stage_session(cfg: LiveConfig, root: Path, session: CachingSession | None) -> Iterator[CachingSession]:
-    """The caller's session, or a new one that is closed when the stage is done with it."""
-    if session is not None:
-        yield session
-        return
-    own = open_session(cfg, root)
-    try:
-        yield own
-    finally:
-        own.close()
 
 
 # --------------------------------------------------------------------------------------------- readers
@@ -140,7 +115,7 @@ def read_refs(paths: Paths) -> list[RecoveredRef]:
 def stage_list(params: dict[str, Any], root: Path = Path("."), session: CachingSession | None = None) -> dict[str, Any]:
     cfg = load_live_config(params)
     paths = Paths(cfg, root)
-    with _stage_session(cfg, root, session) as sess:
+    with builder_kit.stage_session(cfg.http, root, session) as sess:
         res = list_papers(cfg, sess)
     fresh_dir(paths.list_dir)
     write_jsonl(paths.list_dir / "papers.jsonl", listing_rows(res.papers))
@@ -167,7 +142,7 @@ def stage_sources(
     cfg = load_live_config(params)
     paths = Paths(cfg, root)
     papers = read_listing(paths)
-    with _stage_session(cfg, root, session) as sess:
+    with builder_kit.stage_session(cfg.http, root, session) as sess:
         saved_cap = sess.max_body_bytes
         sess.max_body_bytes = min(saved_cap, int(cfg.sources.max_source_mb * (1 << 20)))
         try:
@@ -203,16 +178,8 @@ def stage_recover(
     cfg = load_live_config(params)
     paths = Paths(cfg, root)
     kept = read_kept(paths)
-    with _stage_session(cfg, root, session) as sess, tempfile.TemporaryDirectory(prefix="reportbench-items-") as tmp:
-        # http.mode=off: no persistent cache at all; the item store still de-duplicates within this run
-        cache = sess.cache if sess.cache is not None else HttpCache(tmp)
-        try:
-            res = recover_references(
-                kept, cfg.recover, sess, cache, api_key=cfg.http.api_key(), mailto=cfg.http.mailto()
-            )
-        finally:
-            if cache is not sess.cache:
-                cache.close()
+    with builder_kit.stage_session(cfg.http, root, session) as sess, builder_kit.item_store(sess) as cache:
+        res = recover_references(kept, cfg.recover, sess, cache, api_key=cfg.http.api_key(), mailto=cfg.http.mailto())
     fresh_dir(paths.recover_dir)
     write_jsonl(paths.recover_dir / "references.jsonl", ref_rows(res.refs))
     summary = {k: v for k, v in res.summary().items() if k != "lookup_calls"}  # calls differ on a cached rebuild
@@ -229,8 +196,7 @@ def stage_recover(
 
 
 def _judge_factory(params: dict[str, Any]) -> Callable[[str], Any]:
-    from reportbench.judges.factory import make_judge
-    from reportbench.pipeline import judge_config
+    from reportbench.pipeline import judge_config  # lazy: +32 ms to import (python -X importtime)
 
     return lambda task: make_judge(task, judge_config(params, task))
 
@@ -248,7 +214,6 @@ def stage_label(
     write_parquet(paths.label_dir / "important.parquet", important_frame(res.important))
     write_parquet(paths.label_dir / "nuggets.parquet", nugget_frame(res.nuggets))
     write_drops(paths.label_dir / "dropped.parquet", res.dropped)
-    from reportbench.judges.runner import write_judgments
 
     fresh_dir(paths.judgments_dir)
     for task, js in res.judgments.items():
@@ -314,17 +279,8 @@ def stage_publish(params: dict[str, Any], root: Path = Path(".")) -> dict[str, A
 
 
 def run_stage(name: str, params: dict[str, Any], root: Path = Path(".")) -> dict[str, Any]:
-    fn: dict[str, Callable[..., dict[str, Any]]] = {
-        "list": stage_list,
-        "sources": stage_sources,
-        "filter": stage_filter,
-        "recover": stage_recover,
-        "label": stage_label,
-        "publish": stage_publish,
-    }
-    if name not in fn:
-        raise ValueError(f"unknown live stage {name!r}; expected one of {STAGES}")
-    return fn[name](params, root)
+    stages = (stage_list, stage_sources, stage_filter, stage_recover, stage_label, stage_publish)
+    return builder_kit.run_named_stage(dict(zip(STAGES, stages, strict=True)), name, params, root, "live")
 
 
 def run_all(params: dict[str, Any], root: Path = Path(".")) -> dict[str, Any]:

@@ -6,45 +6,23 @@ start-up with the key's name, not after the listing has been fetched. Field name
 
 from __future__ import annotations
 
-import datetime as dt
-import logging
-import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator
 
-from reportbench.live_builder.http_cache import CacheMode
+from reportbench import builder_kit
+from reportbench.builder_kit import HttpParams
+from reportbench.builder_kit import Strict as _Strict
 from reportbench.live_builder.latex import DEFAULT_SECTION_TITLES, LatexConfig
 
-log = logging.getLogger(__name__)
-
-ARXIV_MIN_INTERVAL_S = 3.0  # arXiv API terms of use
 DEFAULT_VENUE_PATTERNS: tuple[str, ...] = (
     r"\baccepted\b.{0,40}\b(at|to|by|in|for)\b",
     r"\bto appear\b.{0,20}\b(at|in)\b",
     r"\bpublished\b.{0,20}\b(at|in|as)\b",
     r"\b(camera[- ]ready)\b",
 )
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Window(_Strict):
-    """Submission-date window (arXiv `submittedDate`), inclusive, UTC days."""
-
-    start: dt.date
-    end: dt.date
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Window:
-        if self.end < self.start:
-            raise ValueError(f"window.end {self.end} is before window.start {self.start}")
-        return self
 
 
 class VenueFilter(_Strict):
@@ -111,48 +89,12 @@ class LabelParams(_Strict):
     window: int = Field(10, ge=1, description="nuggets per score/assign call (nuggetizer)")
 
 
-class HttpParams(_Strict):
-    """Operational: not DVC params, never change the content of a release."""
+class LiveConfig(builder_kit.BuildConfig):
+    """Everything under `live:` in params.yaml (name, created_at, licence, description, window: BuildConfig)."""
 
-    cache_dir: str = ".reportbench/cache/http"
-    mode: CacheMode = "use"
-    timeout_s: float = Field(30.0, gt=0)
-    retries: int = Field(4, ge=0)
-    backoff_factor: float = Field(1.0, ge=0)
-    arxiv_interval_s: float = Field(ARXIV_MIN_INTERVAL_S, ge=0)
-    openalex_interval_s: float = Field(0.1, ge=0)
-    max_body_mb: float = Field(100.0, gt=0)
-    mailto_env: str = "OPENALEX_MAILTO"
-    api_key_env: str = "OPENALEX_API_KEY"
+    name_key: ClassVar[str] = "live.name "
 
-    def min_interval(self) -> dict[str, float]:
-        if self.arxiv_interval_s < ARXIV_MIN_INTERVAL_S:
-            log.warning(
-                "live.http.arxiv_interval_s=%s is below arXiv's 3 s guidance; use it only against a stub",
-                self.arxiv_interval_s,
-            )
-        return {
-            "export.arxiv.org": self.arxiv_interval_s,
-            "arxiv.org": self.arxiv_interval_s,
-            "api.openalex.org": self.openalex_interval_s,
-        }
-
-    def mailto(self) -> str | None:
-        return (os.environ.get(self.mailto_env) or os.environ.get("REPORTBENCH_MAILTO") or "").strip() or None
-
-    def api_key(self) -> str | None:
-        return (os.environ.get(self.api_key_env) or "").strip() or None
-
-
-class LiveConfig(_Strict):
-    """Everything under `live:` in params.yaml."""
-
-    name: str
-    created_at: dt.date | None = Field(None, description="release date in release.json; None = window.end")
-    licence: str = "mixed; see CARD.md"
-    description: str = ""
     categories: list[str] = Field(default_factory=lambda: ["cs.CL"], min_length=1)
-    window: Window
     max_per_category: int | None = Field(200, ge=1)
     page_size: int = Field(100, ge=1, le=2000)
     v1_only: bool = True
@@ -164,13 +106,6 @@ class LiveConfig(_Strict):
     label: LabelParams = Field(default_factory=LabelParams)
     http: HttpParams = Field(default_factory=HttpParams)
 
-    @field_validator("name")
-    @classmethod
-    def _safe_name(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
-            raise ValueError(f"live.name {v!r} must match {_NAME_RE.pattern} (it becomes a directory name)")
-        return v
-
     @field_validator("categories")
     @classmethod
     def _categories(cls, v: list[str]) -> list[str]:
@@ -179,10 +114,6 @@ class LiveConfig(_Strict):
                 raise ValueError(f"live.categories: {c!r} is not an arXiv category like cs.CL")
         return list(dict.fromkeys(v))
 
-    @property
-    def release_date(self) -> str:
-        return (self.created_at or self.window.end).isoformat()
-
 
 class LiveConfigError(ValueError):
     """The `live:` params are missing or invalid; the message names the key."""
@@ -190,16 +121,9 @@ class LiveConfigError(ValueError):
 
 def load_live_config(params: dict[str, Any]) -> LiveConfig:
     """Validate `params['live']` with messages that name the offending `live.*` key."""
-    raw = params.get("live")
-    if not isinstance(raw, dict):
-        raise LiveConfigError("params.yaml: missing mapping 'live' (conf/live/*.yaml; run `reportbench compose`)")
-    try:
-        return LiveConfig.model_validate(raw)
-    except ValidationError as exc:
-        lines = [f"live.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        raise LiveConfigError("params.yaml: invalid live config:\n  " + "\n  ".join(lines)) from exc
+    return builder_kit.load_section(params, "live", LiveConfig, LiveConfigError)
 
 
 def work_dir(cfg: LiveConfig, root: Path = Path(".")) -> Path:
     """live/work/<name>: intermediate stage outputs."""
-    return root / "live" / "work" / cfg.name
+    return builder_kit.work_dir("live", cfg.name, root)

@@ -20,6 +20,9 @@ from pydantic import BaseModel, ConfigDict, create_model
 from reportbench.judges.base import ParseError
 from reportbench.prompt_packs import AuthorsStep, register_step
 from reportbench.prompt_packs import _lotus as lotus
+from reportbench.prompt_packs._base import need as _need
+from reportbench.prompt_packs._base import norm_inputs as _norm
+from reportbench.prompt_packs._base import source_text as _src
 from reportbench.prompt_packs.extract import (
     ExtractError,
     Field,
@@ -37,7 +40,7 @@ from reportbench.prompt_packs.extract import (
     literal_assignments,
     module_constant,
 )
-from reportbench.prompt_packs.sources import SourceRef, pinned, read_ref
+from reportbench.prompt_packs.sources import SourceRef, pinned
 
 BENCHMARK = "DeepScholar-bench"
 REPO = "guestrin-lab/deepscholar-bench"
@@ -80,24 +83,6 @@ NZ_LLM = _ref(_NZ + "core/llm.py", "18cdede9db444a1acae67eb45b06f005b48d604c38aa
 NUGGET_COVERAGE = _ref(
     "eval/evaluator/nugget_coverage.py", "957cf663243d824906431b83bb830247e19340003cc3b08d1a1c425dbadef4e3"
 )
-
-
-@lru_cache(maxsize=64)
-def _src(ref: SourceRef) -> str:
-    """Checked source text (cached per pinned file; the bytes cannot change without failing the sha check)."""
-    return read_ref(ref)
-
-
-def _norm(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Input names may carry a note in parentheses (as goldens.json does): 'query (res.json ...)' -> 'query'."""
-    return {str(k).split(" (", 1)[0].strip(): v for k, v in inputs.items()}
-
-
-def _need(inp: Mapping[str, Any], *names: str) -> list[Any]:
-    missing = [n for n in names if n not in inp]
-    if missing:
-        raise KeyError(f"missing input(s) {missing}; have {sorted(inp)}")
-    return [inp[n] for n in names]
 
 
 def _escape_braces(text: str) -> str:

@@ -128,7 +128,7 @@ def _authors_json(raw: str) -> Any:
 
 def _parse_rubric(call: str) -> Any:
     def parse(raw: str) -> Any:
-        from reportbench.protocols.deer.tasks import parse_rubric_data
+        from reportbench.protocols.deer.tasks import parse_rubric_data  # lazy: +564 ms to import (python -X importtime)
 
         return parse_rubric_data(_authors_json(raw), call)
 
@@ -139,7 +139,7 @@ def _rubric_response_model(call: str) -> Any:
     """The authors' response schema for this call, rebuilt from the factor keys (schemas.py has no text)."""
 
     def build() -> type:
-        from reportbench.protocols.deer.rubric import skeleton
+        from reportbench.protocols.deer.rubric import skeleton  # lazy: +603 ms to import (python -X importtime)
 
         factor = create_model(
             "ScoreFactor",
@@ -208,14 +208,14 @@ def _json_object(raw: str | None) -> dict[str, Any]:
 
 def parse_extraction(raw: str) -> Any:
     """json.loads of the whole content (no fences in the authors' code), then the claim schema, strictly."""
-    from reportbench.protocols.deer.tasks import ExtractOutput
+    from reportbench.protocols.deer.tasks import ExtractOutput  # lazy: +564 ms to import (python -X importtime)
 
     # the authors return [] for an empty answer; an empty answer is a failure for us
     return validate_output(_json_object(raw), ExtractOutput)
 
 
 def _extraction_output(parsed: Any, inputs: Any) -> dict[str, Any]:
-    from reportbench.protocols.deer.tasks import parse_extract
+    from reportbench.protocols.deer.tasks import parse_extract  # lazy: +564 ms to import (python -X importtime)
 
     return parse_extract(parsed.model_dump_json(), inputs).model_dump()
 
@@ -268,13 +268,13 @@ def render_verification(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def parse_verification(raw: str) -> Any:
-    from reportbench.protocols.deer.tasks import VerifyOutput
+    from reportbench.protocols.deer.tasks import VerifyOutput  # lazy: +564 ms to import (python -X importtime)
 
     return validate_output(_json_object(raw), VerifyOutput)
 
 
 def _verification_output(parsed: Any, inputs: Any) -> dict[str, Any]:
-    from reportbench.protocols.deer.tasks import parse_verify
+    from reportbench.protocols.deer.tasks import parse_verify  # lazy: +564 ms to import (python -X importtime)
 
     return parse_verify(parsed.model_dump_json(), inputs).model_dump()
 

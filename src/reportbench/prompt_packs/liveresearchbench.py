@@ -19,12 +19,14 @@ import ast
 import json
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 from reportbench.judges.base import ParseError
+from reportbench.judges.tasks import get_task
 from reportbench.judges.tasks._parsing import extract_json_object
 from reportbench.prompt_packs import AuthorsStep, register_step
+from reportbench.prompt_packs._base import norm_inputs as _norm
+from reportbench.prompt_packs._base import source_text as _src
 from reportbench.prompt_packs.extract import (
     ExtractError,
     Template,
@@ -33,7 +35,8 @@ from reportbench.prompt_packs.extract import (
     function_return,
     module_constant,
 )
-from reportbench.prompt_packs.sources import SourceRef, pinned, read_ref
+from reportbench.prompt_packs.sources import SourceRef, pinned
+from reportbench.prompts import load_prompt
 
 BENCHMARK = "LiveResearchBench"
 REPO = "SalesforceAIResearch/LiveResearchBench"
@@ -55,16 +58,6 @@ CLIENTS = _ref(
 
 OPENAI_MODEL = "gpt-5-2025-08-07"
 GEMINI_MODEL = "gemini-2.5-pro"
-
-
-@lru_cache(maxsize=16)
-def _src(ref: SourceRef) -> str:
-    return read_ref(ref)
-
-
-def _norm(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Input names may carry a note in parentheses (as goldens.json does): 'report_a (evaluated)' -> 'report_a'."""
-    return {str(k).split(" (", 1)[0].strip(): v for k, v in inputs.items()}
 
 
 def _module_literal(source: str, name: str) -> Any:
@@ -215,6 +208,7 @@ def parse_pointwise_answer(raw: str) -> dict[str, Any]:
 
 
 def parse_depth_answer(raw: str) -> dict[str, Any]:
+    # lazy: +941 ms to import (python -X importtime)
     from reportbench.protocols.liveresearchbench.tasks import parse_depth
 
     return parse_depth(raw).model_dump()
@@ -397,8 +391,6 @@ def _ours(task_name: str) -> AuthorsStep:
     """The authors describe citation accuracy but released no prompt or code, so with judge.prompts=authors these
     two steps send OUR prompt (prompts/liveresearchbench/) instead of failing the run; records say so in their
     prompt id ('authors:liveresearchbench/<x>_ours_no_authors_prompt')."""
-    from reportbench.judges.tasks import get_task
-    from reportbench.prompts import load_prompt
 
     short = task_name.removeprefix("lrb_")
 

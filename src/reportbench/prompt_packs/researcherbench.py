@@ -21,6 +21,8 @@ from typing import Any
 
 from reportbench.judges.base import ParseError
 from reportbench.prompt_packs import AuthorsStep, register_step
+from reportbench.prompt_packs._base import norm_inputs as _norm
+from reportbench.prompt_packs._base import source_text as _src
 from reportbench.prompt_packs.extract import (
     Template,
     function_assignments,
@@ -29,7 +31,7 @@ from reportbench.prompt_packs.extract import (
     sequential_replace,
 )
 from reportbench.prompt_packs.judging import register_task_parser
-from reportbench.prompt_packs.sources import SourceRef, read_ref
+from reportbench.prompt_packs.sources import SourceRef
 
 BENCHMARK = "ResearcherBench"
 REPO = "GAIR-NLP/ResearcherBench"
@@ -51,16 +53,6 @@ FAITHFUL = SourceRef(
     "424eb9e1e3391824554163602a54996e57e7be27a127b164813241713b677ba2",
 )
 RUBRIC_FUNC = "get_single_rubric_evaluation_prompt"
-
-
-@lru_cache(maxsize=16)
-def _src(ref: SourceRef) -> str:
-    return read_ref(ref)
-
-
-def _norm(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Goldens-style names carry a note: 'section (CONTENT)' -> 'section'."""
-    return {str(k).split(" (", 1)[0].strip(): v for k, v in inputs.items()}
 
 
 # -------------------------------------------------------------------------------------------- rubric
@@ -129,6 +121,7 @@ def _render_extract(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
     inp = _norm(inputs)
     section, references = inp.get("section"), inp.get("references")
     if section is None or references is None:  # cut the response the way the authors' code does
+        # lazy: +1129 ms to import (python -X importtime)
         from reportbench.protocols.researcherbench.text import sections, split_authors
 
         content, references = split_authors(str(inp["response"]))
@@ -160,6 +153,7 @@ def _render_verify(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def parse_claims(raw: str) -> list[dict[str, str]]:
     """A JSON array of {claim, context, source} (a ```json fence allowed); no repairs, no silent []."""
+    # lazy: +411 ms to import (python -X importtime)
     from reportbench.protocols.researcherbench.tasks import parse_extract
 
     return [c.model_dump() for c in parse_extract(raw).claims]
@@ -167,6 +161,7 @@ def parse_claims(raw: str) -> list[dict[str, str]]:
 
 def parse_verdicts(raw: str) -> list[dict[str, Any]]:
     """A JSON array of {id, result}; results case-normalised to yes/no/unknown."""
+    # lazy: +411 ms to import (python -X importtime)
     from reportbench.protocols.researcherbench.tasks import parse_verify
 
     return [r.model_dump() for r in parse_verify(raw).results]

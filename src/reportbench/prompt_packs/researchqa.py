@@ -24,6 +24,8 @@ from typing import Any
 
 from reportbench.judges.base import ParseError
 from reportbench.prompt_packs import AuthorsStep, register_step
+from reportbench.prompt_packs._base import need as _need
+from reportbench.prompt_packs._base import norm_inputs as _norm
 from reportbench.prompt_packs.extract import (
     ExtractError,
     argparse_default,
@@ -50,18 +52,6 @@ PAIRWISE_PROMPT = _ref(
 )
 UTILS_PY = _ref("src/utils.py", "de8928a2479bd1fbdafe0e2b8de8a98db47b054fc365e3ffdb9e62c23585b8fa")
 JUDGE_PY = _ref("src/judge_systems_by_gpt.py", "3f38bade6de110b435fd70e319cfbdaaa3ec5a4ef958b1f0d0a649e3b84607ee")
-
-
-def _norm(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Input names may carry a note in parentheses (goldens.json: 'questions (rubric items)')."""
-    return {str(k).split(" (", 1)[0].strip(): v for k, v in inputs.items()}
-
-
-def _need(inp: Mapping[str, Any], *names: str) -> list[Any]:
-    missing = [n for n in names if n not in inp]
-    if missing:
-        raise KeyError(f"missing input(s) {missing}; have {sorted(inp)}")
-    return [inp[n] for n in names]
 
 
 # -- coverage ----------------------------------------------------------------------------------------------

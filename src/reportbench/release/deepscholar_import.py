@@ -34,7 +34,7 @@ from typing import Any
 
 import polars as pl
 
-from reportbench.release.format import CorpusDoc, Release, ReleaseMeta, corpus_doc_id
+from reportbench.release.format import CorpusDoc, Release, ReleaseMeta, corpus_doc_id, write_release
 from reportbench.types import ExemplarRef, Nugget, Task, strip_arxiv_version
 
 DEEPSCHOLAR_REPO = "https://github.com/guestrin-lab/deepscholar-bench"
@@ -414,7 +414,6 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m reportbench.release.deepscholar_import ROOT OUT_DIR [--max-tasks N] [--name NAME]`."""
     import argparse
 
-    from reportbench.release.format import write_release
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument(

@@ -24,11 +24,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from reportbench.bounds import InputTooLargeError
+from reportbench.bounds import InputTooLargeError, check_body, check_counts, current_limits
 from reportbench.reports.citations import Marker, scan_citations
 from reportbench.reports.errors import EmptyReportError, ReportParseError
-from reportbench.reports.schemas import describe_json
+from reportbench.reports.schemas import PairJson, describe_json, validate_json
 from reportbench.reports.sentences import build_sentences
+from reportbench.reports.sniff import check_report_text, decode_bytes
 from reportbench.types import Report, Source
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
@@ -201,8 +202,6 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     except OSError as exc:
         raise ReportParseError(path, f"cannot read: {exc.strerror or exc}") from exc
     if len(data) > max_bytes:
-        from reportbench.bounds import current_limits
-
         key = f"systems.{current_limits()[1]}.limits.max_bytes"
         raise ReportParseError(path, f"too large: file is over the {max_bytes}-byte limit (max_bytes; raise {key})")
     return data
@@ -210,15 +209,12 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
 
 def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """File contents as text (reports.sniff: binary and non-UTF-8 files are refused with a diagnosis)."""
-    from reportbench.reports.sniff import decode_bytes
 
     return decode_bytes(path, read_bytes(path, max_bytes)).text
 
 
 def read_report_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, list[str]]:
     """A markdown report's text and decoding warnings; empty, HTML and LaTeX files are refused precisely."""
-    from reportbench.reports.sniff import check_report_text, decode_bytes
-
     decoded = check_report_text(path, decode_bytes(path, read_bytes(path, max_bytes)))
     return decoded.text, decoded.warnings
 
@@ -355,7 +351,6 @@ def read_pair_output(
     pair (see find_pair). The markdown file is the report; without one, the JSON's string `output` is.
     The JSON is validated (schemas.PairJson): `output` a string, `ctxs` a list of objects.
     """
-    from reportbench.reports.schemas import PairJson, validate_json
 
     md, js = find_pair(path)
     data: dict[str, Any] = {}
@@ -397,7 +392,6 @@ def build_report(
     `Sentence.citation_keys` keep unresolved keys too (a citation to nothing is still a citation, and Cite-P
     must count it as unsupported); they are listed once more in `Report.unresolved_citations`.
     """
-    from reportbench.bounds import check_body, check_counts
 
     where = path or f"{system}/{task_id}"
     try:
@@ -449,6 +443,7 @@ def _without_injections(
     body: str, markers: list[Marker] | None, sources: dict[str, Source]
 ) -> tuple[str, list[Marker] | None, list[str]]:
     """The body and sources with judge-directed spans cut (markers, when given, shifted to match)."""
+    # lazy: +21 ms to import (python -X importtime)
     from reportbench.injection import cut, describe, neutralize, removal_spans, scan, shift
 
     warnings: list[str] = []

@@ -15,6 +15,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from reportbench.reports.refusal import detect_report
+
 # a report "far better" matches another task: with column z-scores (>= MIN_Z_REPORTS reports) its score there is
 # >= Z_MARGIN standard deviations above its own; with fewer reports the raw score is >= RATIO x and MARGIN above
 MIN_Z_REPORTS = 3
@@ -59,8 +61,7 @@ class ReportFacts:
 
 def report_facts(report: Any, file: str | None = None) -> ReportFacts:
     """Adapter, sources, reference list, unresolved markers and flags of one parsed report."""
-    from reportbench.injection import flags_from_warnings
-    from reportbench.reports.refusal import detect_report
+    from reportbench.injection import flags_from_warnings  # lazy: +27 ms to import (python -X importtime)
 
     non_answers = detect_report(report)
     flags = sorted({*(f.flag for f in non_answers), *flags_from_warnings(list(report.warnings))})

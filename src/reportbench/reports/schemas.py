@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from reportbench.reports.errors import ReportParseError
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -160,7 +162,6 @@ def validate_json(
     prefix: tuple[int | str, ...] = (),
 ) -> M:
     """`data` as `model`, or ReportParseError with the line and JSON path of the first problem."""
-    from reportbench.reports.errors import ReportParseError
 
     if not isinstance(data, dict):
         line = f"line {json_line_of(text, prefix) or 1}: " if text else ""

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reportbench.reports.errors import EmptyReportError, ReportParseError
+
 SNIFF_BYTES = 8192
 MAX_STRAY_BYTES = 3
 CONTROL_RATIO_BINARY = 0.05
@@ -107,7 +109,6 @@ def _guess_encoding(data: bytes) -> str | None:
 
 def decode_bytes(path: Path | str, data: bytes) -> Decoded:
     """Text of a file's bytes, or ReportParseError saying what the bytes are (binary, wrong encoding)."""
-    from reportbench.reports.errors import ReportParseError
 
     what = binary_kind(data)
     if what is not None:
@@ -176,8 +177,6 @@ def _line_of(text: str, pattern: re.Pattern[str]) -> int:
 
 def check_report_text(path: Path | str, decoded: Decoded) -> Decoded:
     """A decoded would-be markdown report: EmptyReportError when blank, ReportParseError for HTML/LaTeX."""
-    from reportbench.reports.errors import EmptyReportError, ReportParseError
-
     text = decoded.text
     if not text.strip():
         problem = "the file holds no text" if not text else "only whitespace"

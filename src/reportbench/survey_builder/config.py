@@ -7,27 +7,23 @@ builder's own model, so both pipelines share one cache and one politeness policy
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
+from reportbench import builder_kit
+from reportbench.builder_kit import HttpParams
+from reportbench.builder_kit import Strict as _Strict
 from reportbench.config import ConfigError
-from reportbench.live_builder.live_config import HttpParams, Window
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 DEFAULT_BLACKLIST: tuple[str, ...] = (
     "question", "survey", "abstract", "introduction", "contribution", "related", "result", "discussion",
     "conclusion", "limitation", "appendix", "appendices", "appendixes", "supplementary", "supplemental",
     "supplement", "material", "acknowledgement", "future", "direction", "summary", "suggestion", "table", "tab.",
     "tbl.", "figure", "fig.", "plot",
 )  # fmt: skip
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class SourcesParams(_Strict):
@@ -85,15 +81,11 @@ class CostParams(_Strict):
     price_out_per_mtok: float = Field(1.60, ge=0)
 
 
-class SurveyConfig(_Strict):
-    """Everything under `live_researchqa:` in params.yaml."""
+class SurveyConfig(builder_kit.BuildConfig):
+    """Everything under `live_researchqa:` in params.yaml (name, created_at, licence, description, window:
+    BuildConfig)."""
 
-    name: str
-    created_at: dt.date | None = None
-    licence: str = "mixed; see CARD.md"
-    description: str = ""
     generator_model: str | None = None
-    window: Window
     fields: list[str] | None = None
     work_types: list[str] = Field(default_factory=lambda: ["review", "article", "preprint"], min_length=1)
     title_keywords: list[str] = Field(min_length=1)
@@ -112,13 +104,6 @@ class SurveyConfig(_Strict):
     cost: CostParams = Field(default_factory=CostParams)
     http: HttpParams = Field(default_factory=HttpParams)
 
-    @field_validator("name")
-    @classmethod
-    def _safe_name(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
-            raise ValueError(f"{v!r} must match {_NAME_RE.pattern} (it becomes a directory name)")
-        return v
-
     @field_validator("fields")
     @classmethod
     def _field_ids(cls, v: list[str] | None) -> list[str] | None:
@@ -129,27 +114,14 @@ class SurveyConfig(_Strict):
                 raise ValueError(f"{f!r} is not an OpenAlex field id like fields/17")
         return list(dict.fromkeys(f.removeprefix("https://openalex.org/") for f in v))
 
-    @property
-    def release_date(self) -> str:
-        return (self.created_at or self.window.end).isoformat()
-
 
 class SurveyConfigError(ConfigError):
     """The `live_researchqa:` params are missing or invalid; the message names the key."""
 
 
 def load_survey_config(params: dict[str, Any]) -> SurveyConfig:
-    raw = params.get("live_researchqa")
-    if not isinstance(raw, dict):
-        raise SurveyConfigError(
-            "params.yaml: missing mapping 'live_researchqa' (conf/live_researchqa/*.yaml; run `reportbench compose`)"
-        )
-    try:
-        return SurveyConfig.model_validate(raw)
-    except ValidationError as exc:
-        lines = [f"live_researchqa.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        raise SurveyConfigError("params.yaml: invalid live_researchqa config:\n  " + "\n  ".join(lines)) from exc
+    return builder_kit.load_section(params, "live_researchqa", SurveyConfig, SurveyConfigError)
 
 
 def work_dir(cfg: SurveyConfig, root: Path = Path(".")) -> Path:
-    return root / "live_researchqa" / "work" / cfg.name
+    return builder_kit.work_dir("live_researchqa", cfg.name, root)

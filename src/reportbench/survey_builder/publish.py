@@ -28,7 +28,9 @@ from typing import Any
 
 import polars as pl
 
+from reportbench.live_builder.stage_io import fresh_dir, write_parquet
 from reportbench.protocols.researchqa.release import assign_splits
+from reportbench.release.card import CITATIONS, hub_licence, size_category
 from reportbench.survey_builder import queries as q_mod
 from reportbench.survey_builder import rubrics as r_mod
 from reportbench.survey_builder import sections as s_mod
@@ -271,7 +273,6 @@ def card(cfg: SurveyConfig, rows: Mapping[str, Sequence[Mapping[str, Any]]], sta
 def hub_readme(name: str, licence: str, rows: Mapping[str, Sequence[Mapping[str, Any]]], card_text: str) -> str:
     """README.md: a Hugging Face card header (one config, the three splits; `datasets.load_dataset(<dir>)` reads
     it), then the card, how to load it, and the benchmark paper's citation."""
-    from reportbench.release.card import CITATIONS, hub_licence, size_category
 
     hub = hub_licence(licence)
     head = ["---", f"pretty_name: {json.dumps(name)}", f"license: {hub}"]
@@ -318,8 +319,6 @@ def write_release(
     meta: Mapping[str, Any],
     drops_frame: pl.DataFrame,
 ) -> dict[str, Any]:
-    from reportbench.live_builder.stage_io import fresh_dir, write_parquet
-
     fresh_dir(out_dir)
     files: dict[str, str] = {}
     for split in SPLIT_FILES:

@@ -18,6 +18,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from reportbench.judges.base import JudgeInput, JudgeTask, Judgment
+from reportbench.judges.factory import make_judge
 from reportbench.live_builder.stage_io import write_parquet
 
 ItemKind = Literal["survey", "section", "query", "rubric_set", "rubric_item"]
@@ -111,7 +112,7 @@ class JudgeLog:
 
     def run(self, task: JudgeTask, items: Sequence[Item]) -> dict[str, Judgment]:
         """item id -> Judgment (failures included), in one concurrent batch."""
-        from reportbench.judges.runner import run_judgments_sync
+        from reportbench.judges.runner import run_judgments_sync  # lazy: +47 ms to import (python -X importtime)
 
         if not items:
             self.judgments.setdefault(task.name, [])
@@ -121,6 +122,7 @@ class JudgeLog:
         return {j.item_id: j for j in js}
 
     def write(self, out_dir: Path) -> dict[str, Any]:
+        # lazy: +47 ms to import (python -X importtime)
         from reportbench.judges.runner import usage_summary, write_judgments
 
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -136,8 +138,7 @@ class JudgeLog:
 def judge_factory(params: dict[str, Any], generator_model: str | None) -> JudgeFactory:
     """The root `judge` group with the generator role applied: `live_researchqa.generator_model` sets the model
     of every step unless `judge.task_models[<task>]` names one. Always our prompts (no authors' pack exists)."""
-    from reportbench.judges.factory import make_judge
-    from reportbench.pipeline import judge_config
+    from reportbench.pipeline import judge_config  # lazy: +348 ms to import (python -X importtime)
 
     def make(task: JudgeTask) -> Any:
         cfg = judge_config(params, task.name)

@@ -25,9 +25,10 @@ from typing import Any
 import requests
 from pydantic import BaseModel, ConfigDict
 
-from reportbench.citations import normalise_title
+from reportbench.citations import normalise_title, pyalex_session
 from reportbench.live_builder.http_cache import HttpCache
 from reportbench.live_builder.live_config import RecoverParams
+from reportbench.live_builder.recover import OpenAlexLookup
 from reportbench.survey_builder.config import RubricParams
 from reportbench.survey_builder.queries import QueryRecord
 from reportbench.survey_builder.records import Drop, JudgeLog, parsed
@@ -147,8 +148,6 @@ def check_citations(
     mailto: str | None,
 ) -> None:
     """Citation items must name a real work: OpenAlex title search (batched, item store), rapidfuzz threshold."""
-    from reportbench.citations import pyalex_session
-    from reportbench.live_builder.recover import OpenAlexLookup
 
     cites = [c for c in out.candidates if c.status == "kept" and c.kind == "citation"]
     if not params.hallucination_check or not cites:

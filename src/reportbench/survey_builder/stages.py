@@ -1,4 +1,4 @@
-"""The survey builder's DVC stages as plain functions (live_researchqa/dvc.yaml -> live_researchqa/run.py -> here).
+"""The survey builder's DVC stages as plain functions (pipelines/researchqa_survey/dvc.yaml -> run.py -> here).
 
 Stages: surveys -> sections -> queries -> rubrics -> publish. Each reads the composed root params.yaml
 (`live_researchqa:` and the root `judge:` group), reads the previous stage's files under
@@ -15,15 +15,13 @@ cache. A stage killed halfway replays what it already fetched or generated witho
 from __future__ import annotations
 
 import logging
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from reportbench.live_builder.http_cache import CachingSession, HttpCache, make_cached_session
+from reportbench import builder_kit
+from reportbench.http_cache import CachingSession
 from reportbench.live_builder.stage_io import fresh_dir, read_json, read_jsonl, write_json, write_jsonl
 from reportbench.survey_builder.config import SurveyConfig, load_survey_config, work_dir
 from reportbench.survey_builder.queries import QueryRecord, generate_queries, query_rows
@@ -65,32 +63,7 @@ class Paths:
 
 
 def open_session(cfg: SurveyConfig, root: Path = Path(".")) -> CachingSession:
-    h = cfg.http
-    cache_dir = Path(h.cache_dir)
-    if not cache_dir.is_absolute():
-        cache_dir = root / cache_dir
-    return make_cached_session(
-        cache_dir,
-        mode=h.mode,
-        timeout=h.timeout_s,
-        retries=h.retries,
-        backoff_factor=h.backoff_factor,
-        min_interval=h.min_interval(),
-        mailto=h.mailto(),
-        max_body_bytes=int(h.max_body_mb * (1 << 20)),
-    )
-
-
-@contextmanager
-def _session(cfg: SurveyConfig, root: Path, session: CachingSession | None) -> Iterator[CachingSession]:
-    if session is not None:
-        yield session
-        return
-    own = open_session(cfg, root)
-    try:
-        yield own
-    finally:
-        own.close()
+    return builder_kit.open_session(cfg.http, root)
 
 
 def _judges(params: dict[str, Any], cfg: SurveyConfig, judge_for: JudgeFactory | None) -> JudgeLog:
@@ -98,7 +71,7 @@ def _judges(params: dict[str, Any], cfg: SurveyConfig, judge_for: JudgeFactory |
     a missing key must fail in seconds, not after an hour of downloads (one `error:` line, exit 2)."""
     judge = params.get("judge") or {}
     if judge_for is None and str(judge.get("backend")) == "litellm":
-        from reportbench.judges.client import preflight
+        from reportbench.judges.client import preflight  # lazy: +74 ms to import (python -X importtime)
 
         role = {k: v for k, v in judge.items() if k != "prompts"}  # a judge-level key, not a client setting
         if cfg.generator_model:
@@ -116,7 +89,7 @@ def _stage_metrics(
     usage: dict[str, Any] | None = None,
     session: CachingSession | None = None,
 ) -> dict[str, Any]:
-    from reportbench.survey_builder.publish import DROP_REASONS
+    from reportbench.survey_builder.publish import DROP_REASONS  # lazy: +2030 ms to import (python -X importtime)
 
     counts = drop_counts(drops)
     every = {code: counts.get(code, 0) for code in sorted({*DROP_REASONS.get(stage, ()), *counts})}
@@ -153,7 +126,7 @@ def stage_surveys(
     cfg = load_survey_config(params)
     paths = Paths(cfg, root)
     jl = _judges(params, cfg, judge_for)
-    with _session(cfg, root, session) as sess:
+    with builder_kit.stage_session(cfg.http, root, session) as sess:
         res = find_surveys(cfg, sess, jl, api_key=cfg.http.api_key(), mailto=cfg.http.mailto())
         out = fresh_dir(paths.stage("surveys"))
         write_jsonl(out / "surveys.jsonl", survey_rows(res.kept))
@@ -207,16 +180,8 @@ def stage_rubrics(
     paths = Paths(cfg, root)
     jl = _judges(params, cfg, judge_for)
     queries = read_queries(paths)
-    with _session(cfg, root, session) as sess, tempfile.TemporaryDirectory(prefix="reportbench-items-") as tmp:
-        # http.mode=off: no persistent cache; the item store still de-duplicates title lookups within this run
-        cache = sess.cache if sess.cache is not None else HttpCache(tmp)
-        try:
-            res = build_rubrics(
-                queries, cfg.rubrics, jl, sess, cache, api_key=cfg.http.api_key(), mailto=cfg.http.mailto()
-            )
-        finally:
-            if cache is not sess.cache:
-                cache.close()
+    with builder_kit.stage_session(cfg.http, root, session) as sess, builder_kit.item_store(sess) as cache:
+        res = build_rubrics(queries, cfg.rubrics, jl, sess, cache, api_key=cfg.http.api_key(), mailto=cfg.http.mailto())
         out = fresh_dir(paths.stage("rubrics"))
         rubric_rows = [
             {"query_id": qid, "items": [c.item_id for c in items]} for qid, items in sorted(res.rubrics.items())
@@ -234,6 +199,7 @@ def stage_rubrics(
 
 
 def stage_publish(params: dict[str, Any], root: Path = Path(".")) -> dict[str, Any]:
+    # lazy: +2030 ms to import (python -X importtime)
     from reportbench.survey_builder.publish import (
         DEFAULT_LICENCE,
         card,
@@ -282,8 +248,8 @@ def stage_publish(params: dict[str, Any], root: Path = Path(".")) -> dict[str, A
         "source": "OpenAlex + arXiv e-prints (reportbench survey builder, live_researchqa/dvc.yaml)",
         "window": f"{cfg.window.start}..{cfg.window.end}",
         "generator": f"{judge_params.get('backend')}:{cfg.generator_model or judge_params.get('model')}",
-        "description": cfg.description or f"ResearchQA-style queries and rubrics from surveys published "
-        f"{cfg.window.start}..{cfg.window.end}",
+        "description": cfg.description
+        or f"ResearchQA-style queries and rubrics from surveys published {cfg.window.start}..{cfg.window.end}",
     }
     manifest = write_release(paths.release_dir, rows, [source_row(q) for q in published], text, meta, drops_frame)
     write_json(paths.stats, stats)
@@ -300,13 +266,5 @@ def stage_publish(params: dict[str, Any], root: Path = Path(".")) -> dict[str, A
 
 
 def run_stage(name: str, params: dict[str, Any], root: Path = Path(".")) -> dict[str, Any]:
-    fn: dict[str, Callable[..., dict[str, Any]]] = {
-        "surveys": stage_surveys,
-        "sections": stage_sections,
-        "queries": stage_queries,
-        "rubrics": stage_rubrics,
-        "publish": stage_publish,
-    }
-    if name not in fn:
-        raise ValueError(f"unknown survey-builder stage {name!r}; expected one of {STAGES}")
-    return fn[name](params, root)
+    stages = (stage_surveys, stage_sections, stage_queries, stage_rubrics, stage_publish)
+    return builder_kit.run_named_stage(dict(zip(STAGES, stages, strict=True)), name, params, root, "survey-builder")

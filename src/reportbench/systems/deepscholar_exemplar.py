@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.common import load_release_for
 from reportbench.types import ExemplarRef, Report, Source, Task
 
 CITE_RE = re.compile(r"\\cite[^{}]*\{([^}]+)\}")  # data_pipeline/latex_extractor.py (spec §1.6)
@@ -56,8 +57,8 @@ def exemplar_report(task: Task, refs: list[ExemplarRef], system: str) -> Report:
     """The exemplar as a Report: body unchanged (the statistics need it as shipped), one marker per \\cite
     command outside comments (its keys, in order), and comments blanked out of the judged claims (a marker
     with no key), as the pipeline ignored them when it extracted the citations."""
-    from reportbench.reports.base import build_report
-    from reportbench.reports.citations import Marker
+    from reportbench.reports.base import build_report  # lazy: +291 ms to import (python -X importtime)
+    from reportbench.reports.citations import Marker  # lazy: +159 ms to import (python -X importtime)
 
     body = task.exemplar or ""
     comments = comment_spans(body)
@@ -88,8 +89,6 @@ def exemplar_report(task: Task, refs: list[ExemplarRef], system: str) -> Report:
 def run_human_exemplar(
     name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
 ) -> tuple[list[Report], list[TaskOutcome]]:
-    from reportbench.systems.common import load_release_for
-
     release = load_release_for(name, spec, tasks, out_dir)
     refs_by_task: dict[str, list[ExemplarRef]] = {}
     for r in release.exemplar_ref_rows:

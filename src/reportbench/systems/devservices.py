@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from reportbench.stub_server import default_responder
+from reportbench.stub_server import default_responder, stub_server_thread
 from reportbench.systems.retrieval import terms
 
 EMPTY_FEED = b"""<?xml version="1.0" encoding="UTF-8"?>
@@ -184,8 +184,6 @@ def arxiv_replay_thread(fixture_dir: str | Path, *, host: str = "127.0.0.1", por
 
 
 def main(argv: list[str] | None = None) -> int:
-    from reportbench.stub_server import stub_server_thread
-
     ap = argparse.ArgumentParser(description="Loopback LLM stub (scripted) + arXiv replay, for with_ref demos")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--llm-port", type=int, default=8765)

@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from reportbench.judges.errors import DEFAULT_FATAL_AFTER, FatalTripwire, fatal_error
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, raw_path, write_text
 from reportbench.systems.semops import CLIENT_KEYS, client_config
@@ -64,9 +65,8 @@ def task_messages(task: Task, system_prompt: str | None = None) -> list[dict[str
 
 
 async def _ask_all(name: str, cfg: dict[str, Any], tasks: list[Task], out_dir: Path, run: RunCollector) -> None:
-    from reportbench.judges.cache import ResponseCache, cache_key
-    from reportbench.judges.client import CallFailed, LLMClient
-    from reportbench.judges.errors import DEFAULT_FATAL_AFTER, FatalTripwire, fatal_error
+    from reportbench.judges.cache import ResponseCache, cache_key  # lazy: +103 ms to import (python -X importtime)
+    from reportbench.judges.client import CallFailed, LLMClient  # lazy: +226 ms to import (python -X importtime)
 
     client_cfg = client_config(name, cfg)
     client = LLMClient(client_cfg)

@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.bounds import ReportLimits, report_limits
-from reportbench.reports.discover import DiscoveredReports, MappingRow
+from reportbench.reports.base import confined_to, read_json
+from reportbench.reports.discover import DiscoveredReports, MappingRow, discover_reports
+from reportbench.reports.formats.markdown import split_markdown_report
 from reportbench.reports.task_names import DEFAULT_NAMING, NameIndex, TaskNaming
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import isolated_load
@@ -42,7 +44,7 @@ def naming_for(benchmark: str | None) -> TaskNaming:
     """The benchmark's declared naming rules (the generic id-only rules without a benchmark)."""
     if not benchmark:
         return DEFAULT_NAMING
-    from reportbench.benchmarks import get_benchmark
+    from reportbench.benchmarks import get_benchmark  # lazy: +640 ms to import (python -X importtime)
 
     return get_benchmark(str(benchmark)).task_naming
 
@@ -108,7 +110,6 @@ def discover_for(
     name: str, spec: Mapping[str, Any], task_ids: list[str], naming: TaskNaming
 ) -> DiscoveredReports:
     """Discovery of a folder system with its options (shared by the kind and `reportbench check`)."""
-    from reportbench.reports.discover import discover_reports
 
     folder = Path(str(spec.get("path")))
     if spec.get("subfolder"):
@@ -139,8 +140,6 @@ def discover_for(
 def run_folder_system(
     name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
 ) -> tuple[list[Report], list[TaskOutcome]]:
-    from reportbench.reports.base import confined_to
-
     given = spec.get("path")
     naming = naming_for(spec.get("benchmark"))
     share = allowed_missing_share(name, spec.get("allow_missing"))
@@ -206,7 +205,6 @@ def answer_entries(path: Path) -> list[tuple[str, str, str]]:
     Shapes read: ResearchQA's `{id: {"answer": str}}` (compute_coverage.py --responses), its released
     per-system outputs `[{corpusid_sectionid, answer, ...}]`, ResearcherBench's `[{id, question, response}]`.
     """
-    from reportbench.reports.base import read_json
 
     data = read_json(path)
     out: list[tuple[str, str, str]] = []
@@ -258,8 +256,6 @@ def _run_answer_file(
     share: float,
     all_ids: list[str],
 ) -> tuple[list[Report], list[TaskOutcome]]:
-    from reportbench.reports.formats.markdown import split_markdown_report
-
     task_ids = [t.task_id for t in tasks]
     try:
         chosen, rows = map_answer_file(path, all_ids, naming)

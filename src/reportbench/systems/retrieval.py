@@ -221,7 +221,7 @@ class ArxivSearch:
         cache_path: str | None = None,
         session: Any = None,
     ) -> None:
-        from reportbench.net import make_session
+        from reportbench.net import make_session  # lazy: +38 ms to import (python -X importtime)
 
         self.url = url
         self.date_filter_in_query = date_filter_in_query

@@ -29,6 +29,7 @@ import polars as pl
 from pydantic import Field, ValidationError
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, OfflineVerdict, ParseError
+from reportbench.judges.cache import ResponseCache
 from reportbench.judges.tasks._parsing import ExactInt, parse_json_output
 from reportbench.systems.base import SystemError_
 
@@ -58,7 +59,7 @@ RUNTIME_DEFAULTS: dict[str, Any] = {
 
 def client_config(name: str, cfg: Mapping[str, Any]) -> dict[str, Any]:
     """The judge-client config for a system entry's own model settings (validated; errors name the key)."""
-    from reportbench.judges.client import ClientConfig
+    from reportbench.judges.client import ClientConfig  # lazy: +359 ms to import (python -X importtime)
 
     if not cfg.get("model"):
         raise SystemError_(f"systems.{name}.model: required (any litellm model string, e.g. openai/gpt-4.1)")
@@ -263,9 +264,8 @@ class LLMSteps:
     """One litellm client + one response cache shared by every step of a system run."""
 
     def __init__(self, client_cfg: Mapping[str, Any], prompts_dir: str | Path = "prompts") -> None:
-        from reportbench.judges.cache import ResponseCache
-        from reportbench.judges.client import LLMClient
-        from reportbench.judges.llm import LLMJudge
+        from reportbench.judges.client import LLMClient  # lazy: +359 ms to import (python -X importtime)
+        from reportbench.judges.llm import LLMJudge  # lazy: +335 ms to import (python -X importtime)
 
         self.client = LLMClient(client_cfg)
         cache_path = (client_cfg.get("runtime") or {}).get("cache_path")

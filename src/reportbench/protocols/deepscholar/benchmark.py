@@ -18,8 +18,14 @@ from reportbench.benchmarks import (
     SystemScore,
 )
 from reportbench.config import ConfigError
-from reportbench.protocols.deepscholar.metrics import METRIC_NAMES
+from reportbench.metrics.stats import geometric_mean
+from reportbench.protocols.deepscholar.checks import leakage_summary
+from reportbench.protocols.deepscholar.items import ReleaseContext, as_params, build_items, count_lookup_ids
+from reportbench.protocols.deepscholar.metrics import METRIC_NAMES, score_system
+from reportbench.protocols.deepscholar.report_stats import system_report_stats
+from reportbench.protocols.deepscholar.sources import ids_to_resolve, resolve_source_texts, texts_from_frame
 from reportbench.reports.task_names import TaskNaming
+from reportbench.types import strip_arxiv_version
 
 NAME = "deepscholar"
 JUDGE_TASKS = ("organization", "nugget_assign", "relevance", "support", "citation_support")
@@ -35,7 +41,6 @@ COUNTS_SCHEMA = {
 
 def protocol_params(bench: Mapping[str, Any]) -> Any:
     """DeepScholarParams from the benchmark's `judging` and `scoring` subtrees (deep-merged)."""
-    from reportbench.protocols.deepscholar.items import as_params
 
     merged: dict[str, Any] = {}
     for part in ("judging", "scoring"):
@@ -54,10 +59,11 @@ def build_release(cfg: Mapping[str, Any]) -> Any:
     kind, source, name = cfg.get("kind"), cfg.get("source"), cfg.get("name")
     max_tasks = cfg.get("max_tasks")
     if kind == "demo":
-        from reportbench.release.demo import build_demo_release
+        from reportbench.release.demo import build_demo_release  # lazy: +38 ms to import (python -X importtime)
 
         return build_demo_release(source, max_tasks=max_tasks)
     if kind == "deepscholar":
+        # lazy: +50 ms to import (python -X importtime)
         from reportbench.release.deepscholar_import import fetch_deepscholar, import_deepscholar
 
         root = Path(str(source))
@@ -65,7 +71,7 @@ def build_release(cfg: Mapping[str, Any]) -> Any:
             root = fetch_deepscholar(Path(".reportbench/downloads/deepscholar-bench"))
         return import_deepscholar(root, max_tasks=max_tasks, name=name)
     if kind == "path":
-        from reportbench.release.format import read_release
+        from reportbench.release.format import read_release  # lazy: +59 ms to import (python -X importtime)
 
         if max_tasks is not None:
             raise ConfigError("benchmarks.deepscholar.release.max_tasks is not supported for kind=path")
@@ -76,8 +82,6 @@ def build_release(cfg: Mapping[str, Any]) -> Any:
 def release_context(release: Any, source_texts: pl.DataFrame | None) -> Any:
     """The protocol's view of the release, plus the arXiv texts the `source_texts` step resolved. The judge
     and score stages both build it this way, so item ids (content hashes) agree."""
-    from reportbench.protocols.deepscholar.items import ReleaseContext
-    from reportbench.protocols.deepscholar.sources import texts_from_frame
 
     return ReleaseContext.from_release(release).with_resolved(texts_from_frame(source_texts))
 
@@ -85,8 +89,6 @@ def release_context(release: Any, source_texts: pl.DataFrame | None) -> Any:
 def source_texts(ctx: JudgeContext) -> pl.DataFrame:
     """Title + abstract of every arXiv id the system's reports cite or link: release corpus, then the local
     cache, then (only with `judging.source_texts.offline: false`) the arXiv API in batches."""
-    from reportbench.protocols.deepscholar.items import ReleaseContext
-    from reportbench.protocols.deepscholar.sources import ids_to_resolve, resolve_source_texts
 
     cfg = ctx.judging.get("source_texts") or {}
     rctx = ReleaseContext.from_release(ctx.release)
@@ -103,8 +105,6 @@ def source_texts(ctx: JudgeContext) -> pl.DataFrame:
 
 def _items(task: str):
     def build(ctx: JudgeContext) -> list[Any]:
-        from reportbench.protocols.deepscholar.items import build_items
-
         rctx = release_context(ctx.release, ctx.derived.get("source_texts"))
         params = protocol_params(ctx.params)
         items: dict[str, Any] = {}
@@ -122,8 +122,8 @@ def citation_counts(ctx: JudgeContext) -> pl.DataFrame:
     Offline (the default) reads only the release's frozen counts and the local cache; a missing count is
     recorded as missing (never 0). Online fetches OpenAlex and caches each answer with its fetch date.
     """
+    # lazy: +254 ms to import (python -X importtime)
     from reportbench.citations import CitationCountStore, lookup_counts, seed_from_release
-    from reportbench.protocols.deepscholar.items import count_lookup_ids
 
     cfg = ctx.judging.get("citations") or {}
     rctx = release_context(ctx.release, ctx.derived.get("source_texts"))
@@ -177,11 +177,6 @@ def coverage(release_has_labels: bool, any_count_known: bool) -> tuple[tuple[str
 def score(ctx: ScoreContext) -> ScoreResult:
     """The seven metrics per system (single judge member), with report outcomes, failures, leakage, the
     report statistics of Table 6, and the overall geometric mean over the metrics this run can define."""
-    from reportbench.metrics.stats import geometric_mean
-    from reportbench.protocols.deepscholar.checks import leakage_summary
-    from reportbench.protocols.deepscholar.metrics import score_system
-    from reportbench.protocols.deepscholar.report_stats import system_report_stats
-    from reportbench.types import strip_arxiv_version
 
     params = protocol_params(ctx.params)
     tasks = {t.task_id: t for t in ctx.release.tasks}

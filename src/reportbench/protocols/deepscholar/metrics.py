@@ -38,8 +38,9 @@ from rapidfuzz import fuzz
 
 from reportbench.jsonio import json_safe
 from reportbench.judges.base import Judgment
+from reportbench.metrics.aggregate import undefined_reason
 from reportbench.metrics.nuggetizer import nugget_scores
-from reportbench.metrics.registry import MetricResult, MetricSpec, register_metric
+from reportbench.metrics.registry import MetricResult, MetricSpec, get_metric, register_metric
 from reportbench.metrics.stats import authors_aggregate, nan_mean
 from reportbench.protocols import JudgeItem
 from reportbench.protocols.deepscholar.items import (
@@ -698,7 +699,6 @@ def _has_evidence(sub: pl.DataFrame) -> bool:
 
 def _undefined_reason(sub: pl.DataFrame) -> str:
     """The reason code of an all-undefined metric (docs/reading-scores.md)."""
-    from reportbench.metrics.aggregate import undefined_reason
 
     reasons = sub["reason"].to_list()
     status = ["failed" if r == "judgment_failed" else ("no_report" if r == "no_report" else "undefined")
@@ -708,7 +708,6 @@ def _undefined_reason(sub: pl.DataFrame) -> str:
 
 def summarise(system: str, per_task: pl.DataFrame, params: DeepScholarParams | None = None) -> dict[str, Any]:
     """System summary from a per-task table (see `score_system`)."""
-    from reportbench.metrics.registry import get_metric
 
     p = params or DeepScholarParams()
     metrics: dict[str, Any] = {}

@@ -23,8 +23,8 @@ from reportbench.metrics.registry import MetricSpec, register_metric
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.deer import ivm
 from reportbench.protocols.deer.recorded import recorded_fact, recorded_fact_table
-from reportbench.protocols.deer.release import NAME, build_release, guidance_by_task
-from reportbench.protocols.deer.rubric import CALLS, DIMENSIONS, PAPER_NAMES, call_uses_eg
+from reportbench.protocols.deer.release import NAME, build_release, guidance_by_task, task_id_for
+from reportbench.protocols.deer.rubric import CALLS, DIMENSIONS, PAPER_NAMES, call_factors, call_uses_eg
 from reportbench.protocols.deer.scoring import (
     Claim,
     FactModes,
@@ -184,7 +184,6 @@ FACTOR_SCHEMA = {
 
 def factors_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
     """Per-factor scores and rationales of one rubric call (failed calls keep one `failed` row per factor)."""
-    from reportbench.protocols.deer.rubric import call_factors
 
     rows = []
     for j in judgments:
@@ -764,7 +763,6 @@ _FACT_SIDE = ("information_integrity", "information_sufficiency", "deer_mean")
 
 def _group_number(folder: str, n: int) -> str:
     """The authors' `data/<domain folder>/<n>/` -> our task id (csai/7 -> cs-7)."""
-    from reportbench.protocols.deer.release import task_id_for
 
     return task_id_for(folder, n)
 

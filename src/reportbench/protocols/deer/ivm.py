@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reportbench.reports.sentences import split_sentences
+
 # ------------------------------------------------------------------------------------ reference split
 # The authors' markers, in their order: the first that occurs in the text wins (`# References` also matches
 # inside `## References`, leaving a stray `#` in the body — reproduced in code mode).
@@ -97,8 +99,6 @@ class Segmented:
 
 
 def _sent_tokenize(text: str) -> list[str]:
-    from reportbench.reports.sentences import split_sentences
-
     return [s for s in split_sentences(text) if s.strip()]
 
 

@@ -14,6 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
+from reportbench.judges.offline import section_params, support_params
+from reportbench.judges.scores import support_score
 from reportbench.judges.tasks._parsing import extract_json_object, numbered, validate_output
 from reportbench.protocols.deer.ivm import parse_position
 from reportbench.protocols.deer.rubric import CALLS, FACTORS, Factor, call_factors, skeleton
@@ -409,8 +411,6 @@ RELIABLE_HOSTS = (
 
 def offline_verify(inputs: VerifyInput, params: dict[str, Any]) -> OfflineVerdict:
     """Supported iff the lexical support score S(claim, context) >= the judge's support threshold."""
-    from reportbench.judges.offline import section_params, support_params
-    from reportbench.judges.scores import support_score
 
     thr = float(section_params(params, "support")["threshold"])
     sp = support_params(params)

@@ -18,6 +18,8 @@ from typing import Any
 import polars as pl
 
 from reportbench.benchmarks import CrossContext, JudgeContext, ScoreContext, ScoreResult, SystemScore
+from reportbench.judges.factory import make_judge
+from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec
 from reportbench.protocols import JudgeItem, content_hash
@@ -40,6 +42,7 @@ from reportbench.protocols.liveresearchbench.tasks import (
     SupportInput,
 )
 from reportbench.reports.refusal import non_answer
+from reportbench.validate import judge_config
 
 REPORT_CRITERIA = ("presentation", "consistency", "coverage", "citation_association")
 STEP_OF = {
@@ -367,9 +370,6 @@ def degenerate_reference(report: Any | None, listed: set[str]) -> bool:
 
 def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     """Every non-reference system vs the reference on every task: both orders × every member."""
-    from reportbench.judges.factory import make_judge
-    from reportbench.judges.runner import run_judgments_sync
-    from reportbench.validate import judge_config
 
     cfg = _cfg(ctx.params, "judging", "depth")
     ref = str(cfg.get("reference", "open_deep_research"))

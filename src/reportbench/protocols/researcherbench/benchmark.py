@@ -172,7 +172,7 @@ CLAIM_SCHEMA = {
 
 
 def _norm(url: str) -> str:
-    from reportbench.fetch.urls import normalise_url
+    from reportbench.fetch.urls import normalise_url  # lazy: +69 ms to import (python -X importtime)
 
     return normalise_url(url)
 

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from reportbench.protocols.researcherbench.release import task_id_for
+
 Key = tuple[str, str]  # (task_id, item_id)
 _FILE_RE = re.compile(r"^Q(\d+)_result_(.+)\.json$")
 
@@ -41,7 +43,6 @@ def _label(value: Any, where: str) -> bool:
 
 def load_human_labels(folder: str | Path, release: Any, annotator: str = "A") -> dict[Key, bool]:
     """(task_id, item_id) -> covered, from every `Q{id}_result_{annotator}.json` in `folder`."""
-    from reportbench.protocols.researcherbench.release import task_id_for
 
     out: dict[Key, bool] = {}
     files = sorted(p for p in Path(folder).glob("Q*_result_*.json") if _FILE_RE.match(p.name))

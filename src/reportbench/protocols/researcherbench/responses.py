@@ -13,9 +13,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from reportbench.protocols.researcherbench.release import qid_of
+from reportbench.protocols.researcherbench.text import URL_RE, references_text
+from reportbench.reports.formats.markdown import split_markdown_report
 from reportbench.reports.task_names import TaskNaming
 from reportbench.systems import SystemError_, TaskOutcome, register_kind
-from reportbench.types import Report, Task
+from reportbench.systems.folder import allowed_missing_share, map_answer_file, mapping_error, write_mapping
+from reportbench.types import Report, Source, Task
 
 KIND = "researcherbench_responses"
 
@@ -41,7 +45,6 @@ def load_responses(path: str | Path) -> dict[int, dict[str, Any]]:
 
 def parse_response(text: str, task_id: str, system: str, path: str | None) -> Report:
     """One response through the markdown adapter (the format every shared response file uses)."""
-    from reportbench.reports.formats.markdown import split_markdown_report
 
     parts = split_markdown_report(text)
     report = parts.to_report("markdown", task_id, system, Path(path) if path else None)  # type: ignore[arg-type]
@@ -54,9 +57,7 @@ def keep_every_entry_url(report: Report) -> Report:
     The shared adapter keeps one URL per entry (Source has one url); ResearcherBench verifies claims against
     every cited page, so the others must reach the fetch stage too. Recorded in the report's warnings.
     """
-    from reportbench.fetch.urls import normalise_url
-    from reportbench.protocols.researcherbench.text import URL_RE
-    from reportbench.types import Source
+    from reportbench.fetch.urls import normalise_url  # lazy: +506 ms to import (python -X importtime)
 
     known = {normalise_url(s.url) for s in report.sources.values() if s.url}
     extra: dict[str, Source] = {}
@@ -81,8 +82,6 @@ def keep_every_entry_url(report: Report) -> Report:
 def run_response_file_system(
     name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
 ) -> tuple[list[Report], list[TaskOutcome]]:
-    from reportbench.protocols.researcherbench.release import qid_of
-
     path = spec.get("path")
     if not path or not Path(str(path)).is_file():
         raise SystemError_(f"systems.{name}.path: {path!r} is not a response file")
@@ -111,7 +110,6 @@ TASK_NAMING = TaskNaming(spelled="q<id>", numbers="id_number", number_format="q{
 def _check_mapping(name: str, spec: dict[str, Any], path: Path, tasks: list[Task], out_dir: Path) -> None:
     """The response ids mapped by ResearcherBench's naming rule (id n -> q<n>; docs/mapping.md): the mapping
     table next to outcomes.jsonl, and the stage stops when an id maps to no task while a task has no answer."""
-    from reportbench.systems.folder import allowed_missing_share, map_answer_file, mapping_error, write_mapping
 
     ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])
     _, rows = map_answer_file(path, ids, TASK_NAMING)
@@ -126,8 +124,6 @@ def _check_mapping(name: str, spec: dict[str, Any], path: Path, tasks: list[Task
 
 def raw_response(report: Any) -> str:
     """The response as the system wrote it: from its response file or report file; else body + references."""
-    from reportbench.protocols.researcherbench.release import qid_of
-    from reportbench.protocols.researcherbench.text import references_text
 
     path = getattr(report, "path", None)
     if path:
@@ -147,7 +143,6 @@ def raw_response(report: Any) -> str:
 
 def response_file_question(report: Any) -> str | None:
     """The question text as copied into the response file (mojibake for some ids), if the report has one."""
-    from reportbench.protocols.researcherbench.release import qid_of
 
     path = getattr(report, "path", None)
     if not path or not str(path).endswith(".json"):

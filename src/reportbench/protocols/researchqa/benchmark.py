@@ -27,6 +27,8 @@ from reportbench.benchmarks import (
     ScoreResult,
     SystemScore,
 )
+from reportbench.judges.factory import make_judge
+from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
 from reportbench.protocols import JudgeItem, content_hash
@@ -238,8 +240,6 @@ def pairwise_rows(judgments: Sequence[Any]) -> pl.DataFrame:
 
 def cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     """Sample the battles, then judge each in both orders (markdown links stripped)."""
-    from reportbench.judges.factory import make_judge
-    from reportbench.judges.runner import run_judgments_sync
 
     bp = _battle_params(ctx.params)
     tasks = {t.task_id: t for t in ctx.release.tasks}

@@ -1,7 +1,8 @@
 """One stage of the live ResearchQA survey builder (its dvc.yaml runs it with the repo root as the cwd).
 
-`python live_researchqa/run.py init [--force]` writes live_researchqa/dvc.yaml from dvc.template.yaml (the
-pipeline is not committed, so a fresh clone has no stages whose outputs exist nowhere; docs/researchqa-builder.md).
+`python pipelines/researchqa_survey/run.py init [--force]` writes pipelines/researchqa_survey/dvc.yaml from
+dvc.template.yaml (the pipeline is not committed, so a fresh clone has no stages whose outputs exist nowhere;
+docs/researchqa-builder.md).
 """
 
 import argparse
@@ -28,7 +29,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("stage", choices=(*STAGES, "init"))
     ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="composed params (root params.yaml)")
-    ap.add_argument("--force", action="store_true", help="init: overwrite a differing live_researchqa/dvc.yaml")
+    ap.add_argument("--force", action="store_true", help="init: overwrite a differing dvc.yaml of this pipeline")
     args = ap.parse_args()
     if args.stage == "init":
         raise SystemExit(init(args.force))

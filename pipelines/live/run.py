@@ -1,4 +1,4 @@
-"""Run one stage of the live release builder (live/dvc.yaml calls this with the repo root as cwd)."""
+"""Run one stage of the live release builder (pipelines/live/dvc.yaml calls this with the repo root as cwd)."""
 
 import argparse
 from pathlib import Path

@@ -1,0 +1,51 @@
+"""Opt-in pipelines live in one place (`pipelines/<name>/`), and a pipeline written before the move is named.
+
+Why: `reportbench live init` wrote `live/dvc.yaml` before the templates moved under `pipelines/`; its stages call
+`live/run.py`, which is gone, so `init` must say what to do instead of leaving a pipeline that fails obscurely.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reportbench.live_pipeline import FOLDERS, LiveInitError, init_live_pipeline, pipeline_dir
+
+pytestmark = pytest.mark.core
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", sorted(FOLDERS))
+def test_every_template_runs_at_the_root_and_calls_scripts_that_exist(name: str) -> None:
+    template = pipeline_dir(name, ROOT) / "dvc.template.yaml"
+    doc = yaml.safe_load(template.read_text())
+    assert doc["vars"] == ["../../params.yaml"]
+    for stage, spec in doc["stages"].items():
+        assert spec["wdir"] == "../..", (template, stage)
+        for dep in spec["deps"]:
+            if "${" not in dep and not dep.startswith(("live/", "live_researchqa/", "data/", "metrics/")):
+                assert (ROOT / dep).exists(), f"{template}: stage {stage} depends on missing {dep}"
+
+
+def test_no_opt_in_pipeline_folder_at_the_top_level() -> None:
+    assert not [d for d in ("live", "label", "live_researchqa") if (ROOT / d / "dvc.template.yaml").exists()]
+
+
+def test_a_pre_move_pipeline_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "pipelines" / "live"
+    folder.mkdir(parents=True)
+    (folder / "dvc.template.yaml").write_text((pipeline_dir("live", ROOT) / "dvc.template.yaml").read_text())
+    (tmp_path / "live").mkdir()
+    (tmp_path / "live" / "dvc.yaml").write_text("stages: {}\n")
+    path = init_live_pipeline(tmp_path)
+    assert path == folder / "dvc.yaml"
+    err = capsys.readouterr().err
+    assert "live/dvc.yaml predates the move" in err and "pipelines/live/dvc.yaml" in err
+
+
+def test_an_unknown_pipeline_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(LiveInitError, match="unknown opt-in pipeline"):
+        init_live_pipeline(tmp_path, name="nope")
