@@ -88,7 +88,11 @@ class AgentSystemConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal[
-        "storm", "open_deep_research", "gpt_researcher", "smolagents_deep_research", "search_llm",
+        "storm",
+        "open_deep_research",
+        "gpt_researcher",
+        "smolagents_deep_research",
+        "search_llm",
         "provider_deep_research",
     ]
     path: str | None = None
@@ -195,3 +199,15 @@ class TaskRecord(BaseModel):
     reason: str | None = None
     report_file: str | None = None  # raw/<task>.md (or .json for provider-native output)
     config_hash: str = ""
+
+
+def references_section(markdown: str, refs: list[Reference]) -> str:
+    """The report with a `## References` list of `[n] title. url` lines appended when it has none."""
+    body = markdown.rstrip()
+    lowered = body.lower()
+    if not refs or "\n## references" in lowered or "\n# references" in lowered or lowered.startswith("## references"):
+        return body + "\n"
+    lines = [
+        f"[{r.n}] {' '.join((r.title or r.url).split()).rstrip('.')}. {r.url}" for r in sorted(refs, key=lambda r: r.n)
+    ]
+    return body + "\n\n## References\n\n" + "\n".join(lines) + "\n"

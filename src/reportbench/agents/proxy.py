@@ -139,8 +139,11 @@ def _sse(completion: dict[str, Any]) -> bytes:
     base = {k: completion.get(k) for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
     chunks = [
         {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice.get("finish_reason") or "stop"}],
-         "usage": completion.get("usage")},
+        {
+            **base,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": choice.get("finish_reason") or "stop"}],
+            "usage": completion.get("usage"),
+        },
     ]
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
 
@@ -296,16 +299,28 @@ class AgentProxy:
                 ledger.usage.search_requests += 1
         if api == "tavily":
             results = [
-                {"title": h.title, "url": h.url, "content": h.content, "score": h.score, "raw_content": None,
-                 "published_date": h.published}
+                {
+                    "title": h.title,
+                    "url": h.url,
+                    "content": h.content,
+                    "score": h.score,
+                    "raw_content": None,
+                    "published_date": h.published,
+                }
                 for h in hits
             ]
             return web.json_response(
                 {"query": query, "results": results, "images": [], "response_time": time.monotonic() - started}
             )
         results = [
-            {"id": h.url, "url": h.url, "title": h.title, "text": h.content, "score": h.score,
-             "publishedDate": h.published}
+            {
+                "id": h.url,
+                "url": h.url,
+                "title": h.title,
+                "text": h.content,
+                "score": h.score,
+                "publishedDate": h.published,
+            }
             for h in hits
         ]
         return web.json_response({"requestId": "reportbench-proxy", "results": results})
