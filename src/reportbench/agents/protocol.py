@@ -142,6 +142,7 @@ class AgentRequest(BaseModel):
     task_id: str
     benchmark: str
     question: str  # the benchmark's exact task prompt
+    title: str = ""  # the task's title when the benchmark has one (a short search query; may be empty)
     llm: LLMEndpoint
     search: SearchEndpoint
     budget: Budget

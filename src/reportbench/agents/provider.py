@@ -60,7 +60,7 @@ def run_provider_task(
     """(result, raw file name, raw text or None, over-budget reason when the wall time ran out)."""
     refused = ledger.admit_llm()
     if refused is not None:
-        return AgentResult(outcome="over_budget", reason=refused), f"{key}.json", None, None
+        return AgentResult(outcome="over_budget", reason=refused), f"{key}.response.json", None, None
     try:
         if provider_of(cfg) == "perplexity":
             return _perplexity(cfg, task, ledger, key)
@@ -118,6 +118,7 @@ def _openai(
         ledger.queries.extend(queries)
         ledger.models.add(str(data.get("model") or cfg.model))
     status = data.get("status")
+    raw_name = f"{key}.response.json"
     base = {
         "agent_version": f"openai-responses {_model_name(cfg)}",
         "models": [str(data.get("model") or cfg.model)],
@@ -125,7 +126,7 @@ def _openai(
         "pages_read": pages,
     }
     if killed:
-        return AgentResult(outcome="over_budget", reason=killed, **base), f"{key}.json", None, killed
+        return AgentResult(outcome="over_budget", reason=killed, **base), f"{key}.response.json", None, killed
     if status == "completed":
         text = "".join(
             part.get("text") or ""
@@ -140,11 +141,11 @@ def _openai(
             reason=None if text.strip() else "completed with no text",
             **base,
         )
-        return result, f"{key}.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n", None
+        return result, f"{key}.response.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n", None
     detail = (data.get("incomplete_details") or {}).get("reason") or (data.get("error") or {}).get("message") or ""
     if status == "incomplete" and detail in ("max_output_tokens", "max_tool_calls"):
-        return AgentResult(outcome="over_budget", reason=f"{detail} reached", **base), f"{key}.json", None, None
-    return AgentResult(outcome="failed", reason=f"status {status}: {detail}"[:1000], **base), f"{key}.json", None, None
+        return AgentResult(outcome="over_budget", reason=f"{detail} reached", **base), raw_name, None, None
+    return AgentResult(outcome="failed", reason=f"status {status}: {detail}"[:1000], **base), raw_name, None, None
 
 
 def _perplexity(

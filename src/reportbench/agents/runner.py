@@ -190,7 +190,7 @@ class AgentRun:
             kind=self.cfg.kind,
             agent_version=result.agent_version if result else "",
             models=sorted(set(result.models if result else []) | ledger.models),
-            search_backend=self.cfg.search.backend,
+            search_backend="provider" if self.cfg.kind == "provider_deep_research" else self.cfg.search.backend,
             queries=list(dict.fromkeys([*ledger.queries, *(result.queries if result else [])])),
             pages_read=list(result.pages_read) if result else [],
             usage=usage,
@@ -233,6 +233,7 @@ class AgentRun:
                 task_id=task.task_id,
                 benchmark=self.benchmark,
                 question=task.task_prompt,
+                title=task.title or "",
                 llm=LLMEndpoint(
                     model=cfg.model.split("/", 1)[-1] if cfg.api_base else cfg.model, base_url=self.proxy.llm_url
                 ),

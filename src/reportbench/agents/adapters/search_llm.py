@@ -45,7 +45,7 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
     opts = req.get("options") or {}
     timeout = float((req.get("budget") or {}).get("wall_s") or 600)
     llm, search = req["llm"], req["search"]
-    query = search_query(req["question"], int(opts.get("query_chars", 300)))
+    query = search_query(req.get("title") or req["question"], int(opts.get("query_chars", 300)))
     found = post(
         search["base_url"].rstrip("/") + "/search",
         {"query": query, "max_results": int(search.get("max_results") or 5)},
