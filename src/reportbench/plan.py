@@ -42,10 +42,12 @@ def build_plan(
 
     benchmarks = dict(benchmarks or {})
     agents = dict(agents or {})
+    from reportbench.agents.protocol import AGENT_KINDS as RUN_AGENT_KINDS  # pure data (docs/agents.md)
+
     for name, spec in agents.items():
         kind = (spec or {}).get("kind")
-        if kind not in AGENT_KINDS:
-            raise PlanError(f"agents.{name}.kind: {kind!r}; an agent must be one of {AGENT_KINDS}")
+        if kind not in AGENT_KINDS + RUN_AGENT_KINDS:
+            raise PlanError(f"agents.{name}.kind: {kind!r}; an agent must be one of {AGENT_KINDS + RUN_AGENT_KINDS}")
         validate_system(f"agents.{name}", spec)
     for b in sorted(benchmarks):
         cfg = benchmarks[b] or {}
@@ -127,9 +129,9 @@ def build_plan(
 
 def _default_path(spec: Any) -> str:
     """The code a system stage depends on when its entry names none: the agents' package for agent kinds."""
-    from reportbench.agents.protocol import AGENT_KINDS  # pure data
+    from reportbench.agents.protocol import AGENT_KINDS as RUN_AGENT_KINDS  # pure data
 
-    return "src/reportbench/agents" if (spec or {}).get("kind") in AGENT_KINDS else "src/reportbench/systems"
+    return "src/reportbench/agents" if (spec or {}).get("kind") in RUN_AGENT_KINDS else "src/reportbench/systems"
 
 
 def _env_lock(spec: Any) -> str:
