@@ -67,7 +67,8 @@ def config_hash(cfg: AgentSystemConfig, benchmark: str) -> str:
     """What changes an agent's answers: the entry (not concurrency or paths), the lock, the adapter's code."""
     ident = cfg.model_dump(mode="json", exclude={"concurrency", "release_dir", "path"})
     adapter = adapter_file(cfg.kind)
-    code = hashlib.sha256(adapter.read_bytes()).hexdigest() if adapter.is_file() else ""
+    shared = sorted(adapter.parent.glob("_*.py"))  # helpers the adapters share (e.g. _oss_common.py)
+    code = hashlib.sha256(b"".join(p.read_bytes() for p in [adapter, *shared] if p.is_file())).hexdigest()
     blob = json.dumps(
         {"cfg": ident, "benchmark": benchmark, "lock": lock_hash(cfg.kind), "adapter": code}, sort_keys=True
     )
