@@ -44,3 +44,19 @@ def test_each_kind_stage_depends_on_its_environment() -> None:
     assert _env_lock({"kind": "storm"}) == lock_path("storm") == ".reportbench/agents/storm/lock.txt"
     assert _env_lock({"kind": "search_llm"}) == "constraints.txt"
     assert _env_lock({"kind": "folder"}) == "src/reportbench/systems/base.py"
+
+
+def test_estimate_lists_each_agent_worst_case_from_its_budget() -> None:
+    from reportbench.agents.budget_estimate import budget_row, format_rows
+
+    spec = {
+        "kind": "storm",
+        "model": "openai/gpt-4.1",
+        "budget": {"llm_calls": 10, "usd": 0.5, "wall_s": 100},
+        "concurrency": 2,
+    }
+    row = budget_row("system@deer.storm", spec, 4)
+    assert (row["max_llm_calls"], row["max_usd"], row["max_wall_s"]) == (40, 2.0, 200.0)
+    assert row["max_tokens"] is None and row["max_search_calls"] is None  # unbounded, never 0
+    table = format_rows([row])
+    assert "system@deer.storm" in table and "—" in table
