@@ -46,19 +46,18 @@ def test_a_hosted_backend_without_its_key_fails_fast(monkeypatch: pytest.MonkeyP
         make_backend(SearchConfig(backend="tavily"))
 
 
-def test_cache_answers_the_same_query_the_same_day(tmp_path) -> None:
+def test_cache_answers_the_same_query_the_same_day(tmp_path, stub_search) -> None:
     day = ["2026-01-01"]
-    with stub_search_thread() as stub:
-        cfg = SearchConfig(backend="tavily", api_base=stub.tavily_url)
-        svc = SearchService(make_backend(cfg), cache_path=tmp_path / "c.sqlite", day=lambda: day[0])
-        first, cached1 = svc.search("graph  neural networks", 2)
-        again, cached2 = svc.search("graph neural networks", 2)  # whitespace-normalised: the same query
-        assert (cached1, cached2, stub.counts["tavily"]) == (False, True, 1) and again == first
-        svc.search("graph neural networks", 3)  # another max_results is another request
-        day[0] = "2026-01-02"
-        svc.search("graph neural networks", 2)  # another day too
-        assert stub.counts["tavily"] == 3 and svc.requests == 3
-        svc.close()
+    cfg = SearchConfig(backend="tavily", api_base=stub_search.tavily_url)
+    svc = SearchService(make_backend(cfg), cache_path=tmp_path / "c.sqlite", day=lambda: day[0])
+    first, cached1 = svc.search("graph  neural networks", 2)
+    again, cached2 = svc.search("graph neural networks", 2)  # whitespace-normalised: the same query
+    assert (cached1, cached2, stub_search.counts["tavily"]) == (False, True, 1) and again == first
+    svc.search("graph neural networks", 3)  # another max_results is another request
+    day[0] = "2026-01-02"
+    svc.search("graph neural networks", 2)  # another day too
+    assert stub_search.counts["tavily"] == 3 and svc.requests == 3
+    svc.close()
 
 
 ATOM = """<?xml version="1.0" encoding="UTF-8"?>

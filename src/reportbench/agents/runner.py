@@ -41,7 +41,7 @@ from reportbench.agents.protocol import (
     references_section,
 )
 from reportbench.agents.proxy import AgentProxy, TaskLedger
-from reportbench.agents.search.base import SearchService, make_backend
+from reportbench.agents.search.base import SearchError, SearchService, make_backend
 from reportbench.agents.search.types import Doc
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, safe_name
@@ -99,6 +99,19 @@ def _release_info(name: str, cfg: AgentSystemConfig, spec: dict[str, Any], out_d
         if url:
             docs.append(Doc(url=url, title=d.title, text=d.abstract or "", published=d.published_date))
     return cfg.benchmark or release.meta.benchmark, docs
+
+
+def _preflight_llm(name: str, cfg: AgentSystemConfig) -> None:
+    """A missing provider key is one clear error before any task starts (every call would fail the same way)."""
+    if cfg.api_key_env and not os.environ.get(cfg.api_key_env):
+        raise SystemError_(f"systems.{name}.api_key_env: set the environment variable {cfg.api_key_env}")
+    if cfg.api_base or cfg.api_key_env:
+        return
+    import litellm  # import cost: ~3.5 s, only for a hosted provider
+
+    missing = (litellm.validate_environment(model=cfg.model) or {}).get("missing_keys") or []
+    if missing:
+        raise SystemError_(f"systems.{name}: set the environment variable(s) {', '.join(missing)} ({cfg.model})")
 
 
 def _secrets(cfg: AgentSystemConfig) -> tuple[str, ...]:
@@ -349,14 +362,19 @@ def run_agent_system(
         preflight(name, cfg)
     else:
         python_for(cfg.kind)  # fail fast when the kind is not installed
+        _preflight_llm(name, cfg)
     if cfg.budget.usd is not None and cfg.price is None and cfg.api_base:
         raise SystemError_(f"systems.{name}.price: budget.usd is set but {cfg.model} behind api_base has no price")
     out_dir = Path(out_dir)
     benchmark, docs = _release_info(name, cfg, spec, out_dir)
     work = agents_home() / "runs" / config_hash(cfg, benchmark)
     work.mkdir(parents=True, exist_ok=True)
+    try:
+        backend = make_backend(cfg.search, docs)
+    except SearchError as exc:  # a missing search key: no retry fixes it
+        raise SystemError_(f"systems.{name}.search: {exc}") from None
     service = SearchService(
-        make_backend(cfg.search, docs),
+        backend,
         cache_path=agents_home() / "search_cache.sqlite",
         requests_per_minute=cfg.search.requests_per_minute,
     )
