@@ -159,6 +159,8 @@ class AgentProxy:
         self.price = price_fn(cfg)
         self.ledgers: dict[str, TaskLedger] = {}
         self.upstream_statuses: list[int] = []  # HTTP status of every failed upstream LLM call
+        # an upstream answer no retry fixes (bad key, unknown model, exhausted quota): the run stops starting tasks
+        self.fatal: str | None = None
         env = cfg.api_key_env
         self._key = os.environ.get(env) if env else None
         self._secrets = tuple(v for v in (self._key,) if v)
@@ -240,6 +242,8 @@ class AgentProxy:
         if status >= 400:
             self.upstream_statuses.append(status)
             text = _redacted(json.dumps(completion), self._secrets)
+            if self.fatal is None and (status in (401, 403, 404) or "insufficient_quota" in text):
+                self.fatal = f"the LLM provider answered HTTP {status}: {text[:300]}"
             return web.Response(status=status, text=text, content_type="application/json")
         usage = completion.get("usage") or {}
         prompt, comp = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)

@@ -385,6 +385,9 @@ def run_agent_system(
             run = AgentRun(name, cfg, benchmark, proxy, work)
 
             def job(task: Task) -> None:
+                if proxy.fatal is not None:
+                    collector.fail(task.task_id, f"not run: {proxy.fatal}")
+                    return
                 try:
                     rec = run.run_task(task)
                     records[task.task_id] = rec
@@ -397,6 +400,10 @@ def run_agent_system(
             with ThreadPoolExecutor(max_workers=cfg.concurrency) as pool:
                 for fut in [pool.submit(job, t) for t in tasks]:
                     fut.result()
+            if proxy.fatal is not None:  # finished tasks are kept for the next run (resume)
+                raise SystemError_(
+                    f"systems.{name}: {proxy.fatal} ({cfg.model}; key from {cfg.api_key_env or 'litellm'})"
+                )
     finally:
         service.close()
     ordered = [records[t.task_id] for t in tasks if t.task_id in records]
