@@ -63,14 +63,16 @@ def parse_config(name: str, spec: dict[str, Any]) -> AgentSystemConfig:
         raise SystemError_(f"systems.{name}.{where}: {first['msg']}") from None
 
 
-def config_hash(cfg: AgentSystemConfig, benchmark: str) -> str:
-    """What changes an agent's answers: the entry (not concurrency or paths), the lock, the adapter's code."""
+def config_hash(cfg: AgentSystemConfig, benchmark: str, system: str = "") -> str:
+    """What changes an agent's answers: the entry (not concurrency or paths), the lock, the adapter's code; and the
+    system's name, so two identically configured systems are two independent runs."""
     ident = cfg.model_dump(mode="json", exclude={"concurrency", "release_dir", "path"})
     adapter = adapter_file(cfg.kind)
     shared = sorted(adapter.parent.glob("_*.py"))  # helpers the adapters share (e.g. _oss_common.py)
     code = hashlib.sha256(b"".join(p.read_bytes() for p in [adapter, *shared] if p.is_file())).hexdigest()
     blob = json.dumps(
-        {"cfg": ident, "benchmark": benchmark, "lock": lock_hash(cfg.kind), "adapter": code}, sort_keys=True
+        {"cfg": ident, "benchmark": benchmark, "system": system, "lock": lock_hash(cfg.kind), "adapter": code},
+        sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -248,9 +250,8 @@ class AgentRun:
                 benchmark=self.benchmark,
                 question=task.task_prompt,
                 title=task.title or "",
-                llm=LLMEndpoint(
-                    model=cfg.model.split("/", 1)[-1] if cfg.api_base else cfg.model, base_url=self.proxy.llm_url
-                ),
+                # the bare model name (no litellm provider prefix): the proxy knows where to send it
+                llm=LLMEndpoint(model=cfg.model.split("/", 1)[-1], base_url=self.proxy.llm_url),
                 search=SearchEndpoint(
                     backend=cfg.search.backend,
                     base_url=self.proxy.tavily_url,
@@ -367,7 +368,7 @@ def run_agent_system(
         raise SystemError_(f"systems.{name}.price: budget.usd is set but {cfg.model} behind api_base has no price")
     out_dir = Path(out_dir)
     benchmark, docs = _release_info(name, cfg, spec, out_dir)
-    work = agents_home() / "runs" / config_hash(cfg, benchmark)
+    work = agents_home() / "runs" / config_hash(cfg, benchmark, name)
     work.mkdir(parents=True, exist_ok=True)
     try:
         backend = make_backend(cfg.search, docs)
