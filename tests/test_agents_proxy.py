@@ -89,3 +89,27 @@ def test_a_hosted_model_is_forwarded_through_litellm(
         assert llm.counts["ok"] == 1
     assert usage.llm_calls == 1 and usage.prompt_tokens > 0
     assert usage.usd is not None and usage.usd > 0  # gpt-4o-mini is in litellm's price map
+
+
+def test_embeddings_are_forwarded_and_count_tokens_not_llm_calls(tmp_path: Path, stub_search) -> None:
+    with stub_server_thread() as llm:
+        cfg = AgentSystemConfig(
+            kind="gpt_researcher",
+            model="openai/stub",
+            api_base=llm.base_url,
+            price={"input_per_mtok": 0.02, "output_per_mtok": 0.0},
+            search={"backend": "tavily", "api_base": stub_search.tavily_url},
+        )
+        with _proxy(cfg, stub_search, tmp_path) as proxy:
+            token = proxy.register("t1", Budget(llm_calls=1, tokens=8))
+            auth = {"Authorization": f"Bearer {token}"}
+            body = {"model": "text-embedding-3-small", "input": ["alpha beta", "gamma delta epsilon"]}
+            got = requests.post(proxy.llm_url + "/embeddings", json=body, headers=auth, timeout=10).json()
+            again = requests.post(proxy.llm_url + "/embeddings", json=body, headers=auth, timeout=10).json()
+            assert [len(d["embedding"]) for d in got["data"]] == [32, 32] and got == again  # deterministic
+            over = requests.post(proxy.llm_url + "/embeddings", json=body, headers=auth, timeout=10)
+            usage = proxy.ledgers[token].usage
+        assert llm.counts["embeddings"] == 2
+    assert over.status_code == 402  # 2 x 5 tokens used: the token budget (8) is spent
+    assert (usage.embedding_calls, usage.llm_calls, usage.prompt_tokens) == (2, 0, 10)
+    assert usage.usd == pytest.approx(10 * 0.02 / 1e6)

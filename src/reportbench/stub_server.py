@@ -835,6 +835,7 @@ class _ResponsesEndpoints:
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/responses", self.create)
+        app.router.add_post("/v1/embeddings", self.embeddings)
         app.router.add_get("/v1/responses/{rid}", self.retrieve)
         app.router.add_post("/v1/responses/{rid}/cancel", self.cancel)
 
@@ -907,6 +908,24 @@ class _ResponsesEndpoints:
         self.s.counts["responses_polls"] += 1
         self.store[rid]["polls"] += 1
         return web.json_response(self._view(rid))
+
+    async def embeddings(self, request: web.Request) -> web.Response:
+        """Deterministic unit vectors from each input's sha256 (`dimensions`, default 32): agents that rank chunks
+        with embeddings run offline. Counter: `embeddings`."""
+        req = await request.json()
+        texts = req.get("input")
+        texts = [texts] if isinstance(texts, str) else [str(t) for t in texts or []]
+        dim = int(req.get("dimensions") or 32)
+        data = []
+        for i, text in enumerate(texts):
+            raw = hashlib.sha256(text.encode()).digest() * (dim // 32 + 1)
+            vec = [b / 255.0 - 0.5 for b in raw[:dim]]
+            norm = sum(v * v for v in vec) ** 0.5 or 1.0
+            data.append({"object": "embedding", "index": i, "embedding": [v / norm for v in vec]})
+        self.s.counts["embeddings"] += 1
+        n = sum(_rough_tokens(t) for t in texts)
+        return web.json_response({"object": "list", "data": data, "model": str(req.get("model") or ""),
+                                  "usage": {"prompt_tokens": n, "total_tokens": n}})
 
     async def cancel(self, request: web.Request) -> web.Response:
         rid = request.match_info["rid"]

@@ -175,6 +175,7 @@ class Usage(BaseModel):
 
     llm_calls: int = 0
     llm_refused: int = 0
+    embedding_calls: int = 0  # POST /embeddings through the proxy (their tokens count towards `tokens`/`usd`)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     usd: float | None = 0.0  # None: some call's price is unknown (shown as "—", never as 0)

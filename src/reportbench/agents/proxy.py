@@ -69,6 +69,20 @@ class TaskLedger:
             u.llm_calls += 1
             return None
 
+    def admit_embedding(self) -> str | None:
+        """Embeddings do not use up `llm_calls` (an agent may embed many chunks) but their tokens count."""
+        b, u = self.budget, self.usage
+        with self.lock:
+            if self.closed:
+                return self._refuse("task already finished", "llm")
+            tokens = u.prompt_tokens + u.completion_tokens
+            if b.tokens is not None and tokens >= b.tokens:
+                return self._refuse(f"tokens: {tokens} of {b.tokens} used", "llm")
+            if b.usd is not None and u.usd is not None and u.usd >= b.usd:
+                return self._refuse(f"usd: {u.usd:.4f} of {b.usd} spent", "llm")
+            u.embedding_calls += 1
+            return None
+
     def admit_search(self) -> str | None:
         b, u = self.budget, self.usage
         with self.lock:
@@ -189,6 +203,8 @@ class AgentProxy:
         app = web.Application(client_max_size=64 * 1024**2)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/embeddings", self._embeddings)
         app.router.add_post("/tavily/search", self._tavily)
         app.router.add_post("/exa/search", self._exa)
         return app
@@ -273,6 +289,43 @@ class AgentProxy:
         params = {k: v for k, v in body.items() if k != "model"}
         resp = await litellm.acompletion(model=self.cfg.model, api_key=self._key, **params)
         return 200, resp.model_dump()
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        """Embeddings for agents that rank chunks with them (gpt-researcher): forwarded like chat, counted apart."""
+        body = await self._json(request)
+        if body is None:
+            return _error(400, "the body is not a JSON object", "invalid_request_error")
+        ledger = self._ledger(request, body)
+        if ledger is None:
+            return _error(401, "unknown proxy token", "invalid_api_key")
+        refused = ledger.admit_embedding()
+        if refused is not None:
+            return _error(402, f"budget exceeded: {refused}", "budget_exceeded")
+        model = str(self.cfg.options.get("embedding_model") or body.get("model") or "text-embedding-3-small")
+        try:
+            if self.cfg.api_base:
+                assert self._http is not None
+                headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+                url = self.cfg.api_base.rstrip("/") + "/embeddings"
+                async with self._http.post(url, json={**body, "model": model}, headers=headers) as r:
+                    status, data = r.status, await r.json(content_type=None)
+            else:
+                import litellm  # import cost: ~3.5 s, only for hosted providers
+
+                params = {k: v for k, v in body.items() if k not in ("model", "input")}
+                resp = await litellm.aembedding(model=model, input=body.get("input"), api_key=self._key, **params)
+                status, data = 200, resp.model_dump()
+        except Exception as exc:  # noqa: BLE001 - relayed as a 502 with the reason (redacted)
+            return _error(502, _redacted(f"upstream: {type(exc).__name__}: {exc}", self._secrets), "upstream_error")
+        if status >= 400 or not isinstance(data, dict):
+            return web.Response(
+                status=status if status >= 400 else 502,
+                content_type="application/json",
+                text=_redacted(json.dumps(data), self._secrets),
+            )
+        prompt = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+        ledger.add_tokens(prompt, 0, self.price(prompt, 0))
+        return web.json_response(data)
 
     # -- search
     async def _search(self, request: web.Request, api: str) -> web.Response:

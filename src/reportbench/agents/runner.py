@@ -332,6 +332,7 @@ def _publish(run: AgentRun, rec: TaskRecord, task: Task, out_dir: Path) -> tuple
 def _totals(records: list[TaskRecord]) -> dict[str, Any]:
     fields = (
         "llm_calls",
+        "embedding_calls",
         "llm_refused",
         "prompt_tokens",
         "completion_tokens",
