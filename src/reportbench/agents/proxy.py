@@ -361,7 +361,7 @@ class AgentProxy:
                     "url": h.url,
                     "content": h.content,
                     "score": h.score,
-                    "raw_content": None,
+                    "raw_content": h.content if body.get("include_raw_content") else None,
                     "published_date": h.published,
                 }
                 for h in hits
