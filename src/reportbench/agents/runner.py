@@ -222,7 +222,7 @@ class AgentRun:
         if rec.report_file and raw_text:
             _atomic_write(self.work / rec.report_file, redact(raw_text, self.secrets, patterns=False))
         # the record last: its presence means the task is finished (the resume test relies on this order)
-        text = redact(rec.model_dump_json(indent=2), self.secrets)
+        text = redact(rec.model_dump_json(indent=2), self.secrets, patterns=False)  # queries may look key-ish
         _atomic_write(self.work / f"{self._key(task)}.json", text)
         return TaskRecord.model_validate_json(text)  # what is published is what was written: redacted
 
