@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,12 @@ def reproduced_template(tmp_path_factory: pytest.TempPathFactory) -> Any:
     dest = copy_working_tree(REPO_ROOT, tmp_path_factory.mktemp("reproduced") / "repo")
     output, seconds = run_timed([sys.executable, "-m", "dvc", "repro"], dest, timeout=900)
     return Reproduced(dest, output, seconds)
+
+
+@pytest.fixture()
+def stub_search() -> Iterator[Any]:
+    """A loopback Tavily/Exa-compatible search server (self-authored results): `.tavily_url`, `.exa_url`, `.counts`."""
+    from reportbench.agents.search.stub import stub_search_thread
+
+    with stub_search_thread() as server:
+        yield server

@@ -25,6 +25,8 @@ SUBCOMMAND_MODULES = [
     "reportbench.systems.check",  # check (a system's folder before scoring; docs/mapping.md)
     "reportbench.reproduce",  # reproduce <benchmark>/<table> | --list (published tables under their presets)
     "reportbench.interop.export",  # export <benchmark>: results in the authors' result formats
+    "reportbench.agents.envs",  # agents install|ls (docs/agents.md)
+    "reportbench.agents.search.stub",  # stub-search
 ]
 
 
