@@ -1,0 +1,145 @@
+"""The search interface, the backends' registry and `SearchService` (cache + rate limit around a backend).
+
+Why a service around the backends: every agent in a comparison must see the same search, pay for a query once
+a day (same query, same backend, same `max_results`, same UTC day → the cached answer, no second request), and
+respect one per-backend rate limit across every process on the machine (the judges' sqlite token bucket).
+Keys come from the environment only (`api_key_env` or the backend's usual variable) and never reach a cache row.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+
+class SearchError(RuntimeError):
+    """A backend failed (timeout, HTTP error, missing key); the message names the backend and never the key."""
+
+
+class SearchHit(BaseModel):
+    title: str = ""
+    url: str
+    content: str = ""  # a snippet or the document's text (cut to a few thousand characters)
+    score: float | None = None
+    published: str | None = None
+
+
+class SearchBackend(Protocol):
+    name: str
+
+    def search(self, query: str, max_results: int) -> list[SearchHit]: ...
+
+
+# requests per minute when the config sets none (arXiv asks for one request every 3 s)
+DEFAULT_RPM: dict[str, float | None] = {"arxiv": 20.0, "openalex": 300.0, "tavily": None, "exa": None, "bm25": None}
+KEY_ENV: dict[str, str] = {"tavily": "TAVILY_API_KEY", "exa": "EXA_API_KEY", "openalex": "OPENALEX_API_KEY"}
+
+
+def backend_key(backend: str, api_key_env: str | None, *, required: bool) -> str | None:
+    """The backend's key from the environment (fail fast with the variable's name when it is required)."""
+    env = api_key_env or KEY_ENV.get(backend)
+    value = os.environ.get(env) if env else None
+    if required and not value:
+        raise SearchError(f"search backend {backend}: set the environment variable {env} (its API key)")
+    return value or None
+
+
+@dataclass
+class Doc:
+    """A document the offline BM25 backend can return (the release's corpus)."""
+
+    url: str
+    title: str
+    text: str
+    published: str | None = None
+
+
+def make_backend(cfg: Any, docs: Sequence[Doc] = ()) -> SearchBackend:
+    """A backend from a `SearchConfig` (agents.protocol); `docs` feed the offline BM25 backend."""
+    name = cfg.backend
+    timeout = float(cfg.timeout_s)
+    if name == "bm25":
+        from reportbench.agents.search.bm25 import BM25Backend
+
+        return BM25Backend(docs)
+    if name == "tavily":
+        from reportbench.agents.search.web import TavilyBackend
+
+        key = backend_key("tavily", cfg.api_key_env, required=cfg.api_base is None)
+        return TavilyBackend(key, api_base=cfg.api_base, timeout_s=timeout)
+    if name == "exa":
+        from reportbench.agents.search.web import ExaBackend
+
+        key = backend_key("exa", cfg.api_key_env, required=cfg.api_base is None)
+        return ExaBackend(key, api_base=cfg.api_base, timeout_s=timeout)
+    if name == "arxiv":
+        from reportbench.agents.search.scholarly import ArxivBackend
+
+        return ArxivBackend(timeout_s=timeout)
+    if name == "openalex":
+        from reportbench.agents.search.scholarly import OpenAlexBackend
+
+        return OpenAlexBackend(backend_key("openalex", cfg.api_key_env, required=False), timeout_s=timeout)
+    raise SearchError(f"unknown search backend {name!r}")
+
+
+def _utc_day() -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime())
+
+
+class SearchService:
+    """A backend with the per-day cache and the shared per-backend rate limit; counts what reached the backend."""
+
+    def __init__(
+        self,
+        backend: SearchBackend,
+        *,
+        cache_path: str | Path | None,
+        requests_per_minute: float | None = None,
+        limiter_path: str | Path | None = None,
+        day: Callable[[], str] = _utc_day,
+    ) -> None:
+        from reportbench.agents.search.cache import SearchCache
+
+        self.backend = backend
+        self.cache = SearchCache(cache_path) if cache_path else None
+        self.day = day
+        self.requests = 0  # requests that reached the backend (cache misses)
+        rpm = requests_per_minute if requests_per_minute is not None else DEFAULT_RPM.get(backend.name)
+        self._limiter = None
+        if rpm:
+            from reportbench.judges.ratelimit import DEFAULT_STATE_PATH, shared_limiter
+
+            self._limiter = shared_limiter(limiter_path or DEFAULT_STATE_PATH, f"search:{backend.name}", rpm, None)
+
+    def search(self, query: str, max_results: int) -> tuple[list[SearchHit], bool]:
+        """(hits, came_from_cache). A backend error propagates as SearchError and is not cached."""
+        key = (self.backend.name, " ".join(query.split()), int(max_results), self.day())
+        if self.cache is not None:
+            hit = self.cache.get(*key)
+            if hit is not None:
+                return [SearchHit.model_validate(h) for h in hit], True
+        if self._limiter is not None:
+            wait = self._limiter.reserve()
+            if wait > 0:
+                time.sleep(wait)
+        self.requests += 1
+        try:
+            hits = self.backend.search(key[1], int(max_results))
+        except SearchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a client's own error types, one message naming the backend
+            raise SearchError(f"search backend {self.backend.name}: {type(exc).__name__}: {exc}") from exc
+        if self.cache is not None:
+            self.cache.put(*key, [h.model_dump() for h in hits])
+        return hits, False
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()

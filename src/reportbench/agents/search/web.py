@@ -1,0 +1,80 @@
+"""Tavily and Exa through their HTTP APIs (the same JSON their PyPI clients `tavily-python` and `exa-py` send):
+no extra dependency, and the loopback stub speaks the same API, so the real request path is what tests run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reportbench.agents.search.base import SearchError, SearchHit
+
+TAVILY_BASE = "https://api.tavily.com"
+EXA_BASE = "https://api.exa.ai"
+
+
+def _post(backend: str, url: str, body: dict[str, Any], headers: dict[str, str], timeout_s: float) -> Any:
+    import requests
+
+    try:
+        resp = requests.post(url, json=body, headers=headers, timeout=timeout_s)
+    except requests.RequestException as exc:
+        raise SearchError(f"search backend {backend}: {type(exc).__name__}") from exc
+    if resp.status_code >= 400:
+        raise SearchError(f"search backend {backend}: HTTP {resp.status_code}")
+    try:
+        return resp.json()
+    except ValueError as exc:
+        raise SearchError(f"search backend {backend}: the answer is not JSON") from exc
+
+
+class TavilyBackend:
+    name = "tavily"
+
+    def __init__(self, api_key: str | None, *, api_base: str | None = None, timeout_s: float = 30.0) -> None:
+        self.api_key = api_key
+        self.base = (api_base or TAVILY_BASE).rstrip("/")
+        self.timeout_s = timeout_s
+
+    def search(self, query: str, max_results: int) -> list[SearchHit]:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        body = {"query": query, "max_results": max_results, "search_depth": "basic"}
+        data = _post(self.name, f"{self.base}/search", body, headers, self.timeout_s)
+        out = []
+        for r in (data or {}).get("results") or []:
+            if isinstance(r, dict) and r.get("url"):
+                out.append(
+                    SearchHit(
+                        title=str(r.get("title") or ""),
+                        url=str(r["url"]),
+                        content=str(r.get("content") or "")[:4000],
+                        score=r.get("score") if isinstance(r.get("score"), int | float) else None,
+                        published=r.get("published_date"),
+                    )
+                )
+        return out[:max_results]
+
+
+class ExaBackend:
+    name = "exa"
+
+    def __init__(self, api_key: str | None, *, api_base: str | None = None, timeout_s: float = 30.0) -> None:
+        self.api_key = api_key
+        self.base = (api_base or EXA_BASE).rstrip("/")
+        self.timeout_s = timeout_s
+
+    def search(self, query: str, max_results: int) -> list[SearchHit]:
+        headers = {"x-api-key": self.api_key} if self.api_key else {}
+        body = {"query": query, "numResults": max_results, "contents": {"text": {"maxCharacters": 4000}}}
+        data = _post(self.name, f"{self.base}/search", body, headers, self.timeout_s)
+        out = []
+        for r in (data or {}).get("results") or []:
+            if isinstance(r, dict) and r.get("url"):
+                out.append(
+                    SearchHit(
+                        title=str(r.get("title") or ""),
+                        url=str(r["url"]),
+                        content=str(r.get("text") or r.get("summary") or "")[:4000],
+                        score=r.get("score") if isinstance(r.get("score"), int | float) else None,
+                        published=r.get("publishedDate"),
+                    )
+                )
+        return out[:max_results]
