@@ -8,8 +8,9 @@ flow (its own HTTP client, prompts, parsers) and then checks what the adapter ma
 
 - `ScriptedLLM(script)`: OpenAI-compatible `POST /v1/chat/completions` (plain and `stream: true`),
   `GET /v1/models`; `requests` keeps every body for assertions.
-- `SearchStub()`: Tavily-compatible `POST /search` (body `query`, `max_results`; `POST /extract`) and
-  Exa-compatible `POST /search` (told apart by the body's `numResults`), answering self-authored results whose URLs point back
+- `SearchStub()`: Tavily-compatible `POST /tavily/search` (body `query`, `max_results`; `POST /tavily/extract`)
+  and Exa-compatible `POST /exa/search` (body `query`, `numResults`), as the search proxy lays them out
+  (docs/agents.md §4), answering self-authored results whose URLs point back
   at this server (`GET /page/<n>` serves a small HTML page), so page visits stay on loopback too.
 
 Both run on 127.0.0.1 in a daemon thread (`with ScriptedLLM(script) as llm: llm.base_url`).
@@ -225,7 +226,7 @@ class SearchStub(_Server):
 
     def post(self, h: Any, path: str, body: dict[str, Any]) -> None:
         query = str(body.get("query") or "")
-        if path.rstrip("/").endswith("/search") and "numResults" in body:
+        if path.rstrip("/").endswith("/search") and ("/exa/" in path or "numResults" in body):
             k = int(body.get("numResults") or 3)
             res = [{"id": r["url"], "url": r["url"], "title": r["title"], "text": r["content"],
                     "score": r["score"], "publishedDate": None, "author": None} for r in self.results(query, k)]
@@ -270,36 +271,27 @@ class SearchStub(_Server):
 
 REPO = Path(__file__).resolve().parents[1]
 ADAPTERS = REPO / "src" / "reportbench" / "agents" / "adapters"
-REQUIREMENTS = REPO / "src" / "reportbench" / "agents" / "requirements"
-
-
-def agents_home() -> Path:
-    """Where agent venvs live: $REPORTBENCH_AGENTS_HOME, else the repository's `.reportbench/agents/`.
-
-    One build per CI run: every test that needs a kind's venv reuses it (built on first use).
-    """
-    return Path(os.environ.get("REPORTBENCH_AGENTS_HOME") or REPO / ".reportbench" / "agents")
 
 
 def agent_python(kind: str) -> Path:
-    """The kind's venv interpreter, building the venv from our pinned requirements on first use.
+    """The kind's venv interpreter (`reportbench agents install <kind>`), built on first use and reused.
 
-    A venv whose stamp (sha256 of the requirements file) differs is rebuilt, so a changed pin never runs stale.
+    One build per CI run: every test that needs a kind reuses `$REPORTBENCH_AGENTS_HOME/<kind>/venv`. A venv
+    whose stamp (sha256 of our requirements file) differs is rebuilt, so a changed pin never runs stale.
     """
-    req = REQUIREMENTS / f"{kind}.txt"
-    venv = agents_home() / kind / "venv"
-    py = venv / "bin" / "python"
-    digest = hashlib.sha256(req.read_bytes()).hexdigest()
-    stamp = venv / ".requirements.sha256"
-    if py.exists() and stamp.exists() and stamp.read_text().strip() == digest:
-        return py
+    from reportbench.agents import envs
+
+    digest = hashlib.sha256(envs.requirements_file(kind).read_bytes()).hexdigest()
+    stamp = envs.agents_home() / kind / "requirements.sha256"
+    if envs.venv_python(kind).is_file() and envs.lock_file(kind).is_file() and stamp.is_file() \
+            and stamp.read_text().strip() == digest:
+        return envs.python_for(kind)
+    venv = envs.agents_home() / kind / "venv"
     if venv.exists():
         shutil.rmtree(venv)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-r", str(req)], check=True)
+    envs.install(kind, pip_args=["--no-deps", "-q"], echo=False)  # the file pins every package
     stamp.write_text(digest + "\n")
-    return py
+    return envs.python_for(kind)
 
 
 def run_adapter(kind: str, request: dict[str, Any], *, env: dict[str, str] | None = None,
@@ -318,17 +310,19 @@ def run_adapter(kind: str, request: dict[str, Any], *, env: dict[str, str] | Non
 
 def make_request(llm: ScriptedLLM, search: SearchStub, workdir: Path, *, task_id: str = "t1",
                  question: str = "How do deep-research agents keep their citations accurate?",
-                 backend: str = "tavily", budget: dict[str, Any] | None = None) -> dict[str, Any]:
+                 backend: str = "tavily", budget: dict[str, Any] | None = None,
+                 options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The adapter protocol's request for one task against the two stubs."""
     return {
         "task_id": task_id,
         "benchmark": "demo",
         "question": question,
         "llm": {"model": "stub-agent", "base_url": llm.base_url, "api_key_env": "STUB_LLM_KEY"},
-        "search": {"backend": backend, "base_url": search.base_url, "api_key_env": "STUB_SEARCH_KEY",
-                   "max_results": 3},
+        "search": {"backend": backend, "base_url": f"{search.base_url}/tavily",
+                   "exa_base_url": f"{search.base_url}/exa", "api_key_env": "STUB_SEARCH_KEY", "max_results": 3},
         "budget": budget or {},
         "workdir": str(workdir),
+        "options": options or {},
     }
 
 

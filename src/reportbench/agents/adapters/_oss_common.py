@@ -110,10 +110,11 @@ def _redact(text: str) -> str:
 
 
 def classify(exc: BaseException) -> tuple[str, str]:
-    """(outcome, reason) for an agent's exception: the budget proxy's refusals are `over_budget`."""
+    """(outcome, reason) for an agent's exception: the budget proxy's refusals (HTTP 402, `budget_exceeded`) are
+    `over_budget` (the runner also sets it from the proxies' own counts, whatever we say)."""
     text = f"{type(exc).__name__}: {exc}"
     low = text.lower()
-    outcome = "over_budget" if ("budget" in low or "over_budget" in low) else "failed"
+    outcome = "over_budget" if ("budget_exceeded" in low or "over_budget" in low or "402" in low) else "failed"
     return outcome, _redact(text)[:MAX_REASON]
 
 
@@ -122,9 +123,10 @@ def search_http(req: dict[str, Any], query: str, k: int | None = None) -> list[d
     s = req["search"]
     backend = str(s.get("backend", "tavily")).lower()
     k = int(k or s.get("max_results") or 5)
-    base = str(s["base_url"]).rstrip("/")
+    base = str(s["base_url"]).rstrip("/")  # Tavily-compatible (the search proxy)
     key = search_key(req)
-    if backend == "exa":
+    if backend == "exa" and s.get("exa_base_url"):
+        base = str(s["exa_base_url"]).rstrip("/")
         payload: dict[str, Any] = {"query": query, "numResults": k, "contents": {"text": {"maxCharacters": 2000}}}
         headers = {"x-api-key": key}
     else:
@@ -166,7 +168,7 @@ def run(main: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
         try:
             result = main(req)
             result.setdefault("outcome", "ok")
-            result.setdefault("reason", "")
+            result.setdefault("reason", None)
         except Exception as exc:
             traceback.print_exc(file=sys.stderr)
             outcome, reason = classify(exc)
@@ -181,6 +183,6 @@ def package_version(dist: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return f"{dist}=={version(dist)}"
+        return f"{dist} {version(dist)}"
     except PackageNotFoundError:
-        return f"{dist}==?"
+        return f"{dist} ?"

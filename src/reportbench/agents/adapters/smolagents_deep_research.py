@@ -82,7 +82,7 @@ def build_tools(req: dict[str, Any], sources: common.Sources, stats: dict[str, A
                     raw = resp.read(2_000_000)
             except Exception as exc:  # a dead page is an observation for the agent, not a crash
                 return f"Could not read {url}: {type(exc).__name__}"
-            stats["pages_read"] += 1
+            stats["pages_read"].append(url)
             n = sources.add(url)
             return f"[{n}] {url}\n{_page_text(raw)}"
 
@@ -97,7 +97,7 @@ def main(req: dict[str, Any]) -> dict[str, Any]:
     model = OpenAIServerModel(model_id=llm["model"], api_base=common.llm_base(req), api_key=common.llm_key(req),
                               client_kwargs={"max_retries": 2})
     sources = common.Sources()
-    stats: dict[str, Any] = {"queries": [], "pages_read": 0}
+    stats: dict[str, Any] = {"queries": [], "pages_read": []}
     search_agent = ToolCallingAgent(
         tools=build_tools(req, sources, stats),
         model=model,
@@ -121,9 +121,8 @@ def main(req: dict[str, Any]) -> dict[str, Any]:
     result = manager.run(TASK.format(question=req["question"]), return_full_result=True)
     body = str(result.output or "")
     outcome = "ok" if result.state == "success" and body.strip() else "failed"
-    reason = "" if outcome == "ok" else f"agent ended with state {result.state!r} and {len(body)} chars"
+    reason = None if outcome == "ok" else f"agent ended with state {result.state!r} and {len(body)} chars"
     cited = common.cited_numbers(body)
-    usage = result.token_usage.dict() if result.token_usage is not None else None
     return {
         "report_markdown": common.render(body, sources.references(cited)) if body.strip() else "",
         "references": sources.references(cited),
@@ -131,7 +130,6 @@ def main(req: dict[str, Any]) -> dict[str, Any]:
         "pages_read": stats["pages_read"],
         "agent_version": common.package_version("smolagents"),
         "models": [llm["model"]],
-        "tokens": usage,
         "outcome": outcome,
         "reason": reason,
     }
