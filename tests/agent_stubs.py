@@ -234,7 +234,8 @@ class SearchStub(_Server):
             return
         if path.rstrip("/").endswith("/search"):
             k = int(body.get("max_results") or 3)
-            res = [{**r, "raw_content": None} for r in self.results(query, k)]
+            raw = bool(body.get("include_raw_content"))
+            res = [{**r, "raw_content": self._page_text(r["url"]) if raw else None} for r in self.results(query, k)]
             h.send_json({"query": query, "results": res, "answer": None, "images": [],
                          "follow_up_questions": None, "response_time": 0.01})
             return

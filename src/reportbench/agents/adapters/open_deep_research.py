@@ -21,13 +21,20 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _oss_common as common  # noqa: E402
+_HERE = Path(__file__).resolve().parent
+# this file's name would shadow the agent's own package (open_deep_research is even a namespace package, which
+# any plain module of that name beats): our folder leaves sys.path and the shared helpers load by file path
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+_spec = importlib.util.spec_from_file_location("_oss_common", _HERE / "_oss_common.py")
+assert _spec is not None and _spec.loader is not None
+common = importlib.util.module_from_spec(_spec)
+sys.modules["_oss_common"] = common
+_spec.loader.exec_module(common)
 
 RECURSION_LIMIT = 100
 _SOURCES_HEADING = re.compile(r"(?im)^\s{0,3}#{1,6}\s*(sources|references)\s*:?\s*$")
