@@ -7,7 +7,7 @@ request body) decides each assistant message, so a test drives an agent through 
 flow (its own HTTP client, prompts, parsers) and then checks what the adapter made of the result.
 
 - `ScriptedLLM(script)`: OpenAI-compatible `POST /v1/chat/completions` (plain and `stream: true`),
-  `GET /v1/models`; `requests` keeps every body for assertions.
+  `POST /v1/embeddings` (hashed bag-of-words vectors), `GET /v1/models`; `requests` keeps every body for assertions.
 - `SearchStub()`: Tavily-compatible `POST /tavily/search` (body `query`, `max_results`; `POST /tavily/extract`)
   and Exa-compatible `POST /exa/search` (body `query`, `numResults`), as the search proxy lays them out
   (docs/agents.md §4), answering self-authored results whose URLs point back
@@ -123,6 +123,9 @@ class ScriptedLLM(_Server):
         super().get(h, path)
 
     def post(self, h: Any, path: str, body: dict[str, Any]) -> None:
+        if path.rstrip("/").endswith("/embeddings"):
+            h.send_json(embeddings_payload(body))
+            return
         if not path.rstrip("/").endswith("/chat/completions"):
             super().post(h, path, body)
             return
@@ -172,6 +175,26 @@ class ScriptedLLM(_Server):
         h.wfile.write(b"data: [DONE]\n\n")
         h.wfile.flush()
         h.close_connection = True
+
+
+def _hashed_vector(item: Any, dim: int = 64) -> list[float]:
+    """A deterministic unit vector for a text (hashed words) or a token-id list (hashed ids)."""
+    toks = [str(t) for t in item] if isinstance(item, list) else re.findall(r"[a-z0-9]+", str(item).lower())
+    v = [0.0] * dim
+    for t in toks:
+        v[int(hashlib.md5(t.encode()).hexdigest()[:8], 16) % dim] += 1.0
+    norm = sum(x * x for x in v) ** 0.5 or 1.0
+    return [x / norm for x in v]
+
+
+def embeddings_payload(body: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI `POST /v1/embeddings` answer: one hashed vector per input (text or token ids)."""
+    inputs = body.get("input")
+    items = inputs if isinstance(inputs, list) and inputs and not isinstance(inputs[0], int) else [inputs]
+    data = [{"object": "embedding", "index": i, "embedding": _hashed_vector(x)} for i, x in enumerate(items)]
+    n = sum(len(str(x).split()) for x in items)
+    return {"object": "list", "data": data, "model": body.get("model", "stub-embed"),
+            "usage": {"prompt_tokens": n, "total_tokens": n}}
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -251,7 +274,9 @@ class SearchStub(_Server):
         m = re.search(r"/page/(\d+)", url)
         n = int(m.group(1)) if m else 0
         topic = TOPICS[(n - 1) % len(TOPICS)] if n else "nothing"
-        return f"Stub page {n}. This page discusses {topic} in a few plain sentences for offline tests."
+        return (f"Stub page {n}. This page discusses {topic} in a few plain sentences for offline tests. "
+                f"It was written for reportbench's own tests and says nothing true or false about {topic}; "
+                "scrapers that drop pages under a hundred characters still keep it.")
 
     def get(self, h: Any, path: str) -> None:
         if re.fullmatch(r"/page/\d+", path):
