@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +94,12 @@ def _no_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture()
+def stub_search() -> Iterator[Any]:
+    """A loopback Tavily/Exa-compatible search server (self-authored results): `.tavily_url`, `.exa_url`, `.counts`."""
+    from reportbench.agents.search.stub import stub_search_thread
+
+    with stub_search_thread() as server:
+        yield server

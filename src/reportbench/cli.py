@@ -21,6 +21,8 @@ SUBCOMMAND_MODULES = [
     "reportbench.live_pipeline",  # live init
     "reportbench.agreement.annotate",  # annotate (human-label page)
     "reportbench.site.cli",  # view
+    "reportbench.agents.envs",  # agents install|ls (docs/agents.md)
+    "reportbench.agents.search.stub",  # stub-search
 ]
 
 

@@ -105,6 +105,7 @@ class Ledger:
     completion_tokens: int | None = None  # --completion-tokens
     offline_only: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    agents: list[dict[str, Any]] = field(default_factory=list)  # agent systems' worst case from their budgets
 
     def step(self, stage: str, task: str, model: str) -> StepCost:
         key = (stage, task, model)
@@ -228,7 +229,14 @@ def _ensure_built(params: dict[str, Any], b: str, work: Path, log: list[str]) ->
         if not (release / "release.json").is_file():
             pipeline.build_release(params, b, release)
             log.append(f"{b}: release {rel!r} built in a temp dir (not in data/releases yet)")
-    systems = plan["systems"]
+    from reportbench.agents.budget_estimate import is_agent
+
+    # an agent is never run to estimate (it would spend its budget): its judge stages wait for its real run
+    not_run = [s for s in plan["systems"] if is_agent(pipeline.system_spec(params, b, s))
+               and not (runs / s / "outcomes.jsonl").is_file()]
+    if not_run:
+        log.append(f"{b}: agent systems {not_run} not run yet: their budgets are listed, their judging is not")
+    systems = [s for s in plan["systems"] if s not in not_run]
     missing = [s for s in systems if not (runs / s / "outcomes.jsonl").is_file()]
     if missing:
         tmp_runs = work / b / "runs"
@@ -286,6 +294,8 @@ def estimate(
             for name, j in plan["judges"].items():
                 if j["benchmark"] != b or (systems and j["system"] not in systems):
                     continue
+                if not (runs / j["system"] / "outcomes.jsonl").is_file():
+                    continue  # an agent not run yet (see _ensure_built's note)
                 stage[0] = f"judge@{name}"
                 out = work / b / "judgments" / j["system"] / j["member"]
                 with _quiet():
@@ -293,6 +303,7 @@ def estimate(
                         params, b, j["system"], j["member"], release, runs / j["system"], out,
                         work / b / "usage" / f"{name}.json", pages_dir=pages,
                     )
+            ledger.agents.extend(_agent_budgets(params, b, release, systems))
             if b in plan["cross"]:
                 stage[0] = f"cross@{b}"
                 with _quiet():
@@ -300,6 +311,20 @@ def estimate(
     _mark_chained(ledger)
     ledger.skipped = log
     return ledger
+
+
+def _agent_budgets(params: dict[str, Any], b: str, release: Path, systems: list[str] | None) -> list[dict[str, Any]]:
+    """Worst-case rows (tasks × per-task budget) for the benchmark's agent systems (docs/agents.md)."""
+    from reportbench import pipeline
+    from reportbench.agents.budget_estimate import budget_row, is_agent
+    from reportbench.release.format import read_release
+
+    rows = []
+    for s in params["plan"]["benchmarks"][b]["systems"]:
+        spec = pipeline.system_spec(params, b, s)
+        if is_agent(spec) and (not systems or s in systems):
+            rows.append(budget_row(f"system@{b}.{s}", spec, len(read_release(release).tasks)))
+    return rows
 
 
 def only_systems(params: dict[str, Any], keep: list[str]) -> dict[str, Any]:
@@ -388,6 +413,7 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
         "unpriced_models": sorted(unpriced),
         "offline_stages": sorted(set(ledger.offline_only)),
         "notes": ledger.skipped,
+        "agents": ledger.agents,
     }
 
 
@@ -425,7 +451,10 @@ def format_table(summary: Mapping[str, Any]) -> str:
         notes.append(f"offline judge (no cost): {', '.join(summary['offline_stages'][:5])}")
     notes += summary["notes"]
     notes.append("completion tokens: the offline answer's size (a floor) unless --completion-tokens is given")
-    return "\n".join(lines + [f"note: {n}" for n in notes])
+    from reportbench.agents.budget_estimate import format_rows
+
+    agents = format_rows(list(summary.get("agents") or []))
+    return "\n".join(lines + [f"note: {n}" for n in notes]) + (("\n" + agents) if agents else "")
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:

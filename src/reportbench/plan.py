@@ -42,10 +42,12 @@ def build_plan(
 
     benchmarks = dict(benchmarks or {})
     agents = dict(agents or {})
+    from reportbench.agents.protocol import AGENT_KINDS as RUN_AGENT_KINDS  # pure data (docs/agents.md)
+
     for name, spec in agents.items():
         kind = (spec or {}).get("kind")
-        if kind not in AGENT_KINDS:
-            raise PlanError(f"agents.{name}.kind: {kind!r}; an agent must be one of {AGENT_KINDS}")
+        if kind not in AGENT_KINDS + RUN_AGENT_KINDS:
+            raise PlanError(f"agents.{name}.kind: {kind!r}; an agent must be one of {AGENT_KINDS + RUN_AGENT_KINDS}")
         validate_system(f"agents.{name}", spec)
     for b in sorted(benchmarks):
         cfg = benchmarks[b] or {}
@@ -107,7 +109,8 @@ def build_plan(
                 "system": s,
                 "release": release,
                 "params": f"agents.{s}" if is_agent else f"benchmarks.{b}.systems.{s}",
-                "path": (spec or {}).get("path") or "src/reportbench/systems",
+                "path": (spec or {}).get("path") or _default_path(spec),
+                "env_lock": _env_lock(spec),
             }
             for m in members:
                 key = f"{b}.{s}" if members == [DEFAULT_MEMBER] else f"{b}.{s}.{m}"
@@ -122,6 +125,24 @@ def build_plan(
     plan["runs"] = runs
     plan["judges"] = judges
     return plan
+
+
+def _default_path(spec: Any) -> str:
+    """The code a system stage depends on when its entry names none: the agents' package for agent kinds."""
+    from reportbench.agents.protocol import AGENT_KINDS as RUN_AGENT_KINDS  # pure data
+
+    return "src/reportbench/agents" if (spec or {}).get("kind") in RUN_AGENT_KINDS else "src/reportbench/systems"
+
+
+def _env_lock(spec: Any) -> str:
+    """The environment a system runs in, as a DVC dependency: a venv kind's lock (`reportbench agents install`),
+    reportbench's own constraints for the built-in agent kinds, the systems' shared records for the rest."""
+    from reportbench.agents.protocol import BUILTIN_KINDS, VENV_KINDS, lock_path
+
+    kind = (spec or {}).get("kind")
+    if kind in VENV_KINDS:
+        return lock_path(kind)
+    return "constraints.txt" if kind in BUILTIN_KINDS else "src/reportbench/systems/base.py"
 
 
 def _resolve_plan(*, _root_: Any) -> Any:

@@ -287,6 +287,7 @@ class StubServer:
     def make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._log_request], client_max_size=1024**3)
         _BatchEndpoints(self).add_routes(app)
+        _ResponsesEndpoints(self).add_routes(app)
         app.router.add_get("/log", self._log)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
@@ -818,6 +819,121 @@ def _stub_offline(inputs: Any, params: dict[str, Any]) -> OfflineVerdict:
 # ------------------------------------------------------------------------------------------------
 # Sync helper and CLI
 # ------------------------------------------------------------------------------------------------
+
+
+class _ResponsesEndpoints:
+    """The Responses API's background mode as deep-research models use it: `POST /v1/responses` (with
+    `background: true` → `queued`), `GET /v1/responses/{id}` (`in_progress` until `responses_delay_s` after
+    creation, then `completed`), `POST /v1/responses/{id}/cancel`. A completed response carries one
+    `web_search_call` per `max_tool_calls` (at most 2), a message whose `output_text` cites two self-authored
+    pages through `url_citation` annotations, and usage. Counters: `responses_created`, `responses_polls`,
+    `responses_cancelled`. Set `server.responses_delay_s` (default 0.2 s) to make runs slower."""
+
+    def __init__(self, server: StubServer) -> None:
+        self.s = server
+        self.store: dict[str, dict[str, Any]] = {}
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/responses", self.create)
+        app.router.add_post("/v1/embeddings", self.embeddings)
+        app.router.add_get("/v1/responses/{rid}", self.retrieve)
+        app.router.add_post("/v1/responses/{rid}/cancel", self.cancel)
+
+    def _denied(self, request: web.Request) -> web.Response | None:
+        want = self.s.require_api_key
+        got = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if want is None or got == want:
+            return None
+        status, body = FATAL_FAULT_BODIES["401"]
+        return web.json_response({"error": {**body, "message": body["message"].format(key=got)}}, status=status)
+
+    @staticmethod
+    def _completed(rid: str, req: Mapping[str, Any]) -> dict[str, Any]:
+        prompt = str(req.get("input") if isinstance(req.get("input"), str) else json.dumps(req.get("input")))
+        words = re.findall(r"[A-Za-z]{4,}", prompt)[:6] or ["research"]
+        topic = " ".join(words)
+        digest = hashlib.sha256(prompt.encode()).hexdigest()[:8]
+        urls = [f"https://stub-research.example/{digest}/{k}" for k in (1, 2)]
+        first = f"Studies of {topic} report consistent findings across settings."
+        second = f" A second line of work on {words[0]} confirms the main effect."
+        text = f"# Report on {topic}\n\n{first}{second}\n"
+        start1 = text.index(first)
+        start2 = text.index(second) + 1
+        annotations = [
+            {"type": "url_citation", "start_index": start1, "end_index": start1 + len(first), "url": urls[0],
+             "title": f"Stub source on {words[0]}"},
+            {"type": "url_citation", "start_index": start2, "end_index": start2 + len(second) - 1, "url": urls[1],
+             "title": f"Stub follow-up on {words[0]}"},
+        ]
+        n_search = max(0, min(2, int(req.get("max_tool_calls") or 2)))
+        searches = [
+            {"type": "web_search_call", "id": f"ws_{rid}_{k}", "status": "completed",
+             "action": {"type": "search", "query": f"{topic} {k}"}}
+            for k in range(n_search)
+        ]
+        message = {"type": "message", "id": f"msg_{rid}", "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": text, "annotations": annotations}]}
+        n_in, n_out = _rough_tokens(prompt), _rough_tokens(text)
+        return {"output": [*searches, message],
+                "usage": {"input_tokens": n_in, "output_tokens": n_out, "total_tokens": n_in + n_out}}
+
+    def _view(self, rid: str) -> dict[str, Any]:
+        entry = self.store[rid]
+        base = {"id": rid, "object": "response", "created_at": int(entry["created"]), "model": entry["model"],
+                "output": [], "usage": None, "error": None, "incomplete_details": None, "background": True}
+        if entry["status"] == "cancelled":
+            return {**base, "status": "cancelled"}
+        if time.time() - entry["created"] < getattr(self.s, "responses_delay_s", 0.2):
+            return {**base, "status": "in_progress" if entry["polls"] else "queued"}
+        return {**base, "status": "completed", **self._completed(rid, entry["request"])}
+
+    async def create(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        req = await request.json()
+        self.s.counts["responses_created"] += 1
+        rid = f"resp_stub{len(self.store):06d}"
+        self.store[rid] = {"created": time.time(), "model": str(req.get("model") or ""), "request": req,
+                           "status": "queued", "polls": 0}
+        if not req.get("background"):
+            self.store[rid]["created"] = 0.0  # answered at once
+        return web.json_response(self._view(rid))
+
+    async def retrieve(self, request: web.Request) -> web.Response:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        rid = request.match_info["rid"]
+        if rid not in self.store:
+            return web.json_response({"error": {"message": f"No response with id '{rid}'."}}, status=404)
+        self.s.counts["responses_polls"] += 1
+        self.store[rid]["polls"] += 1
+        return web.json_response(self._view(rid))
+
+    async def embeddings(self, request: web.Request) -> web.Response:
+        """Deterministic unit vectors from each input's sha256 (`dimensions`, default 32): agents that rank chunks
+        with embeddings run offline. Counter: `embeddings`."""
+        req = await request.json()
+        texts = req.get("input")
+        texts = [texts] if isinstance(texts, str) else [str(t) for t in texts or []]
+        dim = int(req.get("dimensions") or 32)
+        data = []
+        for i, text in enumerate(texts):
+            raw = hashlib.sha256(text.encode()).digest() * (dim // 32 + 1)
+            vec = [b / 255.0 - 0.5 for b in raw[:dim]]
+            norm = sum(v * v for v in vec) ** 0.5 or 1.0
+            data.append({"object": "embedding", "index": i, "embedding": [v / norm for v in vec]})
+        self.s.counts["embeddings"] += 1
+        n = sum(_rough_tokens(t) for t in texts)
+        return web.json_response({"object": "list", "data": data, "model": str(req.get("model") or ""),
+                                  "usage": {"prompt_tokens": n, "total_tokens": n}})
+
+    async def cancel(self, request: web.Request) -> web.Response:
+        rid = request.match_info["rid"]
+        if rid not in self.store:
+            return web.json_response({"error": {"message": f"No response with id '{rid}'."}}, status=404)
+        self.s.counts["responses_cancelled"] += 1
+        self.store[rid]["status"] = "cancelled"
+        return web.json_response(self._view(rid))
 
 
 @contextlib.contextmanager

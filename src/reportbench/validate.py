@@ -234,13 +234,33 @@ def _system_kinds(benchmark: str | None) -> tuple[str, ...]:
             extra = get_benchmark(benchmark).system_kinds
         except Exception:  # noqa: BLE001 - an unknown benchmark is reported elsewhere
             pass
-    return tuple(sorted({*SYSTEM_KINDS, *extra}))
+    from reportbench.agents.protocol import AGENT_KINDS
+
+    return tuple(sorted({*SYSTEM_KINDS, *AGENT_KINDS, *extra}))
+
+
+def _validate_agent(where: str, spec: Mapping[str, Any]) -> None:
+    """An agent entry (docs/agents.md): its typed model, the first error naming the field."""
+    from pydantic import ValidationError
+
+    from reportbench.agents.protocol import AgentSystemConfig
+
+    try:
+        AgentSystemConfig.model_validate(dict(spec))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"{where}.{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
 
 
 def validate_system(where: str, spec: Any, benchmark: str | None = None) -> None:
     """The fields every system kind shares; each kind checks its own knobs when it runs (one line each)."""
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where}: expected a mapping with a 'kind', got {spec!r}")
+    from reportbench.agents.protocol import AGENT_KINDS  # pure data, no heavy import
+
+    if spec.get("kind") in AGENT_KINDS:
+        _validate_agent(where, spec)
+        return
     if spec.get("kind") not in SYSTEM_KINDS:
         _choices(f"{where}.kind", spec.get("kind"), _system_kinds(benchmark))
     if spec.get("path") is not None:

@@ -80,11 +80,14 @@ def install(kind: str, *, pip_args: list[str] | None = None, echo: bool = True) 
         subprocess.run([sys.executable, "-m", "venv", str(venv)], **run_kw)
     py = str(venv / "bin" / "python")
     try:
-        subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check", "-r", str(req), *(pip_args or [])],
-                       **run_kw)
+        subprocess.run(
+            [py, "-m", "pip", "install", "--disable-pip-version-check", "-r", str(req), *(pip_args or [])], **run_kw
+        )
         frozen = subprocess.run([py, "-m", "pip", "freeze", "--all"], check=True, capture_output=True, text=True)
     except subprocess.CalledProcessError as exc:
-        raise AgentEnvError(f"installing {kind} into {venv} failed (pip exit {exc.returncode}); see pip's output") from exc
+        raise AgentEnvError(
+            f"installing {kind} into {venv} failed (pip exit {exc.returncode}); see pip's output"
+        ) from exc
     lock = lock_file(kind)
     tmp = lock.with_suffix(".tmp")
     tmp.write_text(f"# reportbench agents install {kind}; python {sys.version.split()[0]}\n" + frozen.stdout)
@@ -98,8 +101,14 @@ def _version_from_lock(kind: str) -> str:
     lock = lock_file(kind)
     if not (req.is_file() and lock.is_file()):
         return ""
-    first = next((ln.split("==")[0].split(">=")[0].split("[")[0].strip() for ln in req.read_text().splitlines()
-                  if ln.strip() and not ln.lstrip().startswith(("#", "-"))), "")
+    first = next(
+        (
+            ln.split("==")[0].split(">=")[0].split("[")[0].strip()
+            for ln in req.read_text().splitlines()
+            if ln.strip() and not ln.lstrip().startswith(("#", "-"))
+        ),
+        "",
+    )
     norm = first.lower().replace("_", "-")
     for line in lock.read_text().splitlines():
         name, _, version = line.partition("==")
@@ -113,17 +122,26 @@ def status() -> list[dict[str, str]]:
     rows = []
     for kind in AGENT_KINDS:
         if kind in BUILTIN_KINDS:
-            rows.append({"kind": kind, "environment": "reportbench's own", "installed": "yes", "version": "built-in",
-                         "lock": lock_hash(kind)[:12]})
+            rows.append(
+                {
+                    "kind": kind,
+                    "environment": "reportbench's own",
+                    "installed": "yes",
+                    "version": "built-in",
+                    "lock": lock_hash(kind)[:12],
+                }
+            )
             continue
         installed = venv_python(kind).is_file() and lock_file(kind).is_file()
-        rows.append({
-            "kind": kind,
-            "environment": str(agents_home() / kind / "venv"),
-            "installed": "yes" if installed else "no",
-            "version": _version_from_lock(kind) if installed else "",
-            "lock": lock_hash(kind)[:12] if installed else "",
-        })
+        rows.append(
+            {
+                "kind": kind,
+                "environment": str(agents_home() / kind / "venv"),
+                "installed": "yes" if installed else "no",
+                "version": _version_from_lock(kind) if installed else "",
+                "lock": lock_hash(kind)[:12] if installed else "",
+            }
+        )
     return rows
 
 

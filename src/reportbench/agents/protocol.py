@@ -88,7 +88,11 @@ class AgentSystemConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal[
-        "storm", "open_deep_research", "gpt_researcher", "smolagents_deep_research", "search_llm",
+        "storm",
+        "open_deep_research",
+        "gpt_researcher",
+        "smolagents_deep_research",
+        "search_llm",
         "provider_deep_research",
     ]
     path: str | None = None
@@ -138,6 +142,7 @@ class AgentRequest(BaseModel):
     task_id: str
     benchmark: str
     question: str  # the benchmark's exact task prompt
+    title: str = ""  # the task's title when the benchmark has one (a short search query; may be empty)
     llm: LLMEndpoint
     search: SearchEndpoint
     budget: Budget
@@ -170,6 +175,7 @@ class Usage(BaseModel):
 
     llm_calls: int = 0
     llm_refused: int = 0
+    embedding_calls: int = 0  # POST /embeddings through the proxy (their tokens count towards `tokens`/`usd`)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     usd: float | None = 0.0  # None: some call's price is unknown (shown as "—", never as 0)
@@ -195,3 +201,15 @@ class TaskRecord(BaseModel):
     reason: str | None = None
     report_file: str | None = None  # raw/<task>.md (or .json for provider-native output)
     config_hash: str = ""
+
+
+def references_section(markdown: str, refs: list[Reference]) -> str:
+    """The report with a `## References` list of `[n] title. url` lines appended when it has none."""
+    body = markdown.rstrip()
+    lowered = body.lower()
+    if not refs or "\n## references" in lowered or "\n# references" in lowered or lowered.startswith("## references"):
+        return body + "\n"
+    lines = [
+        f"[{r.n}] {' '.join((r.title or r.url).split()).rstrip('.')}. {r.url}" for r in sorted(refs, key=lambda r: r.n)
+    ]
+    return body + "\n\n## References\n\n" + "\n".join(lines) + "\n"

@@ -69,6 +69,20 @@ class TaskLedger:
             u.llm_calls += 1
             return None
 
+    def admit_embedding(self) -> str | None:
+        """Embeddings do not use up `llm_calls` (an agent may embed many chunks) but their tokens count."""
+        b, u = self.budget, self.usage
+        with self.lock:
+            if self.closed:
+                return self._refuse("task already finished", "llm")
+            tokens = u.prompt_tokens + u.completion_tokens
+            if b.tokens is not None and tokens >= b.tokens:
+                return self._refuse(f"tokens: {tokens} of {b.tokens} used", "llm")
+            if b.usd is not None and u.usd is not None and u.usd >= b.usd:
+                return self._refuse(f"usd: {u.usd:.4f} of {b.usd} spent", "llm")
+            u.embedding_calls += 1
+            return None
+
     def admit_search(self) -> str | None:
         b, u = self.budget, self.usage
         with self.lock:
@@ -139,8 +153,11 @@ def _sse(completion: dict[str, Any]) -> bytes:
     base = {k: completion.get(k) for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
     chunks = [
         {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice.get("finish_reason") or "stop"}],
-         "usage": completion.get("usage")},
+        {
+            **base,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": choice.get("finish_reason") or "stop"}],
+            "usage": completion.get("usage"),
+        },
     ]
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
 
@@ -156,6 +173,8 @@ class AgentProxy:
         self.price = price_fn(cfg)
         self.ledgers: dict[str, TaskLedger] = {}
         self.upstream_statuses: list[int] = []  # HTTP status of every failed upstream LLM call
+        # an upstream answer no retry fixes (bad key, unknown model, exhausted quota): the run stops starting tasks
+        self.fatal: str | None = None
         env = cfg.api_key_env
         self._key = os.environ.get(env) if env else None
         self._secrets = tuple(v for v in (self._key,) if v)
@@ -184,6 +203,8 @@ class AgentProxy:
         app = web.Application(client_max_size=64 * 1024**2)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/embeddings", self._embeddings)
         app.router.add_post("/tavily/search", self._tavily)
         app.router.add_post("/exa/search", self._exa)
         return app
@@ -237,6 +258,8 @@ class AgentProxy:
         if status >= 400:
             self.upstream_statuses.append(status)
             text = _redacted(json.dumps(completion), self._secrets)
+            if self.fatal is None and (status in (401, 403, 404) or "insufficient_quota" in text):
+                self.fatal = f"the LLM provider answered HTTP {status}: {text[:300]}"
             return web.Response(status=status, text=text, content_type="application/json")
         usage = completion.get("usage") or {}
         prompt, comp = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
@@ -267,6 +290,43 @@ class AgentProxy:
         resp = await litellm.acompletion(model=self.cfg.model, api_key=self._key, **params)
         return 200, resp.model_dump()
 
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        """Embeddings for agents that rank chunks with them (gpt-researcher): forwarded like chat, counted apart."""
+        body = await self._json(request)
+        if body is None:
+            return _error(400, "the body is not a JSON object", "invalid_request_error")
+        ledger = self._ledger(request, body)
+        if ledger is None:
+            return _error(401, "unknown proxy token", "invalid_api_key")
+        refused = ledger.admit_embedding()
+        if refused is not None:
+            return _error(402, f"budget exceeded: {refused}", "budget_exceeded")
+        model = str(self.cfg.options.get("embedding_model") or body.get("model") or "text-embedding-3-small")
+        try:
+            if self.cfg.api_base:
+                assert self._http is not None
+                headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+                url = self.cfg.api_base.rstrip("/") + "/embeddings"
+                async with self._http.post(url, json={**body, "model": model}, headers=headers) as r:
+                    status, data = r.status, await r.json(content_type=None)
+            else:
+                import litellm  # import cost: ~3.5 s, only for hosted providers
+
+                params = {k: v for k, v in body.items() if k not in ("model", "input")}
+                resp = await litellm.aembedding(model=model, input=body.get("input"), api_key=self._key, **params)
+                status, data = 200, resp.model_dump()
+        except Exception as exc:  # noqa: BLE001 - relayed as a 502 with the reason (redacted)
+            return _error(502, _redacted(f"upstream: {type(exc).__name__}: {exc}", self._secrets), "upstream_error")
+        if status >= 400 or not isinstance(data, dict):
+            return web.Response(
+                status=status if status >= 400 else 502,
+                content_type="application/json",
+                text=_redacted(json.dumps(data), self._secrets),
+            )
+        prompt = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+        ledger.add_tokens(prompt, 0, self.price(prompt, 0))
+        return web.json_response(data)
+
     # -- search
     async def _search(self, request: web.Request, api: str) -> web.Response:
         body = await self._json(request)
@@ -296,16 +356,28 @@ class AgentProxy:
                 ledger.usage.search_requests += 1
         if api == "tavily":
             results = [
-                {"title": h.title, "url": h.url, "content": h.content, "score": h.score, "raw_content": None,
-                 "published_date": h.published}
+                {
+                    "title": h.title,
+                    "url": h.url,
+                    "content": h.content,
+                    "score": h.score,
+                    "raw_content": h.content if body.get("include_raw_content") else None,
+                    "published_date": h.published,
+                }
                 for h in hits
             ]
             return web.json_response(
                 {"query": query, "results": results, "images": [], "response_time": time.monotonic() - started}
             )
         results = [
-            {"id": h.url, "url": h.url, "title": h.title, "text": h.content, "score": h.score,
-             "publishedDate": h.published}
+            {
+                "id": h.url,
+                "url": h.url,
+                "title": h.title,
+                "text": h.content,
+                "score": h.score,
+                "publishedDate": h.published,
+            }
             for h in hits
         ]
         return web.json_response({"requestId": "reportbench-proxy", "results": results})

@@ -51,6 +51,7 @@ __all__ = [
 def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path) -> list[TaskOutcome]:
     """Run (or read) one system over the release's tasks and write reports.jsonl + outcomes.jsonl."""
     # import cost: ~1.2 s (-X importtime); the kinds register on import, deepscholar_ref/endpoint pull in the LLM client
+    from reportbench.agents import runner as _agent_kinds  # noqa: F401  (registers the agent kinds: docs/agents.md)
     from reportbench.systems import (  # noqa: F401  (registers the built-in kinds)
         command,
         deepscholar_exemplar,

@@ -45,7 +45,7 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
     opts = req.get("options") or {}
     timeout = float((req.get("budget") or {}).get("wall_s") or 600)
     llm, search = req["llm"], req["search"]
-    query = search_query(req["question"], int(opts.get("query_chars", 300)))
+    query = search_query(req.get("title") or req["question"], int(opts.get("query_chars", 300)))
     found = post(
         search["base_url"].rstrip("/") + "/search",
         {"query": query, "max_results": int(search.get("max_results") or 5)},
@@ -64,8 +64,9 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {"model": llm["model"], "messages": messages, "temperature": opts.get("temperature", 0)}
     if opts.get("max_tokens"):
         body["max_tokens"] = int(opts["max_tokens"])
-    answer = post(llm["base_url"].rstrip("/") + "/chat/completions", body, os.environ.get(llm["api_key_env"], ""),
-                  timeout)
+    answer = post(
+        llm["base_url"].rstrip("/") + "/chat/completions", body, os.environ.get(llm["api_key_env"], ""), timeout
+    )
     text = ((answer.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
     return {
         "report_markdown": text,
@@ -86,8 +87,11 @@ def main() -> int:
     except Exception as exc:  # noqa: BLE001 - reported in the result; the runner records it
         print(f"search_llm: {type(exc).__name__}: {exc}", file=sys.stderr)
         over = "budget_exceeded" in str(exc)
-        result = {"outcome": "over_budget" if over else "failed", "reason": f"{type(exc).__name__}: {exc}"[:1000],
-                  "agent_version": VERSION}
+        result = {
+            "outcome": "over_budget" if over else "failed",
+            "reason": f"{type(exc).__name__}: {exc}"[:1000],
+            "agent_version": VERSION,
+        }
     print(json.dumps(result))
     return 0
 

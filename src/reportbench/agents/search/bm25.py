@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from reportbench.agents.search.base import Doc, SearchHit
+from reportbench.agents.search.types import Doc, SearchHit
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reportbench.agents.search.base import SearchHit
+from reportbench.agents.search.types import SearchHit
 
 
 class ArxivBackend:

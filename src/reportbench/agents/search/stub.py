@@ -91,8 +91,14 @@ class StubSearchServer:
         self.queries.append(query)
         hits = stub_hits(query, int(body.get("numResults") or 10))
         results = [
-            {"id": h["url"], "url": h["url"], "title": h["title"], "text": h["content"], "score": h["score"],
-             "publishedDate": h["published_date"]}
+            {
+                "id": h["url"],
+                "url": h["url"],
+                "title": h["title"],
+                "text": h["content"],
+                "score": h["score"],
+                "publishedDate": h["published_date"],
+            }
             for h in hits
         ]
         return web.json_response({"requestId": "stub", "results": results})

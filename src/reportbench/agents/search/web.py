@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reportbench.agents.search.base import SearchError, SearchHit
+from reportbench.agents.search.types import SearchError, SearchHit
 
 TAVILY_BASE = "https://api.tavily.com"
 EXA_BASE = "https://api.exa.ai"
