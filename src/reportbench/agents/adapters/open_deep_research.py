@@ -19,9 +19,9 @@ Options (request `options`): `configurable` (dict merged into ODR's Configuratio
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import re
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any

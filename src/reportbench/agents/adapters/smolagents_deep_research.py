@@ -15,8 +15,8 @@ smolagents, openai and the stdlib.
 from __future__ import annotations
 
 import html
-import re
 import importlib.util
+import re
 import sys
 import urllib.request
 from pathlib import Path

@@ -23,10 +23,10 @@ turned into the report body plus the numbered reference list. Other options: `ma
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,7 +87,9 @@ def _tavily_rm(req: dict[str, Any], k: int, stats: dict[str, Any]) -> Any:
     return rm
 
 
-def storm_report(article: str, url_to_index: dict[str, int], url_to_info: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def storm_report(
+    article: str, url_to_index: dict[str, int], url_to_info: dict[str, Any]
+) -> tuple[str, list[dict[str, Any]]]:
     """(body, references) from STORM's polished article and its url -> citation index map."""
     refs = []
     for url, n in sorted(url_to_index.items(), key=lambda kv: int(kv[1])):
