@@ -42,7 +42,7 @@ def test_gpt_researcher_adapter_end_to_end(tmp_path: Path) -> None:
     with ScriptedLLM(gptr_script) as llm, SearchStub() as search:
         # COMPRESSION_THRESHOLD 0: the embedding path, as for real pages (> 8000 chars); gpt-researcher 0.15.1's
         # fast path for small contexts prints every source as "Source: None" (docs/agents.md)
-        request = make_request(llm, search, tmp_path, options={"env": {"COMPRESSION_THRESHOLD": "0"}})
+        request = make_request(llm, search, tmp_path, options={"settings": {"COMPRESSION_THRESHOLD": "0"}})
         result, stderr = run_adapter(KIND, request, env=STUB_ENV)
         searched = [p for p, _ in search.requests if p.endswith("/search")]
         pages = [p for p, _ in search.requests if p.startswith("/page/")]

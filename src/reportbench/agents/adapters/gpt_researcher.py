@@ -14,8 +14,8 @@ Citations: every markdown link in the report whose URL is a source the agent vis
 marker `[n]` (numbers by first appearance); gpt-researcher's own `## References` section is replaced by the
 numbered list. Links to URLs the agent never retrieved stay plain links (never mapped by guess).
 
-Options: `report_type` (default `research_report`), `embedding_model`, `env` (extra gpt-researcher settings,
-e.g. {"MAX_SEARCH_RESULTS_PER_QUERY": "5", "TOTAL_WORDS": "1200"}).
+Options: `report_type` (default `research_report`), `embedding_model`, `settings` (extra gpt-researcher settings,
+set as its environment variables, e.g. {"MAX_SEARCH_RESULTS_PER_QUERY": "5", "TOTAL_WORDS": "1200"}).
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def main(req: dict[str, Any]) -> dict[str, Any]:
         "REPORT_SOURCE": "web",
         "LANGSMITH_TRACING": "false",
     })
-    os.environ.update({str(k): str(v) for k, v in (opts.get("env") or {}).items()})
+    os.environ.update({str(k): str(v) for k, v in (opts.get("settings") or {}).items()})
     workdir = Path(req.get("workdir") or ".")
     os.chdir(workdir)  # gpt-researcher writes outputs/ and logs/ under the working directory
     stats: dict[str, Any] = {"queries": []}

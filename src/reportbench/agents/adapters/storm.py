@@ -43,6 +43,9 @@ _spec.loader.exec_module(common)
 
 DEEPSCHOLAR_ARGS = {"max_conv_turn": 3, "max_perspective": 3, "max_search_queries_per_turn": 3,
                     "search_top_k": 15, "retrieve_top_k": 30, "max_thread_num": 3}
+# the names DeepScholar-bench's description uses (conf/*/systems/agents.yaml) -> STORMWikiRunnerArguments
+ALIASES = {"perspectives": "max_perspective", "max_queries_per_turn": "max_search_queries_per_turn",
+           "max_refs_per_section": "retrieve_top_k"}
 HASH_DIM = 512
 
 
@@ -120,6 +123,12 @@ def main(req: dict[str, Any]) -> dict[str, Any]:
                                ("set_outline_gen_lm", 400), ("set_article_gen_lm", 700),
                                ("set_article_polish_lm", 4000)):
         getattr(lms, setter)(LitellmModel(model=f"openai/{llm['model']}", max_tokens=max_tokens, **lm_kwargs))
+    for alias, name in ALIASES.items():
+        if alias in opts:
+            opts = {**opts, name: opts[alias]}
+    unknown = set(opts) - set(DEEPSCHOLAR_ARGS) - set(ALIASES) - {"encoder"}
+    if unknown:
+        raise ValueError(f"unknown storm option(s) {sorted(unknown)}; known: encoder, {', '.join(DEEPSCHOLAR_ARGS)}")
     knobs = {k: int(opts.get(k, v)) for k, v in DEEPSCHOLAR_ARGS.items()}
     out_dir = Path(req.get("workdir") or ".") / "storm"
     args = STORMWikiRunnerArguments(output_dir=str(out_dir), **knobs)
