@@ -31,6 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 Script = Callable[[dict[str, Any]], dict[str, Any]]
 """request body -> assistant message: {"content": str} and/or {"tool_calls": [{"name", "arguments"}]}."""
 
@@ -298,11 +300,19 @@ REPO = Path(__file__).resolve().parents[1]
 ADAPTERS = REPO / "src" / "reportbench" / "agents" / "adapters"
 
 
+DEFAULT_BUILDS = "smolagents_deep_research"
+"""Kinds a test may build when their venv is missing (REPORTBENCH_BUILD_AGENTS overrides; `all` for every kind).
+Only the cheap one by default: the others cost minutes each (BUILD_COST, measured here from PyPI)."""
+BUILD_COST = {"smolagents_deep_research": "~70 s, 142 MB", "storm": "~340 s, 1.9 GB (torch CPU)",
+              "open_deep_research": "~440 s, 1.0 GB", "gpt_researcher": "~445 s, 1.4 GB"}
+
+
 def agent_python(kind: str) -> Path:
     """The kind's venv interpreter (`reportbench agents install <kind>`), built on first use and reused.
 
     One build per CI run: every test that needs a kind reuses `$REPORTBENCH_AGENTS_HOME/<kind>/venv`. A venv
-    whose stamp (sha256 of our requirements file) differs is rebuilt, so a changed pin never runs stale.
+    whose stamp (sha256 of our requirements file) differs is rebuilt, so a changed pin never runs stale. A kind
+    not in REPORTBENCH_BUILD_AGENTS is skipped (with the reason) rather than built.
     """
     from reportbench.agents import envs
 
@@ -311,9 +321,13 @@ def agent_python(kind: str) -> Path:
     if envs.venv_python(kind).is_file() and envs.lock_file(kind).is_file() and stamp.is_file() \
             and stamp.read_text().strip() == digest:
         return envs.python_for(kind)
+    allowed = {k.strip() for k in os.environ.get("REPORTBENCH_BUILD_AGENTS", DEFAULT_BUILDS).split(",")}
+    if kind not in allowed and "all" not in allowed:
+        pytest.skip(f"the {kind} venv is not built ({BUILD_COST.get(kind, '?')} to build): set "
+                    f"REPORTBENCH_BUILD_AGENTS={kind} (or all), or run `reportbench agents install {kind}`")
     venv = envs.agents_home() / kind / "venv"
-    if venv.exists():
-        shutil.rmtree(venv)
+    if venv.exists() or venv.is_symlink():
+        shutil.rmtree(venv) if not venv.is_symlink() else venv.unlink()
     envs.install(kind, pip_args=["--no-deps", "-q"], echo=False)  # the file pins every package
     stamp.write_text(digest + "\n")
     return envs.python_for(kind)
