@@ -222,8 +222,9 @@ class AgentRun:
         if rec.report_file and raw_text:
             _atomic_write(self.work / rec.report_file, redact(raw_text, self.secrets, patterns=False))
         # the record last: its presence means the task is finished (the resume test relies on this order)
-        _atomic_write(self.work / f"{self._key(task)}.json", redact(rec.model_dump_json(indent=2), self.secrets))
-        return rec
+        text = redact(rec.model_dump_json(indent=2), self.secrets, patterns=False)  # queries may look key-ish
+        _atomic_write(self.work / f"{self._key(task)}.json", text)
+        return TaskRecord.model_validate_json(text)  # what is published is what was written: redacted
 
     def _outcome(self, result: AgentResult | None, ledger: TaskLedger, killed: str | None) -> tuple[str, str | None]:
         over = ledger.over_budget or ledger.exceeded_at_end() or killed
