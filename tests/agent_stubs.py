@@ -34,7 +34,8 @@ from typing import Any
 import pytest
 
 Script = Callable[[dict[str, Any]], dict[str, Any]]
-"""request body -> assistant message: {"content": str} and/or {"tool_calls": [{"name", "arguments"}]}."""
+"""request body -> assistant message: {"content": str} and/or {"tool_calls": [{"name", "arguments"}]}, or an
+HTTP error: {"error_status": 402, "error": {...}}."""
 
 
 class _Server:
@@ -134,6 +135,9 @@ class ScriptedLLM(_Server):
             msg = self.script(body)
         except Exception as exc:  # a script bug must show in the agent's error, not hang it
             h.send_json({"error": {"message": f"stub script failed: {exc!r}", "type": "server_error"}}, 500)
+            return
+        if "error_status" in msg:  # e.g. the budget proxy's 402 budget_exceeded
+            h.send_json({"error": msg.get("error") or {"message": "stub error"}}, int(msg["error_status"]))
             return
         content = msg.get("content")
         calls = [

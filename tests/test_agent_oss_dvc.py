@@ -18,16 +18,16 @@ from typing import Any
 
 import pytest
 import yaml
-
-from dvc_helpers import run_ok
-from reportbench.config import compose_params
-from test_systems_dvc import copy_tree
 from tests.agent_stubs import ScriptedLLM, SearchStub, agent_python
 from tests.test_agent_gpt_researcher import gptr_script
 from tests.test_agent_open_deep_research import odr_script
 from tests.test_agent_smolagents_deep_research import smol_script
 from tests.test_agent_storm import OFFLINE as STORM_OFFLINE
 from tests.test_agent_storm import storm_script
+
+from dvc_helpers import run_ok
+from reportbench.config import compose_params
+from test_systems_dvc import copy_tree
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +41,8 @@ CASES: list[tuple[str, str, Callable[[dict[str, Any]], dict[str, Any]], dict[str
 
 @pytest.mark.parametrize(("kind", "bench", "script", "options"), CASES, ids=[c[0] for c in CASES])
 def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, bench: str, script: Any, options: dict[str, Any]
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    kind: str, bench: str, script: Any, options: dict[str, Any],
 ) -> None:
     py = agent_python(kind)  # the shared venv, built on first use
     repo = copy_tree(repo_root, tmp_path / "repo")
@@ -68,8 +69,8 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
         }
         conf = repo / "conf" / bench / "systems" / "agents_stub.yaml"
         conf.write_text(f"# @package benchmarks.{bench}.systems\n" + yaml.safe_dump({name: entry}))
-        compose_params([f"benchmarks=[{bench}]", f"{bench}/systems=agents_stub"], out=repo / "params.yaml",
-                       conf_dir=repo / "conf")
+        overrides = [f"benchmarks=[{bench}]", f"{bench}/systems=agents_stub"]
+        compose_params(overrides, out=repo / "params.yaml", conf_dir=repo / "conf")
         run_ok([sys.executable, "-m", "dvc", "repro", f"score@{bench}"], repo, timeout=1500)
         assert llm.chat_bodies() and search.search_count() > 0
     run = repo / "data" / "runs" / bench / "demo" / name

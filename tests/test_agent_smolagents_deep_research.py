@@ -76,3 +76,19 @@ def test_smolagents_adapter_llm_failure_is_failed_with_reason(tmp_path: Path) ->
     assert result["outcome"] == "failed"
     assert result["reason"]
     assert result["report_markdown"] == ""
+
+
+def test_smolagents_adapter_budget_refusal_is_over_budget(tmp_path: Path) -> None:
+    """The budget proxy's refusal (HTTP 402 budget_exceeded) ends the task as over_budget, not failed."""
+    calls: list[int] = []
+
+    def budget(body: dict[str, Any]) -> dict[str, Any]:
+        calls.append(1)
+        if len(calls) > 2:
+            return {"error_status": 402, "error": {"type": "budget_exceeded", "message": "llm_calls: 2 used"}}
+        return smol_script(body)
+
+    with ScriptedLLM(budget) as llm, SearchStub() as search:
+        result, _ = run_adapter(KIND, make_request(llm, search, tmp_path), env=STUB_ENV)
+    assert result["outcome"] == "over_budget", result
+    assert "budget_exceeded" in result["reason"] or "402" in result["reason"]
