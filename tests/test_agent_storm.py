@@ -73,3 +73,14 @@ def test_storm_rejects_unknown_encoder(tmp_path: Path) -> None:
         result, _ = run_adapter(KIND, make_request(llm, search, tmp_path, options={"encoder": "nope"}), env=STUB_ENV)
         assert llm.chat_bodies() == []
     assert result["outcome"] == "failed" and "options.encoder" in result["reason"]
+
+
+def test_storm_default_encoder_fails_fast_without_the_model(tmp_path: Path) -> None:
+    """STORM as published needs sentence-transformers' model: without it (offline, not cached) the task fails
+    before any LLM call, naming the way out."""
+    env = {**STUB_ENV, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    with ScriptedLLM(storm_script) as llm, SearchStub() as search:
+        result, _ = run_adapter(KIND, make_request(llm, search, tmp_path), env=env)
+        assert llm.chat_bodies() == [] and search.search_count() == 0
+    assert result["outcome"] == "failed"
+    assert "paraphrase-MiniLM-L6-v2" in result["reason"] and "options.encoder: hashed" in result["reason"]

@@ -47,6 +47,7 @@ DEEPSCHOLAR_ARGS = {"max_conv_turn": 3, "max_perspective": 3, "max_search_querie
 ALIASES = {"perspectives": "max_perspective", "max_queries_per_turn": "max_search_queries_per_turn",
            "max_refs_per_section": "retrieve_top_k"}
 HASH_DIM = 512
+ST_MODEL = "paraphrase-MiniLM-L6-v2"  # what STORM 1.1.1's StormInformationTable loads
 
 
 class HashedEncoder:
@@ -70,6 +71,18 @@ class HashedEncoder:
         if isinstance(texts, str):
             return self._one(texts)
         return np.stack([self._one(t) for t in texts]) if len(texts) else np.zeros((0, HASH_DIM), "float32")
+
+
+def _load_sentence_encoder(cls: Any) -> Any:
+    """STORM's encoder, loaded BEFORE any LLM call: STORM needs it only after its whole research phase, so a
+    missing model would otherwise fail the task after the budget was spent."""
+    try:
+        return cls(ST_MODEL)
+    except Exception as exc:  # no hub access and not in the HF cache: one clear message
+        raise RuntimeError(
+            f"sentence-transformers could not load {ST_MODEL!r} ({type(exc).__name__}); put it in the Hugging Face "
+            "cache (HF_HOME, passed through options.env) or set options.encoder: hashed (not STORM as published)"
+        ) from None
 
 
 def _tavily_rm(req: dict[str, Any], k: int, stats: dict[str, Any]) -> Any:
@@ -115,6 +128,9 @@ def main(req: dict[str, Any]) -> dict[str, Any]:
 
     if encoder == "hashed":
         storm_dataclass.SentenceTransformer = HashedEncoder  # type: ignore[attr-defined, misc]
+    else:
+        loaded = _load_sentence_encoder(storm_dataclass.SentenceTransformer)
+        storm_dataclass.SentenceTransformer = lambda *a, **k: loaded  # type: ignore[attr-defined]
     llm = req["llm"]
     lm_kwargs = {"api_key": common.llm_key(req), "api_base": common.llm_base(req), "temperature": 1.0,
                  "top_p": 0.9, "cache": False}
