@@ -8,8 +8,8 @@ a manager `CodeAgent` (max 12 steps, plan every 4) that delegates to a managed `
 Exa-compatible API) and `visit_page` (plain HTTP GET, text only). Each search result is shown to the
 model with a stable number; the report cites those numbers and this script appends the reference list.
 
-Protocol: one JSON request on stdin, one JSON result on stdout (see _oss_common.run). Imports only
-smolagents, openai and the stdlib.
+Options: `max_steps` (both agents; defaults 12 and 20 as in the example). Protocol: one JSON request on stdin,
+one JSON result on stdout (see _oss_common.run). Imports only smolagents, openai and the stdlib.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def build_tools(req: dict[str, Any], sources: common.Sources, stats: dict[str, A
 def main(req: dict[str, Any]) -> dict[str, Any]:
     from smolagents import CodeAgent, OpenAIServerModel, ToolCallingAgent
 
-    budget = req.get("budget") or {}
+    opts = req.get("options") or {}  # budgets are enforced by the proxies; max_steps only shapes the agent
     llm = req["llm"]
     model = OpenAIServerModel(model_id=llm["model"], api_base=common.llm_base(req), api_key=common.llm_key(req),
                               client_kwargs={"max_retries": 2})
@@ -108,7 +108,7 @@ def main(req: dict[str, Any]) -> dict[str, Any]:
     search_agent = ToolCallingAgent(
         tools=build_tools(req, sources, stats),
         model=model,
-        max_steps=int(budget.get("max_steps") or SEARCH_MAX_STEPS),
+        max_steps=int(opts.get("max_steps") or SEARCH_MAX_STEPS),
         planning_interval=PLANNING_INTERVAL,
         name="search_agent",
         description="A team member that searches the web and reads pages to answer a question; "
@@ -120,7 +120,7 @@ def main(req: dict[str, Any]) -> dict[str, Any]:
         tools=[],
         model=model,
         managed_agents=[search_agent],
-        max_steps=int(budget.get("max_steps") or MANAGER_MAX_STEPS),
+        max_steps=int(opts.get("max_steps") or MANAGER_MAX_STEPS),
         planning_interval=PLANNING_INTERVAL,
         additional_authorized_imports=SAFE_IMPORTS,
         verbosity_level=0,
