@@ -94,3 +94,89 @@ def test_a_hosted_provider_without_its_key_fails_fast(
     }
     with pytest.raises(SystemError_, match="PERPLEXITYAI_API_KEY"):
         run_system("pplx", spec, tasks, tmp_path / "pplx")
+
+
+ANSWER = "<think>planning the search</think>\nSparse attention saves memory [1]. Sketches bound errors [2]."
+
+
+class _FakePerplexity:
+    """A loopback chat endpoint answering like sonar-deep-research: a <think> block, [n] markers, `citations`,
+    `search_results` and `usage.num_search_queries` (self-authored body)."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self.bodies: list[dict] = []
+        self._runner = None
+
+    async def start(self) -> _FakePerplexity:
+        from aiohttp import web
+
+        async def chat(request: web.Request) -> web.Response:
+            self.bodies.append(await request.json())
+            return web.json_response(
+                {
+                    "id": "p1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "sonar-deep-research",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {
+                                "role": "assistant",
+                                "content": ANSWER,
+                            },
+                        }
+                    ],
+                    "citations": ["https://example.org/p/1", "https://example.org/p/2"],
+                    "search_results": [{"url": "https://example.org/p/1", "title": "Sparse attention notes"}],
+                    "usage": {
+                        "prompt_tokens": 20,
+                        "completion_tokens": 30,
+                        "total_tokens": 50,
+                        "num_search_queries": 4,
+                    },
+                }
+            )
+
+        app = web.Application()
+        app.router.add_post("/chat/completions", chat)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        await self._runner.cleanup()
+
+
+def test_perplexity_citations_become_the_reference_list(
+    release_dir: Path, tasks: list[Task], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.agents.search.stub import serve_in_thread
+
+    monkeypatch.setenv("PERPLEXITYAI_API_KEY", "pplx-" + "0" * 8)
+    with serve_in_thread(_FakePerplexity()) as fake:
+        spec = {
+            "kind": "provider_deep_research",
+            "model": "perplexity/sonar-deep-research",
+            "api_base": f"http://127.0.0.1:{fake.port}",
+            "release_dir": str(release_dir),
+            "price": {"input_per_mtok": 2.0, "output_per_mtok": 8.0},
+        }
+        outcomes = run_system("pplx", spec, tasks[:1], tmp_path / "pplx")
+        assert fake.bodies[0]["model"] == "sonar-deep-research"
+        assert fake.bodies[0]["messages"] == [{"role": "user", "content": tasks[0].task_prompt}]
+    assert [o.status for o in outcomes] == ["ok"]
+    report = json.loads((tmp_path / "pplx" / "reports.jsonl").read_text())
+    assert "<think>" not in report["body"]
+    assert [s["citation_keys"] != [] for s in report["sentences"]] == [True, True]
+    assert sorted(s["url"] for s in report["sources"].values()) == [
+        "https://example.org/p/1",
+        "https://example.org/p/2",
+    ]
+    rec = TaskRecord.model_validate_json(next((tmp_path / "pplx" / "agent").glob("*.json")).read_text())
+    assert rec.usage.search_calls == 4 and rec.usage.usd == pytest.approx((20 * 2 + 30 * 8) / 1e6)

@@ -111,10 +111,12 @@ class TaskLedger:
 
 
 def price_fn(cfg: AgentSystemConfig) -> PriceFn:
-    """Dollars of one call: the config's `price`, else litellm's price map; None when neither knows the model."""
+    """Dollars of one call: the config's `price`, else litellm's price map for a hosted model; None otherwise."""
     if cfg.price is not None:
         p = cfg.price
         return lambda i, o: (i * p.input_per_mtok + o * p.output_per_mtok) / 1e6
+    if cfg.api_base:  # a self-hosted or proxied endpoint: a provider's list price would be a guess
+        return lambda i, o: None
 
     def from_litellm(i: int, o: int) -> float | None:
         import litellm  # import cost: ~3.5 s, only for a hosted model without a configured price

@@ -381,6 +381,10 @@ def run_agent_system(
         cache_path=agents_home() / "search_cache.sqlite",
         requests_per_minute=cfg.search.requests_per_minute,
     )
+    # the report adapters register on first import: import them before the worker threads race on it
+    # (seen by the OSS agents' tests: "unknown report format 'markdown'" with concurrency 2)
+    import reportbench.reports  # noqa: F401  (its __init__ registers every built-in adapter)
+
     collector = RunCollector([t.task_id for t in tasks])
     records: dict[str, TaskRecord] = {}
     try:
