@@ -62,9 +62,7 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
             "price": {"input_per_mtok": 1.0, "output_per_mtok": 2.0},
             "search": {"backend": "tavily", "api_base": f"{search.base_url}/tavily", "max_results": 3},
             "budget": {"llm_calls": 200, "search_calls": 50, "wall_s": 600},
-            # one task at a time: with 2, the runner's threads race on the first import of reportbench.reports
-            # and a parse can see an empty format registry ("unknown report format 'markdown'", seen once)
-            "concurrency": 1,
+            "concurrency": 2,  # tasks in parallel, as configured for real runs
             "options": options,
         }
         conf = repo / "conf" / bench / "systems" / "agents_stub.yaml"
