@@ -1,0 +1,82 @@
+"""The open-source agents through `dvc repro`: each kind on a demo benchmark, its adapter in its own venv, its LLM
+calls through reportbench's budget proxy to the scripted stub, its searches through the search proxy to the
+search stub; the reports parsed, scored by the offline judge and on the leaderboard.
+
+STORM runs on the DeepScholar demo (as in DeepScholar-bench's Table 2); the three others each on another
+benchmark's demo. Runs in a copy of the working tree with `git init`, so it never touches the repository; the
+agent venvs come from the shared cache (tests/agent_stubs.agent_python: built once per CI run).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from tests.agent_stubs import ScriptedLLM, SearchStub, agent_python
+from tests.test_agent_gpt_researcher import gptr_script
+from tests.test_agent_open_deep_research import odr_script
+from tests.test_agent_smolagents_deep_research import smol_script
+from tests.test_agent_storm import OFFLINE as STORM_OFFLINE
+from tests.test_agent_storm import storm_script
+
+from dvc_helpers import run_ok
+from reportbench.config import compose_params
+from test_systems_dvc import copy_tree
+
+pytestmark = pytest.mark.integration
+
+CASES: list[tuple[str, str, Callable[[dict[str, Any]], dict[str, Any]], dict[str, Any]]] = [
+    ("storm", "deepscholar", storm_script, STORM_OFFLINE),
+    ("smolagents_deep_research", "researcherbench", smol_script, {}),
+    ("open_deep_research", "liveresearchbench", odr_script, {}),
+    ("gpt_researcher", "deer", gptr_script, {"settings": {"COMPRESSION_THRESHOLD": "0"}}),
+]
+
+
+@pytest.mark.parametrize(("kind", "bench", "script", "options"), CASES, ids=[c[0] for c in CASES])
+def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    kind: str, bench: str, script: Any, options: dict[str, Any],
+) -> None:
+    py = agent_python(kind)  # the shared venv, built on first use
+    repo = copy_tree(repo_root, tmp_path / "repo")
+    run_ok(["git", "init", "-q"], repo)
+    # the stage declares <repo>/.reportbench/agents/<kind>/lock.txt: the copy gets the lock and a link to the venv
+    home = repo / ".reportbench" / "agents" / kind
+    home.mkdir(parents=True)
+    (home / "venv").symlink_to(py.parent.parent, target_is_directory=True)
+    shutil.copy(py.parent.parent.parent / "lock.txt", home / "lock.txt")
+    monkeypatch.setenv("REPORTBENCH_AGENTS_HOME", str(home.parent))
+    name = f"stub_{kind}"
+    with ScriptedLLM(script) as llm, SearchStub() as search:
+        entry = {
+            "kind": kind,
+            "model": "openai/stub-agent",
+            "api_base": llm.base_url,
+            "price": {"input_per_mtok": 1.0, "output_per_mtok": 2.0},
+            "search": {"backend": "tavily", "api_base": f"{search.base_url}/tavily", "max_results": 3},
+            "budget": {"llm_calls": 200, "search_calls": 50, "wall_s": 600},
+            "concurrency": 2,  # tasks in parallel, as configured for real runs
+            "options": options,
+        }
+        conf = repo / "conf" / bench / "systems" / "agents_stub.yaml"
+        conf.write_text(f"# @package benchmarks.{bench}.systems\n" + yaml.safe_dump({name: entry}))
+        overrides = [f"benchmarks=[{bench}]", f"{bench}/systems=agents_stub"]
+        compose_params(overrides, out=repo / "params.yaml", conf_dir=repo / "conf")
+        run_ok([sys.executable, "-m", "dvc", "repro", f"score@{bench}"], repo, timeout=1500)
+        assert llm.chat_bodies() and search.search_count() > 0
+    run = repo / "data" / "runs" / bench / "demo" / name
+    outcomes = [json.loads(line) for line in (run / "outcomes.jsonl").read_text().splitlines()]
+    records = [json.loads(p.read_text()) for p in sorted((run / "agent").glob("*.json"))]
+    assert outcomes and all(o["status"] == "ok" for o in outcomes), outcomes
+    assert len(records) == len(outcomes)
+    assert all(r["outcome"] == "ok" and r["queries"] and r["usage"]["llm_calls"] > 0 for r in records)
+    board = json.loads((repo / "metrics" / bench / "demo" / "leaderboard.json").read_text())
+    rows = [row for row in board["rows"] if row["system"] == name]
+    assert len(rows) == 1 and rows[0]["n_tasks"] == len(outcomes) and rows[0]["n_missing_reports"] == 0
