@@ -68,15 +68,7 @@ def copy_working_tree(src: Path, dest: Path) -> Path:
             shutil.copy2(path, dest / rel)
     run_ok(["git", "init", "-q"], dest)
     run_ok(["git", "add", "-A"], dest)
-    # dated like the source's last commit of code and data, so outputs that show that date (the site's "Built
-    # <day>", reportbench.site.build.build_date) come out as in the committed dvc.lock, on any day
-    from reportbench.site.build import SITE_DATE_EXCLUDES
-
-    date = subprocess.run(
-        ["git", "log", "-1", "--format=%cI", "--", ".", *SITE_DATE_EXCLUDES], cwd=src, capture_output=True, text=True
-    ).stdout.strip()
-    env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {}
-    subprocess.run(["git", "commit", "-qm", "fresh clone"], cwd=dest, env={**subprocess_env(), **env}, check=True)
+    subprocess.run(["git", "commit", "-qm", "fresh clone"], cwd=dest, env=subprocess_env(), check=True)
     return dest
 
 

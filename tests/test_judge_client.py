@@ -286,7 +286,9 @@ def test_response_format_selection() -> None:
 def test_completion_fields_and_registered_cost() -> None:
     async def main() -> None:
         async with StubServer() as s:
+            # a model name no other test prices: litellm's cost map is process-wide
             cfg = {**cfg_for(s.base_url), "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
+            cfg["model"] = "openai/stub-judge-priced-here"
             client = LLMClient(cfg)
             fmt = client.response_format(StubSupportOutput)
             c = await client.complete(MSGS, response_format=fmt)

@@ -243,6 +243,9 @@ def test_every_fault_kind_through_a_judge_stage(
     ]
     classes = Counter(failure_class(j.status, j.error) for j in records)
     unanswered = sum(counts.get(k, 0) for k in ("429", "500", "timeout", "truncated", "reset"))
-    assert classes["unanswered"] == unanswered > 0 and classes["parse"] == counts.get("malformed", 0) > 0
-    assert classes["ok"] == len(records) - unanswered - counts["malformed"]  # a drip within the timeout is fine
+    # a drip answers within the timeout on a quiet machine; under load it may not, and is then unanswered too
+    late_drips = classes["unanswered"] - unanswered
+    assert unanswered > 0 and 0 <= late_drips <= counts.get("drip", 0), (classes, counts)
+    assert classes["parse"] == counts.get("malformed", 0) > 0
+    assert classes["ok"] == len(records) - unanswered - late_drips - counts["malformed"]
     assert all(j.value is None for j in records if not j.ok)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dvc_helpers import run_ok, subprocess_env
-from reportbench.dvc_metrics import BENCHMARK_TAGS, brief, short_keys
+from reportbench.dvc_metrics import benchmark_tag, brief, short_keys
 
 
 @pytest.mark.core
@@ -74,7 +74,7 @@ def test_documented_narrow_views_fit_160_columns(repo_root: Path, tmp_path: Path
     env = {**subprocess_env(), "COLUMNS": "400"}  # wide enough that DVC never wraps: measure the real width
     widths = {}
     for b, f in zip(demos, files, strict=True):
-        tag = BENCHMARK_TAGS.get(b, b)
+        tag = benchmark_tag(b)
         cmd = [*dvc, "exp", "show", "--no-pager", "--drop", ".*", "--keep", f"Experiment|{re.escape(tag)}\\..*"]
         out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, check=True).stdout
         assert f"{tag}." in out and "metrics/" not in out, out  # short names, no path prefixes

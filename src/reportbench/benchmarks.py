@@ -199,6 +199,8 @@ class BenchmarkSpec:
     # Task -> the JSON a `command` system receives (default: systems.common.task_payload, all but the answer key)
     task_payload: Callable[[Any], dict[str, Any]] | None = None
     description: str = ""
+    # a short tag for narrow tables (`dvc exp show` columns like `drb.<system>`; dvc_metrics.brief); "" = the name
+    tag: str = ""
     # Where the spine finds the benchmark's files. None: the project's own (`conf/`, `prompts/<name>/`), which is
     # what the built-ins use; a plug-in distribution ships both inside its package (docs/plugins.md).
     conf_dir: str | Path | None = None  # a Hydra tree: benchmarks/<name>.yaml, <name>/release/, <name>/systems/

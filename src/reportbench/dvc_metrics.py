@@ -21,15 +21,14 @@ from reportbench.jsonio import write_json
 
 SUMMARY_DIR = "summary"
 BRIEF_FILE = "brief.json"  # the narrow view: `dvc exp show` / `dvc metrics show` columns that fit a terminal
-BENCHMARK_TAGS = {
-    "deepscholar": "ds",
-    "researcherbench": "rb",
-    "deer": "deer",
-    "researchqa": "rqa",
-    "liveresearchbench": "lrb",
-    "deepresearch_bench": "drb",  # the plug-in (plugins/deepresearch_bench); others fall back to their name
-}
 PLOTS_FILE = Path("plots") / "metrics.json"
+
+
+def benchmark_tag(benchmark: str) -> str:
+    """The benchmark's short tag (`BenchmarkSpec.tag`, e.g. `ds`, `drb`), else its name."""
+    from reportbench.benchmarks import get_benchmark  # lazy: +210 ms to import (python -X importtime)
+
+    return get_benchmark(benchmark).tag or benchmark
 PLOTS_TEMPLATE = ".reportbench/dvc_plots_template.html"
 
 
@@ -181,7 +180,7 @@ def brief(
     one row per file, so the per-system summaries were 16 columns of ~65 characters. One file per benchmark and
     release whose keys start with a short benchmark tag gives columns like `ds.careful_writer`
     (docs/dvc.md shows the `dvc exp show --keep` flags that select one tag)."""
-    tag = BENCHMARK_TAGS.get(benchmark, benchmark)
+    tag = benchmark_tag(benchmark)
     if overall:
         return {tag: {s: _number((overall or {}).get(s)) for s in sorted(summaries)}}
     keys = short_keys(metric_names)

@@ -536,6 +536,7 @@ def _reproducible_tables() -> tuple[Any, ...]:
 
 BENCHMARK = BenchmarkSpec(
     name=NAME,
+    tag="drb",  # dvc exp show columns drb.<system>
     title="DeepResearch Bench (RACE + FACT)",
     build_release=build_release,
     judge_steps=(

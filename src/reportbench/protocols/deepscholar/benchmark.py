@@ -247,6 +247,7 @@ TASK_NAMING = TaskNaming(
 
 BENCHMARK = BenchmarkSpec(
     name=NAME,
+    tag="ds",  # dvc exp show columns ds.<system> (dvc_metrics.brief)
     title="DeepScholar-bench",
     build_release=build_release,
     judge_steps=(

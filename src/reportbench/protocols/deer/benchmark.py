@@ -778,6 +778,7 @@ TASK_NAMING = TaskNaming(
 
 BENCHMARK = BenchmarkSpec(
     name=NAME,
+    tag="deer",  # dvc exp show columns deer.<system> (dvc_metrics.brief)
     title="DEER (expert-report rubric + information verification)",
     build_release=build_release,
     judge_steps=(

@@ -28,6 +28,7 @@ TASK_NAMING = TaskNaming(spelled="qid_<qid>_report, qid_<qid> or <qid>", prefixe
 
 BENCHMARK = BenchmarkSpec(
     name=NAME,
+    tag="lrb",  # dvc exp show columns lrb.<system> (dvc_metrics.brief)
     title="LiveResearchBench / DeepEval",
     build_release=build_release,
     judge_steps=(

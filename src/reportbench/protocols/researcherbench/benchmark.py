@@ -416,6 +416,7 @@ def _n(ctx: ScoreContext, category: str) -> int:
 
 BENCHMARK = BenchmarkSpec(
     name=NAME,
+    tag="rb",  # dvc exp show columns rb.<system> (dvc_metrics.brief)
     title="ResearcherBench (weighted rubric coverage, faithfulness, groundedness)",
     build_release=build_release,
     judge_steps=(

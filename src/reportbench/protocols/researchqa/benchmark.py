@@ -546,6 +546,7 @@ TASK_NAMING = TaskNaming(spelled="<corpusid>-s<N> (or <corpusid>_s<N>)", separat
 
 BENCHMARK = BenchmarkSpec(
     name=NAME,
+    tag="rqa",  # dvc exp show columns rqa.<system> (dvc_metrics.brief)
     title="ResearchQA",
     build_release=build_release,
     judge_steps=(JudgeStep("coverage", task=COVERAGE_TASK, items=coverage_items),),
