@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.agent_stubs import STUB_ENV, ScriptedLLM, SearchStub, all_text, make_request, run_adapter
+
+from agent_stubs import STUB_ENV, ScriptedLLM, SearchStub, all_text, make_request, run_adapter
 
 pytestmark = pytest.mark.integration
 
@@ -79,7 +80,7 @@ def test_open_deep_research_adapter_end_to_end(tmp_path: Path) -> None:
 def test_split_sources_keeps_numbers_and_drops_entries_without_url() -> None:
     import importlib.util
 
-    from tests.agent_stubs import ADAPTERS
+    from agent_stubs import ADAPTERS
 
     spec = importlib.util.spec_from_file_location("odr_adapter", ADAPTERS / f"{KIND}.py")
     assert spec and spec.loader

@@ -10,7 +10,8 @@ import sys
 from types import ModuleType
 
 import pytest
-from tests.agent_stubs import ADAPTERS
+
+from agent_stubs import ADAPTERS
 
 pytestmark = pytest.mark.core
 

@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.agent_stubs import ScriptedLLM, SearchStub, agent_python
-from tests.test_agent_gpt_researcher import gptr_script
-from tests.test_agent_open_deep_research import odr_script
-from tests.test_agent_smolagents_deep_research import smol_script
-from tests.test_agent_storm import OFFLINE as STORM_OFFLINE
-from tests.test_agent_storm import storm_script
 
+from agent_stubs import ScriptedLLM, SearchStub, agent_python
 from dvc_helpers import run_ok
 from reportbench.config import compose_params
+from test_agent_gpt_researcher import gptr_script
+from test_agent_open_deep_research import odr_script
+from test_agent_smolagents_deep_research import smol_script
+from test_agent_storm import OFFLINE as STORM_OFFLINE
+from test_agent_storm import storm_script
 from test_systems_dvc import copy_tree
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.agent_stubs import STUB_ENV, ScriptedLLM, SearchStub, all_text, make_request, run_adapter
+
+from agent_stubs import STUB_ENV, ScriptedLLM, SearchStub, all_text, make_request, run_adapter
 
 pytestmark = pytest.mark.integration
 
