@@ -61,25 +61,31 @@ class TaskLedger:
                 return self._refuse("task already finished", "llm")
             if b.llm_calls is not None and u.llm_calls >= b.llm_calls:
                 return self._refuse(f"llm_calls: {u.llm_calls} of {b.llm_calls} used", "llm")
-            tokens = u.prompt_tokens + u.completion_tokens
-            if b.tokens is not None and tokens >= b.tokens:
-                return self._refuse(f"tokens: {tokens} of {b.tokens} used", "llm")
-            if b.usd is not None and u.usd is not None and u.usd >= b.usd:
-                return self._refuse(f"usd: {u.usd:.4f} of {b.usd} spent", "llm")
+            spent = self._spent_refusal()
+            if spent is not None:
+                return spent
             u.llm_calls += 1
             return None
 
+    def _spent_refusal(self) -> str | None:
+        """The refusal when the task's tokens or dollars are used up (both LLM and embedding calls spend them)."""
+        b, u = self.budget, self.usage
+        tokens = u.prompt_tokens + u.completion_tokens
+        if b.tokens is not None and tokens >= b.tokens:
+            return self._refuse(f"tokens: {tokens} of {b.tokens} used", "llm")
+        if b.usd is not None and u.usd is not None and u.usd >= b.usd:
+            return self._refuse(f"usd: {u.usd:.4f} of {b.usd} spent", "llm")
+        return None
+
     def admit_embedding(self) -> str | None:
         """Embeddings do not use up `llm_calls` (an agent may embed many chunks) but their tokens count."""
-        b, u = self.budget, self.usage
+        u = self.usage
         with self.lock:
             if self.closed:
                 return self._refuse("task already finished", "llm")
-            tokens = u.prompt_tokens + u.completion_tokens
-            if b.tokens is not None and tokens >= b.tokens:
-                return self._refuse(f"tokens: {tokens} of {b.tokens} used", "llm")
-            if b.usd is not None and u.usd is not None and u.usd >= b.usd:
-                return self._refuse(f"usd: {u.usd:.4f} of {b.usd} spent", "llm")
+            spent = self._spent_refusal()
+            if spent is not None:
+                return spent
             u.embedding_calls += 1
             return None
 
