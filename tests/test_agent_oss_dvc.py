@@ -10,6 +10,7 @@ agent venvs come from the shared cache (tests/agent_stubs.agent_python: built on
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -44,7 +45,7 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
     repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     kind: str, bench: str, script: Any, options: dict[str, Any],
 ) -> None:
-    py = agent_python(kind)  # the shared venv, built on first use
+    py = Path(os.path.abspath(agent_python(kind)))  # the shared venv, built on first use (abspath: not resolved)
     repo = copy_tree(repo_root, tmp_path / "repo")
     run_ok(["git", "init", "-q"], repo)
     # the stage declares <repo>/.reportbench/agents/<kind>/lock.txt: the copy gets the lock and a link to the venv

@@ -164,7 +164,7 @@ def test_removed_or_failed_systems_leave_no_folder_and_no_lock_change(repo: Path
     _out([*DVC, "repro"], repo)
     assert (runs / "extra_writer").is_dir()
     assert (repo / "metrics/deepscholar/demo/summary/extra_writer.json").is_file()
-    _out([*RB, "compose"], repo)  # the system is switched off again
+    _out([*RB, "compose", "--reset", "--prune"], repo)  # switched off again (forget it); --prune deletes its outputs
     _out([*DVC, "repro"], repo)
     assert not (runs / "extra_writer").exists()
     assert not (repo / "metrics/deepscholar/demo/summary/extra_writer.json").exists()

@@ -334,6 +334,13 @@ def project_path(path: str | Path) -> str:
     own = Path(__file__).resolve().parent
     if p.is_relative_to(own) and (root / "src" / "reportbench").is_dir():
         return (Path("src/reportbench") / p.relative_to(own)).as_posix()
+    # a file of the checkout reportbench is installed from (e.g. a plug-in under its `plugins/`, installed in
+    # editable mode there) that this project has at the same place: named by this project's copy, like the above
+    installed_root = own.parent.parent
+    if (installed_root / "pyproject.toml").is_file() and p.is_relative_to(installed_root):
+        rel = p.relative_to(installed_root)
+        if (root / rel).exists():
+            return rel.as_posix()
     return p.as_posix()
 
 

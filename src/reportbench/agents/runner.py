@@ -56,7 +56,8 @@ _BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "SSL_CERT_FILE")
 def parse_config(name: str, spec: dict[str, Any]) -> AgentSystemConfig:
     """The entry, validated; the error names the system and the field."""
     try:
-        return AgentSystemConfig.model_validate(dict(spec))
+        # keys the spine adds to an entry (`_all_task_ids` on a per-task rerun) are not the user's config
+        return AgentSystemConfig.model_validate({k: v for k, v in spec.items() if not str(k).startswith("_")})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

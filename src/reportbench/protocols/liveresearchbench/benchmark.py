@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from reportbench.benchmarks import CrossContext, JudgeContext, ScoreContext, ScoreResult, SystemScore
-from reportbench.judges.factory import make_judge
+from reportbench.judges import factory  # `factory.make_judge` at call time: `reportbench estimate` swaps it
 from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec
@@ -409,7 +409,7 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
         if not items:
             continue
         jcfg = judge_config(full, "lrb_depth", NAME, member)
-        judge = make_judge("lrb_depth", jcfg)
+        judge = factory.make_judge("lrb_depth", jcfg)
         run = run_judgments_sync(judge, items, desc=f"depth@{NAME}.{member}", judge_name=f"{jcfg.get('name')}/{member}")
         for j in run:
             base, order = meta[j.item_id]

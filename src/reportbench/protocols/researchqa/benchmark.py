@@ -27,7 +27,7 @@ from reportbench.benchmarks import (
     ScoreResult,
     SystemScore,
 )
-from reportbench.judges.factory import make_judge
+from reportbench.judges import factory  # `factory.make_judge` at call time: `reportbench estimate` swaps it
 from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
@@ -258,7 +258,7 @@ def cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     pcfg = (ctx.params.get("judging") or {}).get("pairwise") or {}
     items = pairwise_items(battles, tasks, answers, str(pcfg.get("strip_links", "authors")))
     judge_cfg = _member_judge_cfg(ctx.judge_params, ctx.params, pcfg.get("member"))
-    judge = make_judge(PAIRWISE_TASK, judge_cfg)
+    judge = factory.make_judge(PAIRWISE_TASK, judge_cfg)
     run = run_judgments_sync(
         judge,
         [(i.item_id, i.typed(), dict(i.input_ids)) for i in items],
