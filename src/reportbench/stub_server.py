@@ -1013,9 +1013,9 @@ class _ResponsesEndpoints:
 
 
 @contextlib.contextmanager
-def stub_server_thread(**kwargs: Any) -> Iterator[StubServer]:
-    """Run a StubServer on its own event loop in a daemon thread (for sync tests)."""
-    server = StubServer(**kwargs)
+def serve_in_thread(server: Any) -> Iterator[Any]:
+    """Run an aiohttp-based server object (`start`/`stop` coroutines) on its own loop in a daemon thread (for
+    sync callers: tests, the agent runner's proxies)."""
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     error: list[BaseException] = []
@@ -1033,7 +1033,7 @@ def stub_server_thread(**kwargs: Any) -> Iterator[StubServer]:
         loop.run_until_complete(server.stop())
         loop.close()
 
-    thread = threading.Thread(target=_run, name="reportbench-stub", daemon=True)
+    thread = threading.Thread(target=_run, name=f"reportbench-{type(server).__name__}", daemon=True)
     thread.start()
     ready.wait(30)
     if error:
@@ -1043,6 +1043,13 @@ def stub_server_thread(**kwargs: Any) -> Iterator[StubServer]:
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(30)
+
+
+@contextlib.contextmanager
+def stub_server_thread(**kwargs: Any) -> Iterator[StubServer]:
+    """Run a StubServer on its own event loop in a daemon thread (for sync tests)."""
+    with serve_in_thread(StubServer(**kwargs)) as server:
+        yield server
 
 
 def parse_faults(spec: str | None) -> dict[str, float] | None:

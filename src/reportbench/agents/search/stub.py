@@ -16,12 +16,13 @@ import asyncio
 import contextlib
 import hashlib
 import re
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 from aiohttp import web
+
+from reportbench.stub_server import serve_in_thread  # the one thread runner of our loopback servers
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
@@ -123,38 +124,6 @@ class StubSearchServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-
-@contextlib.contextmanager
-def serve_in_thread(server: Any) -> Iterator[Any]:
-    """Run an aiohttp-based server object (`start`/`stop` coroutines) on its own loop in a daemon thread."""
-    loop = asyncio.new_event_loop()
-    ready = threading.Event()
-    error: list[BaseException] = []
-
-    def _run() -> None:
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(server.start())
-        except BaseException as exc:  # surfaced to the caller below
-            error.append(exc)
-            ready.set()
-            return
-        ready.set()
-        loop.run_forever()
-        loop.run_until_complete(server.stop())
-        loop.close()
-
-    thread = threading.Thread(target=_run, name=f"reportbench-{type(server).__name__}", daemon=True)
-    thread.start()
-    ready.wait(30)
-    if error:
-        raise error[0]
-    try:
-        yield server
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(30)
 
 
 @contextlib.contextmanager
