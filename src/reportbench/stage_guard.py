@@ -22,6 +22,7 @@ import atexit
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import sys
 import threading
@@ -121,13 +122,41 @@ def _watched_ancestors() -> list[Any]:
         return []
 
 
+def _pidfds(ancestors: list[Any]) -> list[int]:
+    """Linux pidfds for the watched processes: poll() wakes the moment one exits (no polling delay)."""
+    fds: list[int] = []
+    if not hasattr(os, "pidfd_open"):
+        return fds
+    for p in ancestors:
+        with contextlib.suppress(OSError):
+            fds.append(os.pidfd_open(p.pid))
+    return fds
+
+
 def _watch(ancestors: list[Any], original_ppid: int, poll_s: float) -> None:
-    while not _terminating.is_set():
-        gone = os.getppid() != original_ppid or any(not p.is_running() for p in ancestors)
-        if gone:
-            os.kill(os.getpid(), signal.SIGTERM)
-            return
-        time.sleep(poll_s)
+    """Wake as soon as a watched ancestor exits (pidfd) or, at the latest, every `poll_s`.
+
+    Why not only poll: at `poll_s` = 0.5 s a stage with 4 calls in flight at 150 ms each sends ~13 more calls
+    after `dvc` was killed; a pidfd makes that the in-flight calls alone.
+    """
+    fds = _pidfds(ancestors)
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    try:
+        while not _terminating.is_set():
+            gone = os.getppid() != original_ppid or any(not p.is_running() for p in ancestors)
+            if gone:
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+            if fds:
+                poller.poll(poll_s * 1000)
+            else:
+                time.sleep(poll_s)
+    finally:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 _grace_s = 10.0

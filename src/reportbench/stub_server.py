@@ -344,6 +344,7 @@ class StubServer:
         self.chat_log: list[tuple[str, str]] = []
         """(request digest, outcome) per chat request in arrival order; outcome 'ok' or the fault kind."""
         self._seen: Counter[str] = Counter()
+        self._generation = 0  # bumped by reset_counts: a request that arrived before a reset is not logged after it
         self._runner: web.AppRunner | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -391,6 +392,7 @@ class StubServer:
         self.counts.clear()
         self._seen.clear()
         self.chat_log.clear()
+        self._generation += 1
 
     def digests(self, outcome: str | None = None) -> list[str]:
         """Request digests in the log (those with `outcome`, e.g. 'ok', when given), arrival order."""
@@ -493,6 +495,7 @@ class StubServer:
         messages = body.get("messages") or []
         response_format = body.get("response_format")
         digest = request_digest(messages, response_format)
+        arrived_in = self._generation
         fault = self._draw_fault(digest)
         if self.context_window_chars is not None and fault is None:
             if sum(len(str(m.get("content", ""))) for m in messages) > self.context_window_chars:
@@ -503,7 +506,8 @@ class StubServer:
 
         if fault is not None:
             self.counts[fault] += 1
-        self.chat_log.append((digest, fault or "ok"))
+        if arrived_in == self._generation:
+            self.chat_log.append((digest, fault or "ok"))
         if fault == "reset":
             self._reset(request)
             return web.Response(status=500)  # never reaches the client: the connection is gone
