@@ -20,6 +20,7 @@ import polars as pl
 
 import reportbench.prompt_packs.judging  # noqa: F401 - hands the authors' prompt packs to the judges
 from reportbench.config import ConfigError, require
+from reportbench.digest import tree_digest
 from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
 from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
 from reportbench.jsonio import write_json
@@ -165,6 +166,47 @@ def _load_pages(pages_dir: Path | None) -> dict[str, Any] | None:
     return read_snapshots(path)
 
 
+def judge_units(params: Mapping[str, Any], benchmark: str) -> list[tuple[str, str]]:
+    """(system, member) pairs the plan judges for a benchmark (`plan.judges`), in plan order."""
+    units = (params.get("plan") or {}).get("judges") or {}
+    return [(u["system"], u["member"]) for u in units.values() if u.get("benchmark") == benchmark]
+
+
+def run_benchmark_judge_stage(
+    params: Mapping[str, Any],
+    benchmark: str,
+    release_dir: Path,
+    runs_dir: Path,
+    out_dir: Path,
+    usage_dir: Path,
+    pages_dir: Path | None = None,
+) -> list[dict[str, Any]]:
+    """The DVC stage `judge@<b>`: every (system, member) unit of the benchmark in one process.
+
+    Why one stage per benchmark and not per system: each stage costs DVC about a second of CPU (it rewrites the
+    whole dvc.lock) and the interpreter another ~0.7 s of imports, while re-judging an unchanged system is free
+    (every answer is in the response cache). An incomplete unit does not stop the others: all are judged (their
+    answers cached), then the stage exits 3 naming each incomplete unit. A fatal stop (quota, no key) stops at once.
+    """
+    _prune_stale(params, benchmark, runs_dir=runs_dir)
+    incomplete: list[str] = []
+    summaries = []
+    for system, member in judge_units(params, benchmark):
+        try:
+            summaries.append(
+                run_judge_stage(
+                    params, benchmark, system, member, release_dir, Path(runs_dir) / system,
+                    Path(out_dir) / system / member, Path(usage_dir) / f"{system}.{member}.json",
+                    pages_dir=pages_dir, enforce_bounds=True,
+                )  # fmt: skip
+            )
+        except IncompleteJudgeStage as exc:
+            incomplete.append(str(exc))
+    if incomplete:
+        raise IncompleteJudgeStage(" | ".join(incomplete))
+    return summaries
+
+
 def run_judge_stage(
     params: Mapping[str, Any],
     benchmark: str,
@@ -281,9 +323,9 @@ def _step_usage(judgments: Any, cfg: Mapping[str, Any], desc: str) -> dict[str, 
 
 
 def _judge_stage_name(params: Mapping[str, Any], benchmark: str, system: str, member: str) -> str:
-    """The DVC stage name (`judge@<b>.<S>`, with `.<member>` only for an ensemble), as `dvc repro` prints it."""
+    """The DVC stage (`judge@<b>`) and the unit inside it (`<S>`, with `/<member>` only for an ensemble)."""
     members = ((params.get("plan") or {}).get("benchmarks") or {}).get(benchmark, {}).get("members") or [member]
-    return f"judge@{benchmark}.{system}" + ("" if list(members) == ["main"] else f".{member}")
+    return f"judge@{benchmark} ({system}" + (")" if list(members) == ["main"] else f"/{member})")
 
 
 def _failure_bounds(cfg: Mapping[str, Any]) -> tuple[float, float]:
@@ -452,7 +494,8 @@ def score_stage(
     Systems are enumerated from params (`plan.benchmarks.<b>.systems`), never by globbing a folder, so
     stale outputs of a removed system are never read.
     """
-    from reportbench.benchmarks import ScoreContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
+    # lazy: +210 ms to import (python -X importtime)
+    from reportbench.benchmarks import ScoreContext, benchmark_files, get_benchmark
     from reportbench.judges.runner import read_judgments  # lazy: +164 ms to import (python -X importtime)
 
     # lazy: +155 ms to import (python -X importtime)
@@ -492,6 +535,10 @@ def score_stage(
     result = spec.score(ctx)
     scores_dir, metrics_dir = Path(scores_dir), Path(metrics_dir)
     scores_dir.mkdir(parents=True, exist_ok=True)
+    # the digest of the benchmark's own package: a plug-in's code (outside src/reportbench) reaches the `site`
+    # stage through this file, since one stage over every benchmark cannot list their packages as deps
+    code = tree_digest([benchmark_files(benchmark).code])
+    write_json(scores_dir / "code.json", {"benchmark": benchmark, "code": code})
     judge = params.get("judge") or {}
     summaries = {}
     release_tasks = [t.task_id for t in release.tasks]

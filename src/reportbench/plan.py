@@ -147,7 +147,14 @@ def build_plan(
                     **deps,
                 }
     plan["runs"] = runs
-    plan["judges"] = judges
+    plan["judges"] = judges  # the judge work units; one DVC stage `judge@<b>` runs every unit of its benchmark
+    # the one `site` stage's optional deps (DVC interpolates no lists: a folder that exists when no benchmark
+    # fetches pages or judges across systems is named instead, as `pages_dep`/`cross_dep` do per benchmark)
+    fetches, crosses = bool(plan["fetch"]), bool(plan["cross"])
+    plan["site"] = {
+        "pages_dep": "data/pages" if fetches else "data/releases",
+        "cross_dep": "data/cross" if crosses else "data/releases",
+    }
     return plan
 
 

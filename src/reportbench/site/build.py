@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from reportbench.benchmarks import benchmark_files
+from reportbench.digest import tree_digest
 from reportbench.site.html import esc, num, page, pointer, slug, table, th
 from reportbench.site.leaderboard_page import BenchmarkData, render_benchmark_page
 from reportbench.site.samples import (
@@ -50,8 +51,9 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-# The code that computes what a page shows (every path is a dep of the `site@<b>` stage, so a change reruns it
-# and the page never shows a stale hash). `{code}` is the benchmark's package.
+# The code that computes what a page shows (every path is a dep of the `site` stage, so a change reruns it and
+# the page never shows a stale hash; a plug-in's package reaches it through score@<b>'s `code.json`). `{code}`
+# is the benchmark's package.
 CODE_PATHS = (
     "stages/build_site.py",
     "src/reportbench/site",
@@ -64,17 +66,12 @@ CODE_PATHS = (
 )
 
 
-INDEX_CODE_PATHS = ("stages/build_site.py", "src/reportbench/site")  # the deps of `site_index`
+INDEX_CODE_PATHS = ("stages/build_site.py", "src/reportbench/site")  # the code of the index page
 
 
 def code_hash(root: Path | str = ".", benchmark: str | None = None, code_paths: tuple[str, ...] = CODE_PATHS) -> str:
-    """sha256 (first 12 hex) over the path and bytes of every `.py` file of `CODE_PATHS` (Why: provenance that
-    changes only when the code that computed the numbers changes; a commit date moved with every config-only
-    commit and made `dvc repro` rewrite byte-identical pages)."""
-    import hashlib
-
-    root = Path(root)
-    digest = hashlib.sha256()
+    """`tree_digest` of `CODE_PATHS` (Why: provenance that changes only when the code that computed the numbers
+    changes; a commit date moved with every config-only commit and made `dvc repro` rewrite byte-identical pages)."""
     paths = []
     for p in code_paths:
         if "{code}" in p:
@@ -82,15 +79,7 @@ def code_hash(root: Path | str = ".", benchmark: str | None = None, code_paths: 
                 paths.append(benchmark_files(benchmark).code)
             continue
         paths.append(p)
-    for rel in paths:
-        base = root / rel  # an absolute path (a plug-in outside the project) stays itself
-        files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
-        for f in files:
-            if "__pycache__" in f.parts:
-                continue
-            name = f.relative_to(root) if f.is_relative_to(root) else f.relative_to(base.parent)
-            digest.update(name.as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    return digest.hexdigest()[:12]
+    return tree_digest(paths, root)
 
 
 def version_string(root: Path) -> str:
@@ -187,7 +176,7 @@ def load_benchmark(
     )
 
 
-BENCHMARKS_DIR = "benchmarks"  # site/benchmarks/<b>/<R>/: one DVC output per benchmark (stage site@<b>)
+BENCHMARKS_DIR = "benchmarks"  # site/benchmarks/<b>/<R>/: one folder per benchmark (stage `site`)
 SUMMARY_FILE = "summary.json"  # what the index needs from a benchmark folder (so the index reads no metrics)
 
 

@@ -1,0 +1,26 @@
+"""A content digest of source trees: provenance that changes only when the code that computed something changes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def tree_digest(paths: Iterable[Path | str], root: Path | str = ".") -> str:
+    """sha256 (first 12 hex) over the relative path and bytes of every `.py` file under `paths`.
+
+    Why the relative path and not the mtime: a fresh clone of the same commit gives the same digest. A path
+    outside `root` (a plug-in installed elsewhere) is named relative to its own parent.
+    """
+    root = Path(root)
+    digest = hashlib.sha256()
+    for rel in paths:
+        base = root / rel  # an absolute path stays itself
+        files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
+        for f in files:
+            if "__pycache__" in f.parts:
+                continue
+            name = f.relative_to(root) if f.is_relative_to(root) else f.relative_to(base.parent)
+            digest.update(name.as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
