@@ -20,6 +20,7 @@ Guarantees `run_system` adds to every kind (docs/reliability.md, "Reports and in
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -51,24 +52,40 @@ __all__ = [
 ]
 
 
+# Where each built-in kind registers itself: a stage imports only the module of the kind it runs (importing them
+# all cost ~1.2 s per system stage: aiohttp for the agents, the LLM client for deepscholar_ref/endpoint).
+_KIND_MODULES = {
+    "folder": "reportbench.systems.folder",
+    "offline_baseline": "reportbench.systems.offline_baseline",
+    "deepscholar_ref": "reportbench.systems.deepscholar_ref",
+    "human_exemplar": "reportbench.systems.deepscholar_exemplar",
+    "command": "reportbench.systems.command",
+    "endpoint": "reportbench.systems.endpoint",
+}
+
+
+def _load_kind(kind: Any) -> None:
+    """Import the module that registers `kind` (a benchmark's own kinds register when its package is imported);
+    for an unknown kind, every module, so the error lists every kind there is."""
+    if kind in SYSTEM_KINDS:
+        return
+    from reportbench.agents.protocol import AGENT_KINDS  # pure data
+
+    if kind in _KIND_MODULES:
+        importlib.import_module(_KIND_MODULES[kind])
+    elif kind in AGENT_KINDS:
+        importlib.import_module("reportbench.agents.runner")
+    else:
+        for module in [*_KIND_MODULES.values(), "reportbench.agents.runner"]:
+            importlib.import_module(module)
+
+
 def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path) -> list[TaskOutcome]:
     """Run (or read) one system over the release's tasks and write reports.jsonl + outcomes.jsonl."""
-    # import cost: ~1.2 s (-X importtime); the kinds register on import, deepscholar_ref/endpoint pull in the LLM client
-    from reportbench.agents import runner as _agent_kinds  # noqa: F401  (registers the agent kinds: docs/agents.md)
-    from reportbench.systems import (  # noqa: F401  (registers the built-in kinds)
-        command,
-        deepscholar_exemplar,
-        deepscholar_ref,
-        endpoint,
-        folder,
-        offline_baseline,
-    )
-
+    _load_kind(spec.get("kind"))
     kind = spec.get("kind")
     if kind not in SYSTEM_KINDS:
-        raise SystemError_(
-            f"systems.{name}.kind: unknown kind {kind!r}; known: {sorted(SYSTEM_KINDS)}"
-        )
+        raise SystemError_(f"systems.{name}.kind: unknown kind {kind!r}; known: {sorted(SYSTEM_KINDS)}")
     out_dir.mkdir(parents=True, exist_ok=True)
     reports, outcomes = _run_isolated(SYSTEM_KINDS[kind], name, spec, tasks, out_dir)
     reports, outcomes = _checked(reports, outcomes)
@@ -182,9 +199,7 @@ def _scrub_run_dir(out_dir: Path, secrets: tuple[str, ...]) -> None:
             scrub_file(path, secrets)
 
 
-def write_run(
-    out_dir: Path, reports: list[Report], outcomes: list[TaskOutcome], secrets: tuple[str, ...] = ()
-) -> None:
+def write_run(out_dir: Path, reports: list[Report], outcomes: list[TaskOutcome], secrets: tuple[str, ...] = ()) -> None:
     """reports.jsonl + outcomes.jsonl; a line holding a secret fragment is redacted field by field."""
     from reportbench.redaction import contains_secret, redact_tree  # lazy: +19 ms to import (python -X importtime)
 
