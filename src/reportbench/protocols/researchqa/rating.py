@@ -25,10 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
 
 ALPHA = math.log(10.0)
 SCALE = 400.0
@@ -100,6 +96,9 @@ def group_battles(
 def _loss_and_grad(
     r: np.ndarray, matchups: np.ndarray, outcomes: np.ndarray, weights: np.ndarray, alpha: float
 ) -> tuple[float, np.ndarray]:
+    # lazy: +350 ms to import scipy (python -X importtime); each score stage imports every benchmark
+    from scipy.special import expit
+
     diff = r[matchups[:, 0]] - r[matchups[:, 1]]
     p = expit(alpha * diff)
     eps = 1e-300
@@ -112,6 +111,9 @@ def _loss_and_grad(
 
 def fit_bt(grouped: Grouped, weights: np.ndarray | None = None, alpha: float = ALPHA) -> np.ndarray:
     """Raw BT strengths (log10 units) by L-BFGS-B from zeros, the authors' settings."""
+    # lazy: +350 ms to import scipy (python -X importtime); each score stage imports every benchmark
+    from scipy.optimize import minimize
+
     w = grouped.weights if weights is None else weights
     result = minimize(
         _loss_and_grad,
@@ -128,6 +130,9 @@ def _joint_loss_and_grad(
     flat: np.ndarray, matchups: np.ndarray, outcomes: np.ndarray, weights: np.ndarray, alpha: float
 ) -> tuple[float, np.ndarray]:
     """Sum over rounds of the per-round loss: separable, so its optimum is every round's own optimum."""
+    # lazy: +350 ms to import scipy (python -X importtime); each score stage imports every benchmark
+    from scipy.special import expit
+
     rounds = weights.shape[0]
     r = flat.reshape(rounds, -1)
     n = r.shape[1]
@@ -149,6 +154,9 @@ def _joint_loss_and_grad(
 def fit_bt_joint(grouped: Grouped, weights: np.ndarray, alpha: float = ALPHA, chunk: int = 250) -> np.ndarray:
     """Many bootstrap rounds in one L-BFGS-B call per chunk of rounds (vectorised; same optima as
     `fit_bt` round by round, within the optimiser's tolerance)."""
+    # lazy: +350 ms to import scipy (python -X importtime); each score stage imports every benchmark
+    from scipy.optimize import minimize
+
     out = []
     n = len(grouped.models)
     for start in range(0, len(weights), chunk):
@@ -168,6 +176,10 @@ def fit_bt_joint(grouped: Grouped, weights: np.ndarray, alpha: float = ALPHA, ch
 def identifiable(grouped: Grouped, weights: np.ndarray | None = None) -> bool:
     """True when the BT MLE exists: the graph with an edge winner -> loser (both ways for a tie) over the rows
     with positive weight is strongly connected (Zermelo 1929; Ford 1957)."""
+    # lazy: +350 ms to import scipy (python -X importtime); each score stage imports every benchmark
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     n = len(grouped.models)
     if n < 2:
         return False
