@@ -24,7 +24,7 @@ from spine_helpers import refresh_plan, run_benchmark
 
 SKIP_TOP = {".venv", ".git", ".pytest_cache", ".ruff_cache", ".reportbench", "outputs", "multirun", "data", "metrics"}
 KEEP_DATA = ("data/demo",)
-STAGE = "judge@deepscholar.careful_writer"
+STAGE = "judge@deepscholar"  # every deepscholar system's judging, one stage
 TARGET = "score@deepscholar"  # release, system, judge, score: not the stages that judge again (agreement)
 JUDGMENTS = Path("data/judgments/deepscholar/demo/careful_writer/main")
 USAGE = Path("metrics/deepscholar/demo/usage/careful_writer.main.json")

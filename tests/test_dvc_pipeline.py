@@ -40,7 +40,7 @@ def test_fresh_clone_repro_runs_every_benchmark_and_rewrites_no_tracked_file(
     plan = yaml.safe_load((clone / "params.yaml").read_text())["plan"]
     for b, entry in plan["benchmarks"].items():  # every enabled benchmark's demo release, end to end
         assert {f"release@{b}", *(f"system@{b}.{s}" for s in entry["systems"])} <= ran, (b, sorted(ran))
-        assert {f"judge@{k}" for k, j in plan["judges"].items() if j["benchmark"] == b} <= ran, b
+        assert f"judge@{b}" in ran, b
         board = json.loads((clone / "metrics" / b / entry["release"] / "leaderboard.json").read_text())
         assert {r["system"] for r in board["rows"]} == set(entry["systems"]), b
     ds = json.loads((clone / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
@@ -64,7 +64,7 @@ def test_judge_switch_then_prompt_edit_rerun_only_what_they_reach(clone: Path) -
     ran = _stages(out)
     assert ran, "judge switch reran nothing"
     assert all(s.startswith(("judge@", "cross@", "score@", "site")) for s in ran), ran
-    assert {s.split("@")[1].split(".")[0] for s in ran if s.startswith("judge@")} == set(plan["benchmarks"])
+    assert {s.split("@")[1] for s in ran if s.startswith("judge@")} == set(plan["benchmarks"])
     params = (clone / "params.yaml").read_text()
     assert "name: offline_strict" in params
 
@@ -73,9 +73,6 @@ def test_judge_switch_then_prompt_edit_rerun_only_what_they_reach(clone: Path) -
     prompt.write_text(prompt.read_text() + "\n# edited\n")
     out, _ = run_timed([*DVC, "repro"], clone)
     ran = _stages(out)
-    # One judge stage per (system, member) runs all the benchmark's judge steps: the edited step re-asks, the
-    # others are answered from the response cache; no other benchmark's stage reruns.
-    assert ran and all(
-        s.startswith(("judge@deepscholar.", "score@deepscholar")) or s in ("site@deepscholar", "site_index")
-        for s in ran
-    ), ran
+    # One judge stage per benchmark runs every system's judge steps: the edited step re-asks, the others are
+    # answered from the response cache; no other benchmark's stage reruns (the one site stage follows).
+    assert ran and all(s in ("judge@deepscholar", "score@deepscholar", "site") for s in ran), ran

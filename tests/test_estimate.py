@@ -52,7 +52,7 @@ def test_estimate_counts_calls_then_subtracts_the_cache(
         root = run_benchmark(run_params, "researcherbench", tmp_path / "run")
         paid = s.counts["ok"]
     for stage, row in rubric.items():
-        system = stage.removeprefix("judge@researcherbench.")
+        system = stage.removeprefix("judge@researcherbench (").removesuffix(")")
         assert len(read_judgments(root / "judgments" / system / "main" / "rubric.parquet")) == row["items"]
     # ... and estimating the judge that ran: every call is now a cache hit
     stub_params = _params(repo_root, s.base_url, max_retries=2)

@@ -92,6 +92,7 @@ def test_bench_reads_shell_times_and_names_stages_like_dvc() -> None:
     bench = _bench()
     assert bench.shell_times_cpu("0m1.250000s,0m0.250000s") == pytest.approx(1.5)  # type: ignore[attr-defined]
     assert bench.shell_times_cpu("1m2.5s,0m0.5s") == pytest.approx(63.0)  # type: ignore[attr-defined]
-    cmd = ["stages/judge.py", "--benchmark", "deer", "--system", "careful_writer", "--member", "main", "--out", "x"]
-    assert bench.stage_label(cmd) == "judge@deer.careful_writer.main"  # type: ignore[attr-defined]
+    cmd = ["stages/run_system.py", "--benchmark", "deer", "--system", "careful_writer", "--out", "x"]
+    assert bench.stage_label(cmd) == "system@deer.careful_writer"  # type: ignore[attr-defined]
+    assert bench.stage_label(["stages/judge.py", "--benchmark", "deer", "--out", "x"]) == "judge@deer"  # type: ignore[attr-defined]
     assert bench.stage_label(["stages/build_site.py", "--all", "--site", "site"]) == "site"  # type: ignore[attr-defined]

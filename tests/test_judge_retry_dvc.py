@@ -10,6 +10,7 @@ re-asks exactly the unparseable ones. Runs in a temp copy of the tree (about 60-
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -40,7 +41,8 @@ pytestmark = [
 
 
 def _records(repo: Path) -> list:
-    return [j for p in sorted((repo / JUDGMENTS).glob("*.parquet")) for j in read_judgments(p)]
+    """Every deepscholar system's records: the one judge stage judges them all."""
+    return [j for p in sorted((repo / JUDGMENTS.parent.parent).glob("*/main/*.parquet")) for j in read_judgments(p)]
 
 
 def _retry(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -67,7 +69,7 @@ def test_failed_then_recovered_judge_stage_pays_exactly_the_failed_calls(
         first = dvc(repo, "repro", TARGET)
         out = first.stdout + first.stderr
         assert first.returncode != 0, out[-3000:]
-        assert f"error: {STAGE} is incomplete: step " in out and "got no answer" in out, out[-3000:]
+        assert f"error: {STAGE} (careful_writer) is incomplete: step " in out and "got no answer" in out, out[-3000:]
         failed_calls = s.digests("500")
         assert failed_calls and len(failed_calls) == len(set(failed_calls))
         records = _records(repo)  # partial records stay inspectable
@@ -103,7 +105,8 @@ def test_failed_then_recovered_judge_stage_pays_exactly_the_failed_calls(
         # 4. `reportbench retry` without --parse has nothing to re-ask; with --parse (after the "model" got
         #    better) it re-asks exactly the unparseable answers and updates the score.
         listed = _retry(repo, "--list")
-        assert listed.returncode == 0 and f"{STAGE}: {len(parse_failed)} of" in listed.stdout, listed.stdout
+        listed_failed = sum(int(n) for n in re.findall(rf"^{re.escape(STAGE)} \(\w+\): (\d+) of", listed.stdout, re.M))
+        assert listed.returncode == 0 and listed_failed == len(parse_failed), listed.stdout
         assert "nothing to retry" in _retry(repo).stdout and s.counts["requests"] == 0
         state["prose"] = False
         retried = _retry(repo, "--parse")

@@ -58,7 +58,7 @@ def test_systems_md_walkthrough_runs_as_written(repo_root: Path, tmp_path: Path)
     assert "careful_writer" in {r["system"] for r in board["rows"]}  # the demo systems stay
     assert "my_system" in (repo / "metrics" / "deepscholar" / "demo" / "leaderboard.md").read_text()
     estimate = next(v for k, v in outputs.items() if k.startswith("reportbench estimate"))
-    assert "judge@deepscholar.my_system" in estimate and "openai/gpt-4.1" in estimate
+    assert "judge@deepscholar (my_system)" in estimate and "openai/gpt-4.1" in estimate
     # a bare compose keeps the system (it used to drop it and delete its outputs)
     run_ok(["reportbench", "compose"], repo)
     assert (repo / "data" / "runs" / "deepscholar" / "demo" / "my_system" / "reports.jsonl").is_file()

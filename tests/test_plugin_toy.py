@@ -63,7 +63,7 @@ def test_an_installed_plugin_runs_through_dvc_repro(clone: Path, installed: Path
     assert {"toy.thorough.gpt", "toy.terse.gemini"} <= set(params["plan"]["judges"])
 
     dvc = [sys.executable, "-m", "dvc"]
-    run_ok([*dvc, "repro", "site@toy"], clone)
+    run_ok([*dvc, "repro", "site"], clone)
     board = json.loads((clone / "metrics" / "toy" / "toy-r1" / "leaderboard.json").read_text())
     assert [r["system"] for r in board["rows"]] == ["thorough", "terse"]
     assert board["metrics"] == ["coverage", "claim_support", "win_rate"]
@@ -76,7 +76,7 @@ def test_an_installed_plugin_runs_through_dvc_repro(clone: Path, installed: Path
     original = prompt.read_text()
     try:
         prompt.write_text(original + "\n# edited\n")
-        status = run_ok([*dvc, "status", "judge@toy.thorough.gpt"], clone).stdout
+        status = run_ok([*dvc, "status", "judge@toy"], clone).stdout
         assert "changed deps" in status and "reportbench_toy/prompts" in status, status
     finally:
         prompt.write_text(original)

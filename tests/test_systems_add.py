@@ -117,7 +117,7 @@ def test_estimate_refuses_unknown_names_and_takes_overrides(repo: Path, capsys: 
     # positional overrides (like compose), on top of the remembered ones: the added system is estimated
     code = main(["estimate", "judge=llm", "judge.model=openai/gpt-4.1", "--system", "my_system"])
     out = capsys.readouterr().out
-    assert code == 0 and "judge@deepscholar.my_system" in out and "openai/gpt-4.1" in out
+    assert code == 0 and "judge@deepscholar (my_system)" in out and "openai/gpt-4.1" in out
 
 
 def test_ls_and_other_filters_read_the_same_configuration(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

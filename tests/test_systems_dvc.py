@@ -99,8 +99,8 @@ def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
         assert "byo_command" not in status and "byo_endpoint" not in status, status
         out, second = run_timed([*dvc, "repro"], repo)
         ran = set(RUNNING.findall(out))
-        expected = {"system@deepscholar.deepscholar_ref", "judge@deepscholar.deepscholar_ref", "score@deepscholar",
-                    "site@deepscholar", "site_index"}  # the site follows the leaderboard (agreement is opt-in)
+        expected = {"system@deepscholar.deepscholar_ref", "judge@deepscholar", "score@deepscholar",
+                    "site"}  # the site follows the leaderboard (agreement is opt-in)
         assert ran == expected, f"adding a system reran {sorted(ran - expected)} / missed {sorted(expected - ran)}"
         assert arxiv.replay.queries, "DeepScholar-ref searched through the recorded arXiv responses"
 

@@ -308,7 +308,8 @@ def estimate(
                     continue
                 if not (runs / j["system"] / "outcomes.jsonl").is_file():
                     continue  # an agent not run yet (see _ensure_built's note)
-                stage[0] = f"judge@{name}"
+                unit = name.removeprefix(f"{b}.").replace(".", "/")  # system[/member]
+                stage[0] = f"judge@{b} ({unit})"  # the DVC stage and its unit, as retry and the stage name them
                 out = work / b / "judgments" / j["system"] / j["member"]
                 with _quiet():
                     pipeline.run_judge_stage(

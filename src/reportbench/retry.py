@@ -26,11 +26,13 @@ from reportbench.judges.errors import failure_class
 
 @dataclass
 class StageFailures:
-    """What one judge stage's records say: item counts by failure class (errors.failure_class)."""
+    """What one judge unit's records say (a (system, member) of the DVC stage `judge@<b>`): item counts by
+    failure class (errors.failure_class)."""
 
     stage: str
     benchmark: str
     out_dir: Path
+    unit: str = ""
     items: int = 0
     classes: Counter[str] = field(default_factory=Counter)
     missing: bool = False
@@ -43,23 +45,31 @@ class StageFailures:
     def parse(self) -> int:
         return self.classes["parse"]
 
+    @property
+    def label(self) -> str:
+        """`judge@<b> (<system>[/<member>])`, as the stage's own messages name the unit."""
+        return f"{self.stage} ({self.unit})" if self.unit else self.stage
+
     def describe(self) -> str:
         if self.missing:
-            return f"{self.stage}: no records yet (`dvc repro` runs it)"
+            return f"{self.label}: no records yet (`dvc repro` runs it)"
         failed = self.items - self.classes["ok"]
         detail = ", ".join(f"{k} {v}" for k, v in sorted(self.classes.items()) if k != "ok")
-        return f"{self.stage}: {failed} of {self.items} items failed" + (f" ({detail})" if detail else "")
+        return f"{self.label}: {failed} of {self.items} items failed" + (f" ({detail})" if detail else "")
 
 
 def scan(params: dict[str, Any], root: Path = Path(".")) -> list[StageFailures]:
-    """Every configured judge stage (`plan.judges`) with its records' failure counts, in plan order."""
+    """Every configured judge unit (`plan.judges`) with its records' failure counts, in plan order."""
     import polars as pl
 
     out = []
-    for key, item in (params.get("plan") or {}).get("judges", {}).items():
+    plan = params.get("plan") or {}
+    for item in plan.get("judges", {}).values():
         b = item["benchmark"]
         out_dir = root / "data" / "judgments" / b / item["release"] / item["system"] / item["member"]
-        stage = StageFailures(stage=f"judge@{key}", benchmark=b, out_dir=out_dir)
+        ensemble = list((plan.get("benchmarks") or {}).get(b, {}).get("members") or ["main"]) != ["main"]
+        unit = f"{item['system']}/{item['member']}" if ensemble else item["system"]
+        stage = StageFailures(stage=f"judge@{b}", benchmark=b, out_dir=out_dir, unit=unit)
         files = sorted(out_dir.glob("*.parquet")) if out_dir.is_dir() else []
         stage.missing = not files
         for path in files:
@@ -107,7 +117,7 @@ def _cmd_retry(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     if args.parse:
         env[REASK_ENV] = "1"
-    code = _dvc(["repro", "--force", "--single-item", *[s.stage for s in targets]], env)
+    code = _dvc(["repro", "--force", "--single-item", *sorted({s.stage for s in targets})], env)
     if code != 0:
         return code
     env.pop(REASK_ENV, None)
