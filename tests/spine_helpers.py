@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench import pipeline
-from reportbench.plan import build_plan
+from reportbench.plan import build_plan, judge_units
 
 
 def refresh_plan(params: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def run_benchmark(params: dict[str, Any], benchmark: str, root: Path) -> Path:
     if benchmark in params["plan"]["fetch"]:
         pages = root / "pages"
         pipeline.fetch_stage(params, benchmark, runs, release, pages / "pages.parquet")
-    for j in params["plan"]["judges"].values():
+    for j in judge_units(params["plan"]).values():
         if j["benchmark"] != benchmark:
             continue
         pipeline.run_judge_stage(

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from reportbench.config import ConfigError, composed_params, diff_params, load_params, require
+from reportbench.plan import judge_units
 
 pytestmark = pytest.mark.core
 
@@ -39,7 +40,7 @@ def test_overrides_reach_params_and_the_plan_follows_systems(repo_root: Path) ->
     systems = params["benchmarks"]["deepscholar"]["systems"]
     assert params["plan"]["benchmarks"]["deepscholar"]["systems"] == sorted(systems)
     runs = [k for k, r in params["plan"]["runs"].items() if r["benchmark"] == "deepscholar"]
-    judges = [k for k, j in params["plan"]["judges"].items() if j["benchmark"] == "deepscholar"]
+    judges = list(judge_units(params["plan"], "deepscholar"))
     assert sorted(runs) == sorted(judges) == sorted(f"deepscholar.{s}" for s in systems)
 
 

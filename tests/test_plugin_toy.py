@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from dvc_helpers import run_ok, subprocess_env
+from reportbench.plan import judge_units
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +61,7 @@ def test_an_installed_plugin_runs_through_dvc_repro(clone: Path, installed: Path
     entry = params["plan"]["benchmarks"]["toy"]
     assert entry["code"] == (installed / "reportbench_toy").resolve().as_posix()
     assert entry["prompts"] == (installed / "reportbench_toy" / "prompts").resolve().as_posix()
-    assert {"toy.thorough.gpt", "toy.terse.gemini"} <= set(params["plan"]["judges"])
+    assert {"toy.thorough.gpt", "toy.terse.gemini"} <= set(judge_units(params["plan"]))
 
     dvc = [sys.executable, "-m", "dvc"]
     run_ok([*dvc, "repro", "site"], clone)

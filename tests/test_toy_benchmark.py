@@ -13,6 +13,7 @@ import pytest
 import toy_benchmark
 from reportbench.config import composed_params
 from reportbench.judges.runner import read_judgments
+from reportbench.plan import judge_units
 from reportbench.release.format import read_release
 from spine_helpers import refresh_plan, run_benchmark
 
@@ -72,7 +73,7 @@ def toy_params(tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_plan_fans_out_per_system_and_member(toy_params: dict) -> None:
     plan = toy_params["plan"]
-    assert {"toy.terse.gemini", "toy.terse.gpt", "toy.thorough.gemini", "toy.thorough.gpt"} <= set(plan["judges"])
+    assert {"toy.terse.gemini", "toy.terse.gpt", "toy.thorough.gemini", "toy.thorough.gpt"} <= set(judge_units(plan))
     assert "toy" in plan["cross"] and "toy" in plan["fetch"]
     assert plan["benchmarks"]["toy"]["cross_dep"] == "data/cross/toy/toy-r1"
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.judges.pricing import Price, price_for
-from reportbench.plan import build_plan
+from reportbench.plan import build_plan, judge_units
 
 # ------------------------------------------------------------------------------------------------
 # Token counting (offline)
@@ -303,7 +303,7 @@ def estimate(
             if b not in plan["benchmarks"]:
                 raise ValueError(f"benchmark {b!r} is not enabled; enabled: {sorted(plan['benchmarks'])}")
             release, runs, pages = _ensure_built(params, b, work, log)
-            for name, j in plan["judges"].items():
+            for name, j in judge_units(plan).items():
                 if j["benchmark"] != b or (systems and j["system"] not in systems):
                     continue
                 if not (runs / j["system"] / "outcomes.jsonl").is_file():

@@ -26,6 +26,7 @@ from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
 from reportbench.jsonio import write_json
 from reportbench.judges.errors import IncompleteJudgeStage, failure_class
 from reportbench.metrics.registry import metrics_for
+from reportbench.plan import judge_units as plan_judge_units
 from reportbench.progress import stage_label
 from reportbench.redaction import install_log_redaction
 from reportbench.stale import prune_stale_outputs
@@ -167,9 +168,9 @@ def _load_pages(pages_dir: Path | None) -> dict[str, Any] | None:
 
 
 def judge_units(params: Mapping[str, Any], benchmark: str) -> list[tuple[str, str]]:
-    """(system, member) pairs the plan judges for a benchmark (`plan.judges`), in plan order."""
-    units = (params.get("plan") or {}).get("judges") or {}
-    return [(u["system"], u["member"]) for u in units.values() if u.get("benchmark") == benchmark]
+    """(system, member) pairs the plan judges for a benchmark (`plan.judge_units`), in plan order."""
+    units = plan_judge_units(params.get("plan") or {}, benchmark)
+    return [(u["system"], u["member"]) for u in units.values()]
 
 
 def run_benchmark_judge_stage(

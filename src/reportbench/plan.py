@@ -1,15 +1,14 @@
 """The DVC stage fan-out, derived from the composed config (the `rb_plan` OmegaConf resolver).
 
-DVC's `foreach` needs flat dictionaries: one entry per benchmark (release, fetch, cross, score and, when
-enabled, agreement stages),
-one per (benchmark, system) run (system stages) and one per (benchmark, system, judge member) (judge
-stages). Hydra cannot build cross products with its built-in resolvers, so `conf/config.yaml` sets
-`plan: ${rb_plan:}` and this module computes it. `dvc exp run` loads the resolver through
-`hydra_plugins/reportbench_resolvers` (DVC puts the repository root on Hydra's plugin path);
-`reportbench compose` registers it directly. The result is written into `params.yaml`, so stages and
-`dvc repro` only ever read plain values.
+DVC's `foreach` needs flat dictionaries: one entry per benchmark (release, fetch, judge, cross, score and,
+when enabled, agreement stages) and one per (benchmark, system) run (system stages); `judge_units` derives the
+(benchmark, system, judge member) units a judge stage runs. Hydra cannot build cross products with its built-in
+resolvers, so `conf/config.yaml` sets `plan: ${rb_plan:}` and this module computes it.
+`dvc exp run` loads the resolver through `hydra_plugins/reportbench_resolvers` (DVC puts the repository root
+on Hydra's plugin path); `reportbench compose` registers it directly. The result is written into
+`params.yaml`, so stages and `dvc repro` only ever read plain values.
 
-Names: a run is `<benchmark>.<system>`; a judge stage is `<benchmark>.<system>` when the benchmark has the
+Names: a run is `<benchmark>.<system>`; a judge unit is `<benchmark>.<system>` when the benchmark has the
 single member `main`, else `<benchmark>.<system>.<member>`. Systems are defined per benchmark
 (`benchmarks.<b>.systems`) or once as `agents` (kinds command/endpoint), which run on every enabled benchmark.
 """
@@ -82,7 +81,6 @@ def build_plan(
     plan: dict[str, Any] = {"benchmarks": {}, "fetch": {}, "cross": {}, "agreement": {}}
     with_agreement = agreement_enabled(agreement)
     runs: dict[str, Any] = {}
-    judges: dict[str, Any] = {}
     for b in sorted(benchmarks):
         cfg = benchmarks[b] or {}
         if "." in b:
@@ -136,18 +134,7 @@ def build_plan(
                 "path": _run_path(spec),
                 "env_lock": _env_lock(spec),
             }
-            for m in members:
-                key = f"{b}.{s}" if members == [DEFAULT_MEMBER] else f"{b}.{s}.{m}"
-                judges[key] = {
-                    "benchmark": b,
-                    "system": s,
-                    "member": m,
-                    "release": release,
-                    "pages": pages_dep,
-                    **deps,
-                }
     plan["runs"] = runs
-    plan["judges"] = judges  # the judge work units; one DVC stage `judge@<b>` runs every unit of its benchmark
     # the one `site` stage's optional deps (DVC interpolates no lists: a folder that exists when no benchmark
     # fetches pages or judges across systems is named instead, as `pages_dep`/`cross_dep` do per benchmark)
     fetches, crosses = bool(plan["fetch"]), bool(plan["cross"])
@@ -156,6 +143,22 @@ def build_plan(
         "cross_dep": "data/cross" if crosses else "data/releases",
     }
     return plan
+
+
+def judge_units(plan: Mapping[str, Any], benchmark: str | None = None) -> dict[str, dict[str, Any]]:
+    """Every (system, judge member) unit the stage `judge@<b>` runs, keyed `<b>.<S>` (`<b>.<S>.<m>` for an
+    ensemble), in plan order. Derived from `plan.benchmarks` rather than stored in params.yaml, which DVC parses
+    once per stage."""
+    units: dict[str, dict[str, Any]] = {}
+    for b, entry in (plan.get("benchmarks") or {}).items():
+        if benchmark is not None and b != benchmark:
+            continue
+        members = list(entry.get("members") or [DEFAULT_MEMBER])
+        for s in entry.get("systems") or []:
+            for m in members:
+                key = f"{b}.{s}" if members == [DEFAULT_MEMBER] else f"{b}.{s}.{m}"
+                units[key] = {"benchmark": b, "system": s, "member": m, "release": entry["release"]}
+    return units
 
 
 def _expanded(systems: Any) -> dict[str, Any]:

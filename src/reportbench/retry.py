@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.judges.errors import failure_class
+from reportbench.plan import judge_units
 
 
 @dataclass
@@ -59,12 +60,12 @@ class StageFailures:
 
 
 def scan(params: dict[str, Any], root: Path = Path(".")) -> list[StageFailures]:
-    """Every configured judge unit (`plan.judges`) with its records' failure counts, in plan order."""
+    """Every configured judge unit (`plan.judge_units`) with its records' failure counts, in plan order."""
     import polars as pl
 
     out = []
     plan = params.get("plan") or {}
-    for item in plan.get("judges", {}).values():
+    for item in judge_units(plan).values():
         b = item["benchmark"]
         out_dir = root / "data" / "judgments" / b / item["release"] / item["system"] / item["member"]
         ensemble = list((plan.get("benchmarks") or {}).get(b, {}).get("members") or ["main"]) != ["main"]
