@@ -241,7 +241,7 @@ def _ensure_built(params: dict[str, Any], b: str, work: Path, log: list[str]) ->
         if not (release / "release.json").is_file():
             pipeline.build_release(params, b, release)
             log.append(f"{b}: release {rel!r} built in a temp dir (not in data/releases yet)")
-    from reportbench.agents.budget_estimate import is_agent
+    from reportbench.agents.budget_estimate import is_agent  # lazy: +83 ms to import (python -X importtime)
 
     # an agent is never run to estimate (it would spend its budget): its judge stages wait for its real run
     not_run = [s for s in plan["systems"] if is_agent(pipeline.system_spec(params, b, s))
@@ -327,9 +327,9 @@ def estimate(
 
 def _agent_budgets(params: dict[str, Any], b: str, release: Path, systems: list[str] | None) -> list[dict[str, Any]]:
     """Worst-case rows (tasks × per-task budget) for the benchmark's agent systems (docs/agents.md)."""
-    from reportbench import pipeline
-    from reportbench.agents.budget_estimate import budget_row, is_agent
-    from reportbench.release.format import read_release
+    from reportbench import pipeline  # lazy: +154 ms to import (python -X importtime)
+    from reportbench.agents.budget_estimate import budget_row, is_agent  # lazy: +83 ms to import (python -X importtime)
+    from reportbench.release.format import read_release  # lazy: +260 ms to import (python -X importtime)
 
     rows = []
     for s in params["plan"]["benchmarks"][b]["systems"]:
@@ -482,7 +482,7 @@ def format_table(summary: Mapping[str, Any]) -> str:
             f"{t['budget_tokens']:,} completion tokens, ${usd(t.get('usd_online_max'))} online, "
             f"${usd(t.get('usd_batch_max'))} batch"
         )
-    from reportbench.agents.budget_estimate import format_rows  # lazy: agents layer, only when estimating
+    from reportbench.agents.budget_estimate import format_rows  # lazy: +83 ms to import (python -X importtime)
 
     agents = format_rows(list(summary.get("agents") or []))
     return "\n".join(lines + [f"note: {n}" for n in notes]) + (("\n" + agents) if agents else "")

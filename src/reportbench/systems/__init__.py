@@ -53,8 +53,11 @@ __all__ = [
 
 def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path) -> list[TaskOutcome]:
     """Run (or read) one system over the release's tasks and write reports.jsonl + outcomes.jsonl."""
-    # import cost: ~1.2 s (-X importtime); the kinds register on import, deepscholar_ref/endpoint pull in the LLM client
+    # the kinds register on import; deepscholar_ref/endpoint pull in the LLM client
+    # lazy: +237 ms to import (python -X importtime)
     from reportbench.agents import runner as _agent_kinds  # noqa: F401  (registers the agent kinds: docs/agents.md)
+
+    # lazy: +217 ms to import (python -X importtime)
     from reportbench.systems import (  # noqa: F401  (registers the built-in kinds)
         command,
         deepscholar_exemplar,
