@@ -32,14 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reportbench.benchmarks import (
-    BenchmarkError,
-    CannotRun,
-    ReproducibleCell,
-    ReproducibleTable,
-    get_benchmark,
-    installed_benchmarks,
-)
+from reportbench import benchmarks  # `benchmarks.installed_benchmarks` at call time: tests swap it
+from reportbench.benchmarks import BenchmarkError, CannotRun, ReproducibleCell, ReproducibleTable
 from reportbench.interop.deer import (
     authors_responder,
     judged_factor_scores,
@@ -359,9 +353,9 @@ def all_tables() -> dict[str, Table]:
     """The built-in tables above, then every installed benchmark's declared ones (`BenchmarkSpec.reproduce`,
     keyed `<benchmark>/<key>`). A benchmark that fails to load is named in the log, never hides the others."""
     out = dict(TABLES)
-    for name in installed_benchmarks():
+    for name in benchmarks.installed_benchmarks():
         try:
-            spec = get_benchmark(name)
+            spec = benchmarks.get_benchmark(name)
         except (BenchmarkError, ImportError) as exc:
             log.warning("reproduce: benchmark %s does not load (%s); its tables are not listed", name, exc)
             continue
