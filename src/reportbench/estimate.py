@@ -24,10 +24,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import importlib.util
 import json
 import math
-import os
 import sqlite3
 import sys
 import tempfile
@@ -36,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reportbench.judges.pricing import Price, price_for
+from reportbench.judges.pricing import Price, o200k_tokenizer, price_for
 from reportbench.plan import build_plan
 
 # ------------------------------------------------------------------------------------------------
@@ -44,24 +42,9 @@ from reportbench.plan import build_plan
 # ------------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def _encoding() -> Any:
-    """tiktoken's o200k_base from litellm's bundled tokenizer files (never downloaded); None if unavailable."""
-    spec = importlib.util.find_spec("litellm")
-    if spec is not None and spec.submodule_search_locations and "TIKTOKEN_CACHE_DIR" not in os.environ:
-        root = Path(next(iter(spec.submodule_search_locations)))
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(root / "litellm_core_utils" / "tokenizers")
-    try:
-        import tiktoken
-
-        return tiktoken.get_encoding("o200k_base")
-    except Exception:  # noqa: BLE001 - no tokenizer offline: fall back to 4 characters per token
-        return None
-
-
 @functools.lru_cache(maxsize=65536)
 def count_text(text: str) -> int:
-    enc = _encoding()
+    enc = o200k_tokenizer()
     if enc is None:
         return max(1, len(text) // 4)
     return len(enc.encode(text, disallowed_special=()))
