@@ -3,10 +3,9 @@ no cycle and no import from a lower layer to a higher one. The layer order is wr
 of docs/architecture.md, and read from there; each test that a planted cycle or upward import is caught runs on
 a copy of the tree in a temp dir.
 
-Function-local imports of reportbench modules are there only for a measured import cost (or a cycle the layers
-forbid anyway), and each says so in a comment on its line or the line before. The ones not yet annotated or
-hoisted are listed in tests/local_imports_allowed.txt, which may only shrink: a new unannotated local import
-fails, and so does an entry that no longer matches anything."""
+Function-local imports of reportbench modules are there only for a measured import cost, and each says so in one
+format, on its line or the line before: `# lazy: +N ms to import (python -X importtime)` (N: what the import adds
+to the importing module). Anything else (no comment, another reason, another wording) fails."""
 
 from __future__ import annotations
 
@@ -129,9 +128,18 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     return found
 
 
+LAZY = re.compile(r"#.*\blazy: \+\d+ ms to import \(python -X importtime\)")
+
+
+def _says_cost(line: str) -> bool:
+    """The line carries the one accepted comment (after code, or as a comment line of its own)."""
+    return bool(LAZY.search(line))
+
+
 def uncommented_local_imports(src: Path) -> dict[str, int]:
     """`path::function::imported module` -> line, for every import of a reportbench module inside a function
-    without a comment on its own line or the line before (`if TYPE_CHECKING:` blocks excluded)."""
+    without `# lazy: +N ms to import (python -X importtime)` on its own line or as the comment line before
+    (`if TYPE_CHECKING:` blocks excluded)."""
     mods = modules(src)
     out: dict[str, int] = {}
     for mod, path in mods.items():
@@ -159,23 +167,14 @@ def uncommented_local_imports(src: Path) -> dict[str, int]:
                 ours = sorted(t for t in targets if t == PACKAGE or t.startswith(PACKAGE + "."))
                 if not ours:
                     continue
-                same = "#" in lines[node.lineno - 1]
+                same = _says_cost(lines[node.lineno - 1])
                 before = node.lineno > 1 and lines[node.lineno - 2].strip().startswith("#")
+                before = before and _says_cost(lines[node.lineno - 2])
                 if not (same or before):
                     rel = path.relative_to(src).as_posix()
                     for target in ours:
                         out.setdefault(f"{rel}::{fn.name}::{target}", node.lineno)
     return out
-
-
-ALLOWED = Path(__file__).with_name("local_imports_allowed.txt")
-
-
-def read_allowed(path: Path = ALLOWED) -> set[str]:
-    """The shrinking allow-list: one `path::function::module` a line, `#` comments."""
-    if not path.is_file():
-        return set()
-    return {s for line in path.read_text(encoding="utf-8").splitlines() if (s := line.split("#", 1)[0].strip())}
 
 
 # ----------------------------------------------------------------------------------------------- the layers
@@ -241,15 +240,12 @@ def test_no_cycles_and_no_upward_imports() -> None:
 
 
 def test_function_local_imports_say_why() -> None:
-    found = uncommented_local_imports(ROOT / "src")
-    allowed = read_allowed()
-    new = sorted(f"{k} (line {v})" for k, v in found.items() if k not in allowed)
-    assert not new, (
-        "function-local imports without a comment saying why (measured import cost: `python -X importtime`); "
-        "hoist them to module level or annotate them:\n" + "\n".join(new)
+    found = sorted(f"{k} (line {v})" for k, v in uncommented_local_imports(ROOT / "src").items())
+    assert not found, (
+        "function-local imports without `# lazy: +N ms to import (python -X importtime)` (on the line or the "
+        "comment line before; N measured with `python -X importtime -c 'import reportbench.<module>'`): "
+        "hoist them to module level or annotate them:\n" + "\n".join(found)
     )
-    stale = sorted(allowed - set(found))
-    assert not stale, f"{ALLOWED.name}: entries that match nothing any more (delete them):\n" + "\n".join(stale)
 
 
 @pytest.fixture()
@@ -280,11 +276,18 @@ def test_a_planted_unannotated_local_import_fails(tree_copy: Path) -> None:
     path.write_text(
         path.read_text()
         + "\n\ndef _planted() -> None:\n    from reportbench import jsonio\n"
-        + "\n\ndef _annotated() -> None:\n    # lazy: +40 ms (importtime)\n    from reportbench import stale\n"
+        + "\n\ndef _annotated() -> None:\n    # lazy: +40 ms to import (python -X importtime)\n"
+        + "    from reportbench import stale\n"
+        + "\n\ndef _inline() -> None:\n"
+        + "    from reportbench import stale  # lazy: +4 ms to import (python -X importtime)\n"
+        + "\n\ndef _other_reason() -> None:\n    # pure data, no heavy import\n    from reportbench import bounds\n"
+        + "\n\ndef _no_figure() -> None:\n    from reportbench import types  # lazy: cheap\n"
     )
     found = uncommented_local_imports(tree_copy)
     assert "reportbench/progress.py::_planted::reportbench.jsonio" in found
-    assert not any("::_annotated::" in k for k in found)
+    assert "reportbench/progress.py::_other_reason::reportbench.bounds" in found
+    assert "reportbench/progress.py::_no_figure::reportbench.types" in found
+    assert not any("::_annotated::" in k or "::_inline::" in k for k in found)
 
 
 def test_type_checking_imports_are_not_edges(tree_copy: Path) -> None:

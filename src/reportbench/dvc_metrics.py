@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.jsonio import write_json
+from reportbench.metrics.registry import metrics_for
 
 SUMMARY_DIR = "summary"
 BRIEF_FILE = "brief.json"  # the narrow view: `dvc exp show` / `dvc metrics show` columns that fit a terminal
@@ -96,8 +97,7 @@ def dvc_keys(
     with different ranges (`coverage`: ResearcherBench 0-1, ResearchQA and LiveResearchBench 0-100) carries
     its scale unless it is 0-1 (`coverage_0to100`), and so does `overall` (DEER `overall_0to10`). Why: `dvc
     metrics show` puts every benchmark's `coverage` in one column, where 0.9 and 90 read as the same scale."""
-    from reportbench.benchmarks import installed_benchmarks
-    from reportbench.metrics.registry import metrics_for
+    from reportbench.benchmarks import installed_benchmarks  # lazy: +201 ms to import (python -X importtime)
 
     used: dict[str, set[tuple[float, ...] | None]] = {}
     for b in installed_benchmarks():

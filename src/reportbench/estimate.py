@@ -24,10 +24,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import importlib.util
 import json
 import math
-import os
 import sqlite3
 import sys
 import tempfile
@@ -36,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reportbench.judges.pricing import Price, price_for
+from reportbench.judges.pricing import Price, o200k_tokenizer, price_for
 from reportbench.plan import build_plan, judge_units
 
 # ------------------------------------------------------------------------------------------------
@@ -44,24 +42,9 @@ from reportbench.plan import build_plan, judge_units
 # ------------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def _encoding() -> Any:
-    """tiktoken's o200k_base from litellm's bundled tokenizer files (never downloaded); None if unavailable."""
-    spec = importlib.util.find_spec("litellm")
-    if spec is not None and spec.submodule_search_locations and "TIKTOKEN_CACHE_DIR" not in os.environ:
-        root = Path(next(iter(spec.submodule_search_locations)))
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(root / "litellm_core_utils" / "tokenizers")
-    try:
-        import tiktoken
-
-        return tiktoken.get_encoding("o200k_base")
-    except Exception:  # noqa: BLE001 - no tokenizer offline: fall back to 4 characters per token
-        return None
-
-
 @functools.lru_cache(maxsize=65536)
 def count_text(text: str) -> int:
-    enc = _encoding()
+    enc = o200k_tokenizer()
     if enc is None:
         return max(1, len(text) // 4)
     return len(enc.encode(text, disallowed_special=()))
@@ -241,7 +224,7 @@ def _ensure_built(params: dict[str, Any], b: str, work: Path, log: list[str]) ->
         if not (release / "release.json").is_file():
             pipeline.build_release(params, b, release)
             log.append(f"{b}: release {rel!r} built in a temp dir (not in data/releases yet)")
-    from reportbench.agents.budget_estimate import is_agent
+    from reportbench.agents.budget_estimate import is_agent  # lazy: +83 ms to import (python -X importtime)
 
     # an agent is never run to estimate (it would spend its budget): its judge stages wait for its real run
     not_run = [s for s in plan["systems"] if is_agent(pipeline.system_spec(params, b, s))
@@ -328,9 +311,9 @@ def estimate(
 
 def _agent_budgets(params: dict[str, Any], b: str, release: Path, systems: list[str] | None) -> list[dict[str, Any]]:
     """Worst-case rows (tasks × per-task budget) for the benchmark's agent systems (docs/agents.md)."""
-    from reportbench import pipeline
-    from reportbench.agents.budget_estimate import budget_row, is_agent
-    from reportbench.release.format import read_release
+    from reportbench import pipeline  # lazy: +154 ms to import (python -X importtime)
+    from reportbench.agents.budget_estimate import budget_row, is_agent  # lazy: +83 ms to import (python -X importtime)
+    from reportbench.release.format import read_release  # lazy: +260 ms to import (python -X importtime)
 
     rows = []
     for s in params["plan"]["benchmarks"][b]["systems"]:
@@ -483,7 +466,7 @@ def format_table(summary: Mapping[str, Any]) -> str:
             f"{t['budget_tokens']:,} completion tokens, ${usd(t.get('usd_online_max'))} online, "
             f"${usd(t.get('usd_batch_max'))} batch"
         )
-    from reportbench.agents.budget_estimate import format_rows  # lazy: agents layer, only when estimating
+    from reportbench.agents.budget_estimate import format_rows  # lazy: +83 ms to import (python -X importtime)
 
     agents = format_rows(list(summary.get("agents") or []))
     return "\n".join(lines + [f"note: {n}" for n in notes]) + (("\n" + agents) if agents else "")

@@ -24,7 +24,7 @@ from reportbench.digest import tree_digest
 from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
 from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
 from reportbench.jsonio import write_json
-from reportbench.judges.errors import IncompleteJudgeStage, failure_class
+from reportbench.judges.errors import FatalError, IncompleteJudgeStage, failure_class
 from reportbench.metrics.registry import metrics_for
 from reportbench.plan import judge_units as plan_judge_units
 from reportbench.progress import stage_label
@@ -229,7 +229,6 @@ def run_judge_stage(
     its run-cache, and the next `dvc repro` asks exactly the unanswered items (docs/reliability.md).
     """
     from reportbench.benchmarks import JudgeContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
-    from reportbench.judges.errors import FatalError  # lazy: judges layer (python -X importtime: with runner)
 
     # lazy: +164 ms to import (python -X importtime)
     from reportbench.judges.runner import write_judgments
@@ -311,7 +310,7 @@ def run_judge_stage(
 
 def _step_usage(judgments: Any, cfg: Mapping[str, Any], desc: str) -> dict[str, Any]:
     """One judge step's usage metric (calls, tokens, cost; logged with its wall time), and which model answered."""
-    from reportbench.judges.runner import format_usage, usage_summary
+    from reportbench.judges.runner import format_usage, usage_summary  # lazy: +58 ms to import (python -X importtime)
 
     usage = usage_summary(judgments, wall_s=getattr(judgments, "wall_s", None))
     log.info("%s: %s", desc, format_usage(usage))
@@ -393,7 +392,6 @@ def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: 
     run = run_judgments_sync(judge, items_in, desc=desc, judge_name=f"{cfg.get('name')}/{member}")
     if (cfg.get("runtime") or {}).get("max_cost_usd") is not None:  # judge.runtime.max_cost_usd (docs/scale.md)
         from reportbench.judges.client import raise_if_over_budget  # lazy: +152 ms to import (python -X importtime)
-        from reportbench.judges.errors import FatalError  # lazy: with the client above (python -X importtime)
 
         try:
             raise_if_over_budget(run, desc, cfg["runtime"]["max_cost_usd"])

@@ -32,7 +32,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reportbench.benchmarks import CannotRun, ReproducibleCell, ReproducibleTable
+from reportbench import benchmarks  # `benchmarks.installed_benchmarks` at call time: tests swap it
+from reportbench.benchmarks import BenchmarkError, CannotRun, ReproducibleCell, ReproducibleTable
+from reportbench.interop.deer import (
+    authors_responder,
+    judged_factor_scores,
+    read_authors_sample,
+    recorded_release,
+    write_recorded_run,
+)
+from reportbench.interop.researchqa import ensemble_battles, read_coverage_judgments
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +71,7 @@ CONF = {"dir": Path("conf")}  # --conf (the Hydra config folder the presets are 
 
 def preset_params(benchmark: str, preset: str) -> dict[str, Any]:
     """The benchmark's params under the preset, composed like `dvc exp run -S <b>/preset=<name>`."""
-    from reportbench.config import composed_params
+    from reportbench.config import composed_params  # lazy: +13 ms to import (python -X importtime)
 
     conf = CONF["dir"]
     if not (conf / "config.yaml").is_file():
@@ -72,7 +81,7 @@ def preset_params(benchmark: str, preset: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ DEER
 def run_deer_csai1(args: argparse.Namespace) -> list[Cell]:
-    from reportbench.interop.deer import judged_factor_scores, read_authors_sample
+    # lazy: +217 ms to import (python -X importtime)
     from reportbench.protocols.deer.scoring import fact_subdimensions, integrate, judge_dimensions
 
     folder = shared_data(args, "deer", "csai", "gpt5.2_fast")
@@ -101,17 +110,16 @@ def deer_recorded_pipeline(folder: Path, work: Path, conf: Path | None = None) -
     functions `dvc repro judge@deer...` calls; the loopback stub answers each rubric call with the authors'
     recorded gpt-5.2 answer, parsed by the task's own parser; the fact side is their recorded raw metrics through
     the `fact_recorded` step, `judging.recorded_fact`) -> score stage. Returns the score stage's system summary."""
-    from reportbench.config import composed_params
-    from reportbench.interop.deer import authors_responder, recorded_release, write_recorded_run
-    from reportbench.pipeline import run_judge_stage, score_stage
-    from reportbench.release.format import write_release
-    from reportbench.stub_server import stub_server_thread
+    from reportbench.config import composed_params  # lazy: +13 ms to import (python -X importtime)
+    from reportbench.pipeline import run_judge_stage, score_stage  # lazy: +72 ms to import (python -X importtime)
+    from reportbench.release.format import write_release  # lazy: +15 ms to import (python -X importtime)
+    from reportbench.stub_server import stub_server_thread  # lazy: +271 ms to import (python -X importtime)
 
     conf = conf or CONF["dir"]
     params = composed_params(["deer/preset=published", "judge=stub", "benchmarks=[deer]"], conf_dir=conf,
                              remembered=False)
     system, member = folder.name, "main"
-    from reportbench.prompt_packs import get_step
+    from reportbench.prompt_packs import get_step  # lazy: +12 ms to import (python -X importtime)
 
     if not get_step("deer", "j1").available():  # both packs parse the same recorded answers (tests/test_budgets.py)
         params["benchmarks"]["deer"]["judges"][member]["prompts"] = "ours"
@@ -134,8 +142,6 @@ def deer_recorded_pipeline(folder: Path, work: Path, conf: Path | None = None) -
 def run_deer_csai1_pipeline(args: argparse.Namespace) -> list[Cell]:
     """deer/csai-1 through release -> system -> judge -> score (deer_recorded_pipeline); expected: their final/."""
     import tempfile
-
-    from reportbench.interop.deer import read_authors_sample
 
     folder = shared_data(args, "deer", "csai", "gpt5.2_fast")
     final = read_authors_sample(folder, 1).final
@@ -203,8 +209,6 @@ def battles_from_judgments(folder: Path, params: dict[str, Any]) -> list[tuple[s
     """Released judgments -> battles without re-judging: `coverage/<system>.json` (the authors' coverage judge
     files) and `pairwise.csv` (session_id, implementation_A, implementation_B, winner_judge, winner_judge_swapped),
     ensembled as the notebook does (reportbench.interop.researchqa) with the preset's vote weight."""
-    from reportbench.interop.researchqa import ensemble_battles, read_coverage_judgments
-
     coverage = {p.stem: read_coverage_judgments(p) for p in sorted((folder / "coverage").glob("*.json"))}
     if not coverage:
         raise CannotRun(f"{folder}/coverage/ has no <system>.json coverage judgments")
@@ -215,7 +219,7 @@ def battles_from_judgments(folder: Path, params: dict[str, Any]) -> list[tuple[s
 
 
 def run_researchqa_elo(args: argparse.Namespace) -> list[Cell]:
-    from reportbench.protocols.researchqa.rating import bootstrap_bt
+    from reportbench.protocols.researchqa.rating import bootstrap_bt  # lazy: +805 ms to import (python -X importtime)
 
     params = preset_params("researchqa", "published")
     rating = params["scoring"]["rating"]
@@ -257,8 +261,13 @@ def run_researchqa_elo(args: argparse.Namespace) -> list[Cell]:
 
 # ------------------------------------------------------------------------------------------------ DeepScholar
 def run_deepscholar_table6(args: argparse.Namespace) -> list[Cell]:
+    # lazy: +325 ms to import (python -X importtime)
     from reportbench.protocols.deepscholar.report_stats import system_report_stats
+
+    # lazy: +15 ms to import (python -X importtime)
     from reportbench.release.deepscholar_import import import_deepscholar
+
+    # lazy: +17 ms to import (python -X importtime)
     from reportbench.systems.deepscholar_exemplar import exemplar_report
 
     release = import_deepscholar(shared_data(args, "deepscholar-bench"))
@@ -343,12 +352,10 @@ TABLES: dict[str, Table] = {
 def all_tables() -> dict[str, Table]:
     """The built-in tables above, then every installed benchmark's declared ones (`BenchmarkSpec.reproduce`,
     keyed `<benchmark>/<key>`). A benchmark that fails to load is named in the log, never hides the others."""
-    from reportbench.benchmarks import BenchmarkError, get_benchmark, installed_benchmarks
-
     out = dict(TABLES)
-    for name in installed_benchmarks():
+    for name in benchmarks.installed_benchmarks():
         try:
-            spec = get_benchmark(name)
+            spec = benchmarks.get_benchmark(name)
         except (BenchmarkError, ImportError) as exc:
             log.warning("reproduce: benchmark %s does not load (%s); its tables are not listed", name, exc)
             continue

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from reportbench.judges.errors import FatalError  # judge and endpoint-system fatal errors
 from reportbench.plan import PlanError
 
 EXIT_FATAL = 2
@@ -25,7 +26,6 @@ EXIT_FATAL = 2
 def _fatal_types() -> tuple[type[BaseException], ...]:
     from reportbench.benchmarks import BenchmarkError  # lazy: +1380 ms to import (python -X importtime)
     from reportbench.config import ConfigError  # lazy: +50 ms to import (python -X importtime)
-    from reportbench.judges.errors import FatalError  # judge and endpoint-system fatal errors
     from reportbench.judges.factory import JudgeConfigError  # lazy: +80 ms to import (python -X importtime)
     from reportbench.prompt_packs.judging import PromptsConfigError  # lazy: +31 ms to import (python -X importtime)
     from reportbench.prompts import PromptError  # lazy: +18 ms to import (python -X importtime)

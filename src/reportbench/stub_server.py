@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import hashlib
 import json
 import random
@@ -52,6 +51,7 @@ from aiohttp import web
 from pydantic import Field
 
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
+from reportbench.judges.pricing import o200k_tokenizer
 
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "timeout", "malformed", "truncated")
 FATAL_FAULT_KINDS: tuple[str, ...] = ("401", "404", "quota", "context_length")
@@ -244,27 +244,9 @@ def _rough_tokens(text: str) -> int:
 # -- output budgets: a long answer is cut at the request's max_tokens, as a provider does ----------------
 
 
-@functools.lru_cache(maxsize=1)
-def _tokenizer() -> Any:
-    """tiktoken's o200k_base from litellm's bundled files (never downloaded); None: 4 characters per token."""
-    import importlib.util
-    import os
-
-    spec = importlib.util.find_spec("litellm")
-    if spec is not None and spec.submodule_search_locations and "TIKTOKEN_CACHE_DIR" not in os.environ:
-        root = Path(next(iter(spec.submodule_search_locations)))
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(root / "litellm_core_utils" / "tokenizers")
-    try:
-        import tiktoken
-
-        return tiktoken.get_encoding("o200k_base")
-    except Exception:  # noqa: BLE001 - no tokenizer: count 4 characters per token
-        return None
-
-
 def output_tokens(text: str) -> list[Any]:
     """The answer as tokens (o200k_base ids, or 4-character pieces without a tokenizer)."""
-    enc = _tokenizer()
+    enc = o200k_tokenizer()
     if enc is None:
         return [text[i : i + 4] for i in range(0, len(text), 4)]
     return list(enc.encode(text, disallowed_special=()))
@@ -279,7 +261,7 @@ def cap_output(content: str, body: Mapping[str, Any], completion_tokens: int) ->
     tokens = output_tokens(content)
     if len(tokens) <= cap:
         return content, "stop", len(tokens)
-    enc = _tokenizer()
+    enc = o200k_tokenizer()
     cut = "".join(tokens[:cap]) if enc is None else enc.decode(tokens[:cap])
     return cut, "length", cap
 
@@ -431,12 +413,14 @@ class StubServer:
     async def _log(self, request: web.Request) -> web.Response:
         return web.json_response([list(e) for e in self.request_log if e[2] != "/log"])
 
-    def completion_for(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], int, int]:
-        """(chat.completion payload, prompt tokens, completion tokens) for a request body, as /chat answers."""
+    def completion_for(self, body: Mapping[str, Any], content: str | None = None) -> tuple[dict[str, Any], int, int]:
+        """(chat.completion payload, prompt tokens, completion tokens) for a request body, as /chat answers
+        (`content`: a faulty answer to send instead of the stub's own)."""
         messages = list(body.get("messages") or [])
         response_format = body.get("response_format")
         digest = request_digest(messages, response_format)
-        content = self.answer_for(messages, response_format)
+        if content is None:
+            content = self.answer_for(messages, response_format)
         prompt_tokens = sum(_rough_tokens(str(m.get("content", ""))) for m in messages)
         completion_tokens = _rough_tokens(content)
         content, finish_reason, completion_tokens = cap_output(content, body, completion_tokens)
@@ -531,32 +515,9 @@ class StubServer:
             await asyncio.sleep(self.timeout_sleep_s)
             return web.json_response({"error": {"message": "stub: too late", "type": "timeout"}}, status=504)
 
-        content = '{"oops": ' if fault == "malformed" else self.answer_for(messages, response_format)
-        prompt_tokens = sum(_rough_tokens(str(m.get("content", ""))) for m in messages)
-        completion_tokens = _rough_tokens(content)
-        content, finish_reason, completion_tokens = cap_output(content, body, completion_tokens)
-        if finish_reason == "length":
+        payload, _, _ = self.completion_for(body, '{"oops": ' if fault == "malformed" else None)
+        if payload["choices"][0]["finish_reason"] == "length":
             self.counts["length"] += 1
-        payload = {
-            "id": f"chatcmpl-stub-{digest[:24]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "stub-judge"),
-            "system_fingerprint": "reportbench-stub",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": finish_reason,
-                    "logprobs": None,
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
         raw = json.dumps(payload).encode("utf-8")
         if fault == "truncated":
             # Promise the full body, send half of it, then drop the connection.

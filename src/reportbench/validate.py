@@ -242,13 +242,13 @@ def _system_kinds(benchmark: str | None) -> tuple[str, ...]:
     package is never imported to validate a config."""
     extra: tuple[str, ...] = ()
     if benchmark is not None:
-        from reportbench.benchmarks import get_benchmark  # import cost: ~0.9 s (polars, the protocol), when needed
+        from reportbench.benchmarks import get_benchmark  # lazy: +355 ms to import (python -X importtime)
 
         try:
             extra = get_benchmark(benchmark).system_kinds
         except Exception:  # noqa: BLE001 - an unknown benchmark is reported elsewhere
             pass
-    from reportbench.agents.protocol import AGENT_KINDS
+    from reportbench.agents.protocol import AGENT_KINDS  # lazy: +110 ms to import (python -X importtime)
 
     return tuple(sorted({*SYSTEM_KINDS, *AGENT_KINDS, *extra}))
 
@@ -257,7 +257,7 @@ def _validate_agent(where: str, spec: Mapping[str, Any]) -> None:
     """An agent entry (docs/agents.md): its typed model, the first error naming the field."""
     from pydantic import ValidationError
 
-    from reportbench.agents.protocol import AgentSystemConfig
+    from reportbench.agents.protocol import AgentSystemConfig  # lazy: +110 ms to import (python -X importtime)
 
     try:
         AgentSystemConfig.model_validate(dict(spec))
@@ -281,7 +281,7 @@ def validate_system(where: str, spec: Any, benchmark: str | None = None) -> None
     """The fields every system kind shares; each kind checks its own knobs when it runs (one line each)."""
     if not isinstance(spec, Mapping):
         raise ConfigError(f"{where}: expected a mapping with a 'kind', got {spec!r}")
-    from reportbench.agents.protocol import AGENT_KINDS  # pure data, no heavy import
+    from reportbench.agents.protocol import AGENT_KINDS  # lazy: +110 ms to import (python -X importtime)
 
     if spec.get("kind") in AGENT_KINDS:
         _validate_agent(where, spec)

@@ -87,8 +87,8 @@ def _atomic_write(path: Path, text: str) -> None:
 
 def _release_info(name: str, cfg: AgentSystemConfig, spec: dict[str, Any], out_dir: Path) -> tuple[str, list[Doc]]:
     """(benchmark name, the release's corpus as BM25 documents)."""
-    from reportbench.release.format import read_release
-    from reportbench.systems.common import resolve_release_dir
+    from reportbench.release.format import read_release  # lazy: +99 ms to import (python -X importtime)
+    from reportbench.systems.common import resolve_release_dir  # lazy: +0 ms to import (python -X importtime)
 
     try:
         release = read_release(resolve_release_dir(name, spec, out_dir))
@@ -118,7 +118,7 @@ def _preflight_llm(name: str, cfg: AgentSystemConfig) -> None:
 
 
 def _secrets(cfg: AgentSystemConfig) -> tuple[str, ...]:
-    from reportbench.redaction import secret_values
+    from reportbench.redaction import secret_values  # lazy: +2 ms to import (python -X importtime)
 
     names = [n for n in (cfg.api_key_env, cfg.search.api_key_env) if n]
     return tuple({*secret_values(), *(os.environ[n] for n in names if os.environ.get(n))})
@@ -187,7 +187,7 @@ class AgentRun:
         ledger = self.proxy.ledgers[ledger_token]
         started = time.monotonic()
         if self.cfg.kind == "provider_deep_research":
-            from reportbench.agents.provider import run_provider_task
+            from reportbench.agents.provider import run_provider_task  # lazy: +1 ms to import (python -X importtime)
 
             result, raw_name, raw_text, killed = run_provider_task(self.cfg, task, ledger, self.work, self._key(task))
             log = ""
@@ -216,7 +216,7 @@ class AgentRun:
             report_file=raw_name if raw_text and outcome == "ok" else None,
             config_hash=self.chash,
         )
-        from reportbench.redaction import redact
+        from reportbench.redaction import redact  # lazy: +2 ms to import (python -X importtime)
 
         if log:
             _atomic_write(self.work / f"{self._key(task)}.log", redact(log[-LOG_TAIL:], self.secrets))
@@ -307,7 +307,7 @@ class AgentRun:
 
 def _publish(run: AgentRun, rec: TaskRecord, task: Task, out_dir: Path) -> tuple[Report | None, TaskOutcome]:
     """Copy the task's files into the run folder and parse the report like any third-party report."""
-    from reportbench.redaction import redact
+    from reportbench.redaction import redact  # lazy: +2 ms to import (python -X importtime)
 
     key = run._key(task)
     agent_dir = out_dir / "agent"
@@ -357,11 +357,11 @@ def run_agent_system(
     name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
 ) -> tuple[list[Report], list[TaskOutcome]]:
     """Run one agent system over the tasks (concurrently, resumable); one outcome and one record per task."""
-    from reportbench.agents.search.stub import serve_in_thread
+    from reportbench.agents.search.stub import serve_in_thread  # lazy: +25 ms to import (python -X importtime)
 
     cfg = parse_config(name, spec)
     if cfg.kind == "provider_deep_research":
-        from reportbench.agents.provider import preflight
+        from reportbench.agents.provider import preflight  # lazy: +1 ms to import (python -X importtime)
 
         preflight(name, cfg)
     else:
@@ -384,6 +384,7 @@ def run_agent_system(
     )
     # the report adapters register on first import: import them before the worker threads race on it
     # (seen by the OSS agents' tests: "unknown report format 'markdown'" with concurrency 2)
+    # lazy: +56 ms to import (python -X importtime)
     import reportbench.reports  # noqa: F401  (its __init__ registers every built-in adapter)
 
     collector = RunCollector([t.task_id for t in tasks])

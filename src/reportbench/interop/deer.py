@@ -67,6 +67,7 @@ def factor_scores(others: dict[str, Any], path: Path) -> dict[str, int | None]:
 
 def raw_metrics(fact: dict[str, Any], path: Path) -> dict[str, Any]:
     """fact/<NNNN>.json -> the code's raw metrics (names as in reportbench.protocols.deer.scoring)."""
+    # lazy: +572 ms to import (python -X importtime)
     from reportbench.protocols.deer.recorded import RecordedFormatError, fact_raw_metrics
 
     try:
@@ -92,7 +93,7 @@ def read_authors_sample(folder: str | Path, sample_id: int) -> AuthorsSample:
 def rubric_answers(others: dict[str, Any]) -> dict[str, str]:
     """The judge's answer of each of the five rubric calls, rebuilt from others/<NNNN>.json (`{"scores":
     {group: ...}}` for the call's groups, exactly the shape their judge returned)."""
-    from reportbench.protocols.deer.rubric import CALLS
+    from reportbench.protocols.deer.rubric import CALLS  # lazy: +563 ms to import (python -X importtime)
 
     scores = others.get("scores") or {}
     return {
@@ -105,9 +106,9 @@ def judged_factor_scores(folder: str | Path, sample_id: int) -> dict[str, int | 
     """The factor scores as the judge stage records them: each rebuilt answer parsed by the DEER rubric task's
     own strict parser (the path an LLM answer takes), then read back from the parsed record as the score stage
     does. A parse failure is raised, naming the call."""
-    from reportbench.benchmarks import get_benchmark
-    from reportbench.judges.base import ParseError, dump_parsed
-    from reportbench.judges.tasks import get_task
+    from reportbench.benchmarks import get_benchmark  # lazy: +299 ms to import (python -X importtime)
+    from reportbench.judges.base import ParseError, dump_parsed  # lazy: +138 ms to import (python -X importtime)
+    from reportbench.judges.tasks import get_task  # lazy: +299 ms to import (python -X importtime)
 
     get_benchmark("deer")  # registers the DEER judge tasks
     path = Path(folder) / "others" / f"{int(sample_id):04d}.json"
@@ -161,10 +162,11 @@ def _samples(folder: Path) -> list[int]:
 
 def recorded_release(folder: str | Path) -> Any:
     """A DEER release of the samples of an authors' output folder (`<domain>/<system>/others/<NNNN>.json`)."""
+    # lazy: +627 ms to import (python -X importtime)
     from reportbench.protocols.deer.release import NAME, domain_of, task_id_for
-    from reportbench.protocols.deer.rubric import rubric_items
-    from reportbench.release.format import Release, ReleaseMeta
-    from reportbench.types import Task
+    from reportbench.protocols.deer.rubric import rubric_items  # lazy: +563 ms to import (python -X importtime)
+    from reportbench.release.format import Release, ReleaseMeta  # lazy: +235 ms to import (python -X importtime)
+    from reportbench.types import Task  # lazy: +139 ms to import (python -X importtime)
 
     folder = Path(folder)
     domain = folder.resolve().parent.name
@@ -192,10 +194,10 @@ def recorded_release(folder: str | Path) -> Any:
 def write_recorded_run(folder: str | Path, system: str, out_dir: str | Path) -> list[Any]:
     """The system stage's output for the recorded samples: one report per sample whose body says it is not
     released (the judge's answers are the authors' recorded ones for the real report)."""
-    from reportbench.protocols.deer.release import task_id_for
-    from reportbench.systems import write_run
-    from reportbench.systems.base import TaskOutcome
-    from reportbench.types import Report
+    from reportbench.protocols.deer.release import task_id_for  # lazy: +627 ms to import (python -X importtime)
+    from reportbench.systems import write_run  # lazy: +165 ms to import (python -X importtime)
+    from reportbench.systems.base import TaskOutcome  # lazy: +98 ms to import (python -X importtime)
+    from reportbench.types import Report  # lazy: +139 ms to import (python -X importtime)
 
     folder = Path(folder)
     domain = folder.resolve().parent.name
@@ -217,7 +219,7 @@ def authors_responder(folder: str | Path) -> Any:
     """A stub-server responder answering each DEER rubric call with the authors' recorded answer for the sample
     named in the messages (recorded_release's query) and the call whose groups the messages ask for. A message
     naming no recorded sample, or no single call, is an error (never a guessed answer)."""
-    from reportbench.protocols.deer.rubric import CALLS
+    from reportbench.protocols.deer.rubric import CALLS  # lazy: +563 ms to import (python -X importtime)
 
     folder = Path(folder)
     answers = {n: rubric_answers(_load(folder / "others" / f"{n:04d}.json")) for n in _samples(folder)}

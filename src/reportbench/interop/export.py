@@ -20,6 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reportbench.interop.deepscholar import write_results_csv
+from reportbench.interop.liveresearchbench import summary_json, write_summary
+from reportbench.interop.researcherbench import write_evaluation_results
+
 EXPORTERS = ("researcherbench", "deepscholar", "liveresearchbench", "deer")
 
 
@@ -51,15 +55,11 @@ def export(benchmark: str, scores_dir: Path, out: Path) -> list[Path]:
     scores = read_scores(scores_dir)
     written: list[Path] = []
     if benchmark == "researcherbench":
-        from reportbench.interop.researcherbench import write_evaluation_results
-
         for system, tasks in scores.items():
             recalls = _defined([m.get("coverage") for m in tasks.values()])
             if recalls:
                 written.append(write_evaluation_results(out, system, recalls))
     elif benchmark == "deepscholar":
-        from reportbench.interop.deepscholar import write_results_csv
-
         rows: dict[str, dict[str, Any]] = {}
         for system, tasks in scores.items():
             metrics = sorted({m for t in tasks.values() for m in t})
@@ -69,8 +69,6 @@ def export(benchmark: str, scores_dir: Path, out: Path) -> list[Path]:
                 rows[system][m] = sum(vals) / len(vals) if vals else None
         written.append(write_results_csv(out / "results.csv", rows))
     elif benchmark == "liveresearchbench":
-        from reportbench.interop.liveresearchbench import summary_json, write_summary
-
         by_system = {
             s: {m: [t.get(m) for t in tasks.values() if m in t] for m in sorted({k for t in tasks.values() for k in t})}
             for s, tasks in scores.items()

@@ -40,8 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from reportbench.judges.budgets import is_cut
 from reportbench.judges.client import (
     _STUB_PLACEHOLDER_KEY,
@@ -49,15 +47,14 @@ from reportbench.judges.client import (
     CallFailed,
     ClientConfig,
     Completion,
-    LLMClient,
     _is_loopback,
     canonical_digest,
     classify,
     redact,
 )
 from reportbench.judges.errors import FatalError
-from reportbench.judges.fastpath import response_format_for
-from reportbench.judges.pricing import Price, price_for
+from reportbench.judges.fastpath import WithoutLitellm
+from reportbench.judges.pricing import Price
 
 log = logging.getLogger(__name__)
 
@@ -475,7 +472,7 @@ class _Waiting:
     fresh: bool = False  # a re-ask (the stored answer did not parse): needs a new batch
 
 
-class BatchClient(LLMClient):
+class BatchClient(WithoutLitellm):
     """Collects `complete` calls into provider batches; see the module docstring."""
 
     def __init__(self, cfg: ClientConfig | Mapping[str, Any]) -> None:
@@ -513,24 +510,6 @@ class BatchClient(LLMClient):
         if _is_loopback(self.cfg.api_base):
             return _STUB_PLACEHOLDER_KEY
         raise CallFailed("auth", f"environment variable {name} is not set")
-
-    def _prepare(self) -> None:
-        if not self._prepared:
-            c = self.cfg
-            self._price = price_for(
-                c.model, input_cost_per_token=c.input_cost_per_token, output_cost_per_token=c.output_cost_per_token
-            )
-            self._prepared = True
-
-    def response_format(
-        self, output_model: type[BaseModel] | None, structured: bool = True
-    ) -> dict[str, Any] | None:
-        """As litellm builds it for these providers: strict JSON schema for a typed answer."""
-
-        key = (output_model, structured)
-        if key not in self._formats:
-            self._formats[key] = response_format_for(self._mode(structured), output_model)
-        return self._formats[key]
 
     # -- collecting ------------------------------------------------------------------------------
 

@@ -225,7 +225,8 @@ def key_env_names(model: str | None, api_key_env: str | None = None, api_base: s
         return [api_key_env]
     if api_base or not model:
         return []
-    from reportbench.judges.litellm_loader import _litellm  # import cost: litellm (~3.5 s) only to name a key
+    # lazy: +5 ms to import (python -X importtime); litellm itself (~3.5 s) only to name a key
+    from reportbench.judges.litellm_loader import _litellm
 
     litellm = _litellm()
     try:

@@ -81,7 +81,33 @@ def response_format_for(mode: str, output_model: type[BaseModel] | None) -> dict
     return None
 
 
-class FastClient(LLMClient):
+class WithoutLitellm(LLMClient):
+    """What the clients that reach a provider without litellm (the fast path, the batch collector) share: the
+    price from the local cost map, and the `response_format` built from the structured-output mode."""
+
+    _price: Price | None
+
+    def _prepare(self) -> None:
+        if self._prepared:
+            return
+        c = self.cfg
+        self._price = price_for(
+            c.model, input_cost_per_token=c.input_cost_per_token, output_cost_per_token=c.output_cost_per_token
+        )
+        self._prepared = True
+
+    def response_format(
+        self, output_model: type[BaseModel] | None, structured: bool = True
+    ) -> dict[str, Any] | None:
+        """json_schema for a typed answer (OpenAI-compatible servers and the batch APIs take it), else a
+        JSON-object hint."""
+        memo_key = (output_model, structured)
+        if memo_key not in self._formats:
+            self._formats[memo_key] = response_format_for(self._mode(structured), output_model)
+        return self._formats[memo_key]
+
+
+class FastClient(WithoutLitellm):
     """`LLMClient` with litellm replaced by one aiohttp session per event loop."""
 
     def __init__(self, cfg: ClientConfig | Mapping[str, Any]) -> None:
@@ -106,24 +132,6 @@ class FastClient(LLMClient):
                 failure = CallFailed("auth", f"environment variable {self.cfg.api_key_env} is not set")
             self._preflight = (True, failure)
         return failure
-
-    def _prepare(self) -> None:
-        if self._prepared:
-            return
-        c = self.cfg
-        self._price = price_for(
-            c.model, input_cost_per_token=c.input_cost_per_token, output_cost_per_token=c.output_cost_per_token
-        )
-        self._prepared = True
-
-    def response_format(
-        self, output_model: type[BaseModel] | None, structured: bool = True
-    ) -> dict[str, Any] | None:
-        """json_schema for a typed answer (OpenAI-compatible servers support it), else a JSON-object hint."""
-        memo_key = (output_model, structured)
-        if memo_key not in self._formats:
-            self._formats[memo_key] = response_format_for(self._mode(structured), output_model)
-        return self._formats[memo_key]
 
     # -- the wire --------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,22 @@ def cost_map() -> dict[str, Any]:
     if not path.is_file():
         return {}
     return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+@functools.lru_cache(maxsize=1)
+def o200k_tokenizer() -> Any:
+    """tiktoken's o200k_base from the tokenizer files the litellm wheel ships (never downloaded); None when
+    unavailable (callers then count 4 characters per token). Shared by `reportbench estimate` and the stub."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is not None and spec.submodule_search_locations and "TIKTOKEN_CACHE_DIR" not in os.environ:
+        root = Path(next(iter(spec.submodule_search_locations)))
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(root / "litellm_core_utils" / "tokenizers")
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding("o200k_base")
+    except Exception:  # noqa: BLE001 - no tokenizer offline: 4 characters per token
+        return None
 
 
 def _candidates(model: str) -> list[str]:

@@ -208,6 +208,24 @@ def _read_args(text: str, pos: int, max_optional: int = 2) -> tuple[list[str], s
 # cleaning and cite keys
 
 
+def _cite_groups(text: str, pos: int, multi: bool) -> tuple[list[str], int]:
+    """The key groups of one cite command whose name ends at `pos` (biblatex `\\cites` takes several
+    `[pre][post]{keys}` groups in a row), and where the command ends (`pos` itself: no group)."""
+    groups: list[str] = []
+    while True:
+        _, group, end = _read_args(text, pos)
+        if group is None:
+            break
+        groups.append(group)
+        pos = end
+        if not multi:
+            break
+        nxt = _skip_ws(text, pos)
+        if nxt >= len(text) or text[nxt] not in "[{":
+            break
+    return groups, pos
+
+
 def clean_section(
     raw: str, keep_comments: bool = True, drop_environments: Iterable[str] = DEFAULT_DROP_ENVIRONMENTS
 ) -> str:
@@ -282,19 +300,9 @@ def extract_cite_keys(
         name = m.group(1)
         if name in _NOT_CITE or (name == "nocite" and not include_nocite):
             continue
-        multi = name.endswith("cites")
-        pos = m.end()
-        while True:
-            _, group, end = _read_args(text, pos)
-            if group is None:
-                break
+        groups, _ = _cite_groups(text, m.end(), multi=name.endswith("cites"))
+        for group in groups:
             _split_keys(group, keys, seen)
-            pos = end
-            if not multi:
-                break
-            nxt = _skip_ws(text, pos)
-            if nxt >= len(text) or text[nxt] not in "[{":
-                break
     return keys
 
 
@@ -1373,20 +1381,8 @@ def replace_citations(text: str, render: Callable[[list[str]], str], *, include_
         name = m.group(1)
         if name in _NOT_CITE:
             continue
-        keys: list[str] = []
-        pos = m.end()
-        multi = name.endswith("cites")
-        while True:
-            _, group, end = _read_args(text, pos)
-            if group is None:
-                break
-            keys.extend(k.strip() for k in group.split(",") if k.strip() and k.strip() != "*")
-            pos = end
-            if not multi:
-                break
-            nxt = _skip_ws(text, pos)
-            if nxt >= len(text) or text[nxt] not in "[{":
-                break
+        groups, pos = _cite_groups(text, m.end(), multi=name.endswith("cites"))
+        keys = [k.strip() for group in groups for k in group.split(",") if k.strip() and k.strip() != "*"]
         if pos == m.end():
             continue
         out.append(text[last : m.start()])

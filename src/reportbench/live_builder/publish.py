@@ -34,7 +34,7 @@ from reportbench.live_builder.latex import extract_cite_keys, remove_comments
 from reportbench.live_builder.live_config import LiveConfig
 from reportbench.live_builder.recover import RecoveredRef
 from reportbench.live_builder.stage_io import DROP_SCHEMA, DropRecord, dump_json, fresh_dir, write_parquet
-from reportbench.release.card import write_release_card
+from reportbench.release.card import render_export_card, write_release_card
 from reportbench.release.deepscholar_import import render_task_prompt
 from reportbench.release.format import (
     CARD_FILE,
@@ -595,7 +595,6 @@ def write_export(out_dir: Path, name: str, tables: Mapping[str, pl.DataFrame], l
     fresh_dir(out_dir)
     for cfg, df in tables.items():
         write_parquet(out_dir / cfg / EXPORT_FILE, df)
-    from reportbench.release.card import render_export_card  # the Hugging Face-style card (release/card.py)
 
     intro = f"Export of the reportbench live release `{name}` (the release format proper is `live/releases/{name}/`)."
     card = render_export_card(name, tables, licence, out_dir, intro=intro)

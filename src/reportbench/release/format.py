@@ -398,12 +398,9 @@ def _check_rows(spec: TableSpec, path: str, rows: Sequence[Record], errors: list
             seen[k] = i
 
 
-def validate_release(release: Release, where: str | Path = "<release>") -> None:
-    """Raise ReleaseError listing every problem; file paths are `where/<table>.parquet`."""
-    base = str(where).rstrip("/")
-    p = {t.name: f"{base}/{t.file}" for t in TABLES}
-    errors: list[str] = []
-    tables: dict[str, Sequence[Record]] = {
+def builtin_rows(release: Release) -> dict[str, Sequence[Record]]:
+    """The six built-in tables' rows, by table name (what validation checks and writing writes)."""
+    return {
         "tasks": release.tasks,
         "exemplar_refs": release.exemplar_ref_rows,
         "nuggets": release.nugget_rows,
@@ -411,6 +408,14 @@ def validate_release(release: Release, where: str | Path = "<release>") -> None:
         "corpus": release.corpus,
         "citation_counts": release.citation_counts,
     }
+
+
+def validate_release(release: Release, where: str | Path = "<release>") -> None:
+    """Raise ReleaseError listing every problem; file paths are `where/<table>.parquet`."""
+    base = str(where).rstrip("/")
+    p = {t.name: f"{base}/{t.file}" for t in TABLES}
+    errors: list[str] = []
+    tables = builtin_rows(release)
     for name, rows in tables.items():
         spec = TABLE_BY_NAME[name]
         wrong = [
@@ -543,14 +548,7 @@ def write_release(release: Release, out_dir: str | Path) -> dict[str, Any]:
     out = Path(out_dir)
     validate_release(release, out)
     out.mkdir(parents=True, exist_ok=True)
-    rows_by_table: dict[str, Sequence[Record]] = {
-        "tasks": release.tasks,
-        "exemplar_refs": release.exemplar_ref_rows,
-        "nuggets": release.nugget_rows,
-        "important_refs": important_ref_rows(release),
-        "corpus": release.corpus,
-        "citation_counts": release.citation_counts,
-    }
+    rows_by_table = builtin_rows(release)
     table_info: dict[str, dict[str, Any]] = {}
     for spec in TABLES:
         rows = _sorted_rows(release, spec.name, rows_by_table[spec.name])

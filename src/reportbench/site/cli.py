@@ -43,7 +43,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from reportbench.config import ConfigError, load_params
+    from reportbench.config import ConfigError, load_params  # lazy: +24 ms to import (python -X importtime)
 
     root = Path(args.root)
     try:
@@ -52,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
         raise ViewError(str(exc)) from None
     out = Path(args.out)
     if args.benchmark is None and args.system is None and args.task is None:
-        from reportbench.site.build import build_site
+        from reportbench.site.build import build_site  # lazy: +394 ms to import (python -X importtime)
 
         counts = build_site(params, root, out, max_samples=args.max_samples)
         print(f"{out / 'index.html'}  ({counts['benchmark_pages']} benchmarks, {counts['sample_pages']} samples)")
@@ -62,13 +62,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.system is None:
         if args.task is not None:
             raise ViewError(f"--task needs --system; systems of {benchmark}: {_choices(systems)}")
-        from reportbench.site.build import build_benchmark_site
+        from reportbench.site.build import build_benchmark_site  # lazy: +394 ms to import (python -X importtime)
 
         build_benchmark_site(params, benchmark, root, out, max_samples=args.max_samples)
         print(out / "benchmarks" / benchmark / release / "index.html")
         return 0
     if args.system not in systems:
         raise ViewError(f"unknown system {args.system!r} for {benchmark}; choices: {_choices(systems)}")
+    # lazy: +150 ms to import (python -X importtime)
     from reportbench.site.samples import attach_messages, load_system, render_sample_page, render_text, task_file
 
     members = [str(m) for m in entry.get("members") or []] or None
@@ -85,7 +86,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(sd, args.task))
         return 0
     attach_messages(sd, params, root)
-    from reportbench.pipeline import read_release
+    from reportbench.pipeline import read_release  # lazy: +161 ms to import (python -X importtime)
 
     try:
         rel = read_release(root / "data" / "releases" / benchmark / release, benchmark)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from reportbench.metrics.registry import REASON_CODES
 from reportbench.site.html import (
     attrs,
     dl,
@@ -506,8 +507,6 @@ def usage_html(d: BenchmarkData) -> str:
 def reading_html(d: BenchmarkData) -> str:
     """"How to read a score" under the leaderboard: the rule, the reason codes this page shows, the ranking
     rule and the shared-task comparison for partial submissions (docs/reading-scores.md)."""
-    from reportbench.metrics.registry import REASON_CODES
-
     lb = d.leaderboard
     codes = sorted({c for r in lb.get("rows") or [] for c in (r.get("undefined_reason") or {}).values()})
     items = "".join(f"<li><code>{esc(c)}</code>: {esc(REASON_CODES.get(c, 'undefined'))}</li>" for c in codes)

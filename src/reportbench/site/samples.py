@@ -22,7 +22,9 @@ from typing import Any
 
 import polars as pl
 
+from reportbench.injection import WARNING_PREFIX, flags_from_warnings
 from reportbench.site.html import attrs, esc, fmt_number, is_number, page, slug, sort_value, table, th
+from reportbench.site.messages import rerender_messages
 
 # ------------------------------------------------------------------------------------------------- loading
 
@@ -76,7 +78,7 @@ def load_system(
     root: Path, benchmark: str, release: str, system: str, members: Iterable[str] | None = None
 ) -> SystemData:
     """Read runs, judgments, scores and cross tables of one system (paths as the pipeline writes them)."""
-    from reportbench.types import Report
+    from reportbench.types import Report  # lazy: +60 ms to import (python -X importtime)
 
     d = SystemData(benchmark, release, system)
     run_dir = root / "data" / "runs" / benchmark / release / system
@@ -137,8 +139,6 @@ def load_system(
 def attach_messages(sd: SystemData, params: Mapping[str, Any], root: Path) -> None:
     """Fill `sd.messages` with what every judgment's judge was sent (site/messages.py: re-rendered from the stored
     inputs and the prompt at the recorded hash)."""
-    from reportbench.site.messages import rerender_messages
-
     by_member: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for rec in [*(r for rs in sd.judgments.values() for r in rs), *sd.unattributed]:
         by_member[str(rec["_member"])][str(rec["_step"])].append(rec)
@@ -273,7 +273,7 @@ def _value(v: Any) -> str:
 def render_report(report: Any, judgments: list[dict[str, Any]]) -> str:
     """The report as parsed: sections, sentences with linked citation markers (unresolved ones highlighted)
     and, per sentence, badges linking to the judgments that name it."""
-    from reportbench.reports.citations import scan_citations
+    from reportbench.reports.citations import scan_citations  # lazy: +96 ms to import (python -X importtime)
 
     by_sentence: dict[str, list[int]] = defaultdict(list)
     for n, rec in enumerate(judgments):
@@ -760,13 +760,12 @@ def flag_evidence(sd: SystemData, task_id: str, report: Any | None) -> dict[str,
     if report is None:
         return out
     if not isinstance(recorded, Mapping):
-        from reportbench.reports.refusal import detect_report
+        from reportbench.reports.refusal import detect_report  # lazy: +102 ms to import (python -X importtime)
 
         try:
             out.update({na.flag: (na.evidence, REDETECTED) for na in detect_report(report)})
         except Exception as exc:  # noqa: BLE001 - an untrusted report never breaks its page
             sd.problems.append(f"{task_id}: flag evidence not re-detected ({type(exc).__name__}: {exc})"[:400])
-    from reportbench.injection import WARNING_PREFIX, flags_from_warnings
 
     for w in report.warnings:
         if w.startswith(WARNING_PREFIX):

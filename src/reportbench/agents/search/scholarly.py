@@ -17,8 +17,8 @@ class ArxivBackend:
     def search(self, query: str, max_results: int) -> list[SearchHit]:
         import arxiv  # import cost: ~0.1 s (feedparser), only when this backend searches
 
-        from reportbench.http_cache import make_arxiv_client
-        from reportbench.net import make_session
+        from reportbench.http_cache import make_arxiv_client  # lazy: +43 ms to import (python -X importtime)
+        from reportbench.net import make_session  # lazy: +40 ms to import (python -X importtime)
 
         client = make_arxiv_client(make_session(timeout=self.timeout_s, retries=2), page_size=max_results)
         results = client.results(arxiv.Search(query=query, max_results=max_results))
@@ -51,8 +51,8 @@ class OpenAlexBackend:
     def search(self, query: str, max_results: int) -> list[SearchHit]:
         from pyalex import Works
 
-        from reportbench.citations import pyalex_session
-        from reportbench.net import contact_email, make_session
+        from reportbench.citations import pyalex_session  # lazy: +78 ms to import (python -X importtime)
+        from reportbench.net import contact_email, make_session  # lazy: +40 ms to import (python -X importtime)
 
         session = make_session(timeout=self.timeout_s, retries=2)
         with pyalex_session(session, mailto=contact_email(), api_key=self.api_key):

@@ -17,6 +17,9 @@ from typing import Any
 
 import polars as pl
 
+from reportbench.config import ConfigError
+from reportbench.protocols.deer.release import task_id_for
+
 RECORDED_FACT_SCHEMA = {
     "task_id": pl.String,
     "report_id": pl.String,
@@ -60,8 +63,6 @@ def fact_raw_metrics(fact: dict[str, Any], path: Path) -> dict[str, Any]:
 def recorded_files(folder: Path) -> dict[str, Path]:
     """{our task id: fact/<NNNN>.json} of an authors' output folder `<domain folder>/<system>/` (the domain folder
     is the parent's name, as in their `output/<domain>/<prefix>/`; csai/1 -> ai-1)."""
-    from reportbench.protocols.deer.release import task_id_for
-
     domain = folder.resolve().parent.name
     out = {}
     for p in sorted((folder / "fact").glob("*.json")):
@@ -96,8 +97,6 @@ def recorded_fact_rows(folder: Path, reports: list[tuple[str, str]]) -> list[dic
 
 def recorded_fact_table(ctx: Any) -> pl.DataFrame:
     """Compute step `fact_recorded`: the recorded fact side of this system's reports (empty when not asked)."""
-    from reportbench.config import ConfigError
-
     given = (ctx.params.get("judging") or {}).get("recorded_fact") or {}
     if not isinstance(given, dict):
         raise ConfigError("benchmarks.deer.judging.recorded_fact must map a system name to an authors' output folder")

@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from reportbench.benchmarks import CrossContext, JudgeContext, ScoreContext, ScoreResult, SystemScore
+from reportbench.config import ConfigError
 from reportbench.judges import factory  # `factory.make_judge` at call time: `reportbench estimate` swaps it
 from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
@@ -514,8 +515,6 @@ def score(ctx: ScoreContext) -> ScoreResult:
     margin = float(_cfg(scoring, "depth").get("tie_margin", 1.0))
     depth_aggregation = str(_cfg(scoring, "depth").get("aggregation") or "paper")
     if depth_aggregation not in ("paper", "code"):
-        from reportbench.config import ConfigError
-
         raise ConfigError(
             f"benchmarks.liveresearchbench.scoring.depth.aggregation must be paper|code, got {depth_aggregation!r}"
         )
