@@ -125,7 +125,13 @@ def shell_times_cpu(field: str) -> float:
 
 
 # stage script -> the dvc.yaml stage it runs (for the labels of the slowest stage runs)
-SCRIPT_STAGE = {"build_release": "release", "run_system": "system", "fetch_pages": "fetch", "build_site": "site"}
+SCRIPT_STAGE = {
+    "build_release": "release",
+    "run_system": "system",
+    "fetch_pages": "fetch",
+    "build_site": "site",
+    "code_digest": "code",
+}
 
 
 def stage_label(cmd: list[str]) -> str:

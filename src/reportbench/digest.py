@@ -7,8 +7,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
-def tree_digest(paths: Iterable[Path | str], root: Path | str = ".") -> str:
-    """sha256 (first 12 hex) over the relative path and bytes of every `.py` file under `paths`.
+def tree_digest(paths: Iterable[Path | str], root: Path | str = ".", pattern: str = "*.py", length: int = 12) -> str:
+    """sha256 (first `length` hex) over the relative path and bytes of every file matching `pattern` under `paths`
+    (bytecode never counts: it differs per interpreter).
 
     Why the relative path and not the mtime: a fresh clone of the same commit gives the same digest. A path
     outside `root` (a plug-in installed elsewhere) is named relative to its own parent.
@@ -17,10 +18,10 @@ def tree_digest(paths: Iterable[Path | str], root: Path | str = ".") -> str:
     digest = hashlib.sha256()
     for rel in paths:
         base = root / rel  # an absolute path stays itself
-        files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
+        files = [base] if base.is_file() else sorted(base.rglob(pattern)) if base.is_dir() else []
         for f in files:
-            if "__pycache__" in f.parts:
+            if "__pycache__" in f.parts or f.suffix == ".pyc" or not f.is_file():
                 continue
             name = f.relative_to(root) if f.is_relative_to(root) else f.relative_to(base.parent)
             digest.update(name.as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    return digest.hexdigest()[:12]
+    return digest.hexdigest()[:length]
