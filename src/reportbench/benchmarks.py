@@ -9,7 +9,7 @@ The generic stages in `reportbench.pipeline` do the rest:
 - `release@<b>`: `spec.build_release(release_cfg)` -> data/releases/<b>/<R>/
 - `system@<b>.<S>`: the system kind (a command gets `spec.task_payload`) -> data/runs/<b>/<R>/<S>/
 - `fetch@<b>` (when `stages.fetch`): `reportbench.fetch` -> data/pages/<b>/<R>/pages.parquet
-- `judge@<b>.<S>[.<member>]`: each `JudgeStep` in order -> data/judgments/<b>/<R>/<S>/<member>/<step>.parquet,
+- `judge@<b>`, per (system S, member): each `JudgeStep` in order -> data/judgments/<b>/<R>/<S>/<member>/<step>.parquet,
   derived tables in `derived/`, usage in metrics/<b>/<R>/usage/
 - `cross@<b>` (when `stages.cross`): `spec.cross(ctx)` -> data/cross/<b>/<R>/
 - `score@<b>`: `spec.score(ctx)` + the leaderboard -> data/scores/<b>/<R>/, metrics/<b>/<R>/

@@ -1,8 +1,8 @@
 """ResearchQA on the spine: release, the coverage judge step, the cross stage (battles + pairwise judging in
 both orders) and the score stage (coverage tables, ensemble per battle, Bradley–Terry ratings with bootstrap).
 
-Stage layout (adding a system reruns its own system/judge stages plus cross and score only):
-- judge@researchqa.<S>.<member>: step `coverage` (rubric batches of <= 8 per answer);
+Stage layout (adding a system reruns its own system stage, plus judge (the others from the cache), cross and score):
+- judge@researchqa, per (system S, member): step `coverage` (rubric batches of <= 8 per answer);
 - cross@researchqa: tables `battles` (the sampled tournament, DVC-tracked) and `pairwise` (two orders/battle);
 - score@researchqa: coverage (macro x100, per domain, per rubric type), ensemble outcomes, ratings.
 """
