@@ -106,7 +106,8 @@ def test_stage_over_the_failure_bound_exits_3_and_keeps_its_records(
         assert exit_info.value.code == IncompleteJudgeStage.exit_code == 3
         err = capsys.readouterr().err
         assert (
-            "error: judge@toy.thorough.gpt is incomplete: step check: 1 of 3 items failed (internal/offline rule raised"
+            "error: judge@toy (thorough/gpt) is incomplete: step check: 1 of 3 items failed "
+            "(internal/offline rule raised"
             in err
         )
         assert "more than max_failure_rate=0.1" in err and "DVC records nothing" in err
@@ -144,15 +145,15 @@ def test_cross_stage_with_unanswered_judge_calls_exits_3(
 def test_retry_lists_failed_items_per_stage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from reportbench.cli import main
 
-    plan = {"judges": {"b.s": {"benchmark": "b", "system": "s", "member": "main", "release": "r"}}}
+    plan = {"benchmarks": {"b": {"release": "r", "systems": ["s"], "members": ["main"]}}}
     (tmp_path / "params.yaml").write_text(json.dumps({"plan": plan}))
     out = tmp_path / "data" / "judgments" / "b" / "r" / "s" / "main"
     write_judgments(out / "one.parquet", [_j(), _j("failed", "call: timeout: t"), _j("failed", "parse: p")])
     write_judgments(out / "two.parquet", [_j("failed", "parse: p")])
     [stage] = scan({"plan": plan}, tmp_path)
-    assert (stage.stage, stage.items, stage.unanswered, stage.parse) == ("judge@b.s", 4, 1, 2)
+    assert (stage.stage, stage.unit, stage.items, stage.unanswered, stage.parse) == ("judge@b", "s", 4, 1, 2)
     assert main(["retry", "--list", "--params", str(tmp_path / "params.yaml")]) == 0
-    assert "judge@b.s: 3 of 4 items failed (parse 2, unanswered 1)" in capsys.readouterr().out
+    assert "judge@b (s): 3 of 4 items failed (parse 2, unanswered 1)" in capsys.readouterr().out
 
 
 GUARDED_CHILD = textwrap.dedent(
@@ -249,12 +250,7 @@ def test_retry_reruns_only_the_stages_with_failed_items(
     from reportbench.cli import main
     from reportbench.judges.llm import REASK_ENV
 
-    plan = {
-        "judges": {
-            f"b.{s}": {"benchmark": "b", "system": s, "member": "main", "release": "r"}
-            for s in ("clean", "timeouts", "prose")
-        }
-    }
+    plan = {"benchmarks": {"b": {"release": "r", "systems": ["clean", "timeouts", "prose"], "members": ["main"]}}}
     (tmp_path / "params.yaml").write_text(json.dumps({"plan": plan}))
     base = tmp_path / "data" / "judgments" / "b" / "r"
     write_judgments(base / "clean" / "main" / "x.parquet", [_j(), _j()])
@@ -263,9 +259,9 @@ def test_retry_reruns_only_the_stages_with_failed_items(
     calls: list[tuple[list[str], str | None]] = []
     monkeypatch.setattr(retry, "_dvc", lambda args, env: calls.append((args, env.get(REASK_ENV))) or 0)
     assert main(["retry", "--params", str(tmp_path / "params.yaml"), *(["--parse"] if parse else [])]) == 0
-    stages = ["judge@b.timeouts", "judge@b.prose"] if parse else ["judge@b.timeouts"]
+    # one judge stage per benchmark: a forced rerun re-asks only the failed items (the rest are cache hits)
     assert calls == [
-        (["repro", "--force", "--single-item", *stages], "1" if parse else None),
+        (["repro", "--force", "--single-item", "judge@b"], "1" if parse else None),
         (["repro", "score@b"], None),
     ]
 
