@@ -126,6 +126,21 @@ def reproduced_template(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return Reproduced(folder / "repo", done["output"], done["seconds"])
 
 
+@pytest.fixture(scope="session")
+def judge_pipeline_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """judge_dvc_helpers.copy_repo (DeepScholar's demo, one system) with its release and system stages run once,
+    for the judge-reliability DVC tests (test_kill_judge, test_judge_retry_dvc) to copy (`copy_repo_state`):
+    they fault or kill the judge stage, which those stages do not reach (no judge setting is among their params).
+    Nothing may modify the template itself."""
+    from judge_dvc_helpers import compose, copy_repo, dvc
+
+    repo = copy_repo(REPO_ROOT, tmp_path_factory.mktemp("judge_pipeline") / "repo")
+    compose(repo, "http://127.0.0.1:9/v1")  # each test composes again with its own stub's URL
+    proc = dvc(repo, "repro", "system@deepscholar.careful_writer")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    return repo
+
+
 @pytest.fixture()
 def stub_search() -> Iterator[Any]:
     """A loopback Tavily/Exa-compatible search server (self-authored results): `.tavily_url`, `.exa_url`, `.counts`."""
