@@ -101,14 +101,44 @@ def _no_network(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 def reproduced_template(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The working tree copied into a fresh git repository (one commit) and `dvc repro` run once, for the
     session. Tests that need a reproduced default pipeline copy it (`dvc_helpers.copy_repo_state`) instead of
-    paying for another full repro; nothing may modify the template itself."""
+    paying for another full repro; nothing may modify the template itself.
+
+    Under pytest-xdist the workers share one template (built by the first worker to get here, under a file
+    lock, in the run's common temp folder): a full repro is the most expensive fixture of the suite."""
+    import fcntl
+    import json
+
     from dvc_helpers import Reproduced, copy_working_tree, run_timed
 
     if not (REPO_ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    dest = copy_working_tree(REPO_ROOT, tmp_path_factory.mktemp("reproduced") / "repo")
-    output, seconds = run_timed([sys.executable, "-m", "dvc", "repro"], dest, timeout=900)
-    return Reproduced(dest, output, seconds)
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the folder every worker's basetemp lives in, for this run only
+    folder, record = root / "reproduced", root / "reproduced.json"
+    with open(root / "reproduced.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.is_file():
+            dest = copy_working_tree(REPO_ROOT, folder / "repo")
+            output, seconds = run_timed([sys.executable, "-m", "dvc", "repro"], dest, timeout=900)
+            record.write_text(json.dumps({"output": output, "seconds": seconds}))
+        done = json.loads(record.read_text())
+    return Reproduced(folder / "repo", done["output"], done["seconds"])
+
+
+@pytest.fixture(scope="session")
+def judge_pipeline_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """judge_dvc_helpers.copy_repo (DeepScholar's demo, one system) with its release and system stages run once,
+    for the judge-reliability DVC tests (test_kill_judge, test_judge_retry_dvc) to copy (`copy_repo_state`):
+    they fault or kill the judge stage, which those stages do not reach (no judge setting is among their params).
+    Nothing may modify the template itself."""
+    from judge_dvc_helpers import compose, copy_repo, dvc
+
+    repo = copy_repo(REPO_ROOT, tmp_path_factory.mktemp("judge_pipeline") / "repo")
+    compose(repo, "http://127.0.0.1:9/v1")  # each test composes again with its own stub's URL
+    proc = dvc(repo, "repro", "system@deepscholar.careful_writer")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    return repo
 
 
 @pytest.fixture()

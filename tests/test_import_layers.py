@@ -10,6 +10,7 @@ to the importing module). Anything else (no comment, another reason, another wor
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shutil
 from pathlib import Path
@@ -34,6 +35,19 @@ def modules(src: Path) -> dict[str, Path]:
     return out
 
 
+@functools.cache
+def _parse_source(text: str, name: str) -> ast.Module:
+    """Each distinct source parsed once per session: the planted-import tests copy the tree and change one file,
+    so the others parse the same text again (read-only trees: nothing here mutates them)."""
+    return ast.parse(text, name)
+
+
+def parse(path: Path, src: Path) -> tuple[str, ast.Module]:
+    """(text, tree) of a module file under `src`."""
+    text = path.read_text(encoding="utf-8")
+    return text, _parse_source(text, path.relative_to(src).as_posix())
+
+
 def _type_checking_lines(tree: ast.Module) -> set[int]:
     """Line numbers inside `if TYPE_CHECKING:` blocks (never executed: not an import at run time)."""
     lines: set[int] = set()
@@ -55,7 +69,7 @@ def imports(src: Path) -> dict[str, dict[str, int]]:
 
     graph: dict[str, dict[str, int]] = {}
     for mod, path in mods.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        _, tree = parse(path, src)
         skip = _type_checking_lines(tree)
         package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
         edges: dict[str, int] = {}
@@ -143,9 +157,8 @@ def uncommented_local_imports(src: Path) -> dict[str, int]:
     mods = modules(src)
     out: dict[str, int] = {}
     for mod, path in mods.items():
-        text = path.read_text(encoding="utf-8")
+        text, tree = parse(path, src)
         lines = text.splitlines()
-        tree = ast.parse(text, str(path))
         skip = _type_checking_lines(tree)
         package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
         for fn in ast.walk(tree):

@@ -18,14 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from dvc_helpers import subprocess_env
+from dvc_helpers import copy_repo_state, subprocess_env
 from judge_dvc_helpers import (
     JUDGMENTS,
     STAGE,
     TARGET,
     USAGE,
     compose,
-    copy_repo,
     dvc,
     in_process_metrics,
     make_responder,
@@ -57,9 +56,9 @@ def _retry(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_failed_then_recovered_judge_stage_pays_exactly_the_failed_calls(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    judge_pipeline_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = copy_repo(repo_root, tmp_path / "repo")
+    repo = copy_repo_state(judge_pipeline_template, tmp_path / "repo")  # release and system already run
     state = {"prose": True}
     with stub_server_thread(responder=make_responder(state), faults={"500": 0.3}, seed=4) as s:
         # the prose answers (about 1 in 12 support questions) are a result: keep them within the failure bound

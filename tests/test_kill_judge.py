@@ -17,8 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dvc_helpers import subprocess_env
-from judge_dvc_helpers import DVC, STAGE, TARGET, compose, copy_repo, dvc, in_process_metrics, make_responder, metrics
+from dvc_helpers import copy_repo_state, subprocess_env
+from judge_dvc_helpers import DVC, STAGE, TARGET, compose, dvc, in_process_metrics, make_responder, metrics
 from reportbench.stub_server import stub_server_thread
 
 pytestmark = [
@@ -50,9 +50,9 @@ def _judge_stage_process(root: psutil.Process) -> psutil.Process | None:
 
 @pytest.mark.parametrize("kill", ["dvc-sigkill", "stage-sigterm"])
 def test_kill_mid_judge_stage_leaves_nothing_running_and_repays_at_most_the_in_flight_calls(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill: str
+    judge_pipeline_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill: str
 ) -> None:
-    repo = copy_repo(repo_root, tmp_path / "repo")
+    repo = copy_repo_state(judge_pipeline_template, tmp_path / "repo")  # release and system already run
     state = {"prose": False}
     with stub_server_thread(responder=make_responder(state), latency_ms=150) as s:
         compose(repo, s.base_url, f"judge.runtime.max_concurrency={IN_FLIGHT}")

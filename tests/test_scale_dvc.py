@@ -2,8 +2,9 @@
 remote; machine B (a git clone) runs `dvc repro --pull` and gets every judgment without a single judge call;
 the response cache travels as a file (`reportbench cache export/import`), so B's forced judge rerun is free too.
 
-Runs in copies of the working tree with `git init` (never touches the repository); ResearcherBench only, with
-the stub judge: ~40-90 s each on a busy 2-CPU box (up to ~160 s under heavy load).
+Runs in copies of the session's reproduced working tree (conftest.py `reproduced_template`; never touches the
+repository), so the release and system stages are already done; ResearcherBench only, with the stub judge, whose
+judge stages run afresh.
 """
 
 from __future__ import annotations
@@ -15,19 +16,20 @@ from pathlib import Path
 
 import pytest
 
-from dvc_helpers import run_ok
+from dvc_helpers import Reproduced, copy_repo_state, run_ok
 from reportbench.config import compose_params
 from reportbench.stub_server import stub_server_thread
 from test_researcherbench_stub import responder
-from test_systems_dvc import copy_tree
 
 pytestmark = [pytest.mark.integration]
 
 RUNNING = re.compile(r"Running stage '([^']+)'")
 
 
-def test_shared_remote_and_cache_file_mean_no_judge_call_is_paid_twice(repo_root: Path, tmp_path: Path) -> None:
-    a = copy_tree(repo_root, tmp_path / "machine_a")
+def test_shared_remote_and_cache_file_mean_no_judge_call_is_paid_twice(
+    reproduced_template: Reproduced, tmp_path: Path
+) -> None:
+    a = copy_repo_state(reproduced_template.path, tmp_path / "machine_a")
     dvc = [sys.executable, "-m", "dvc"]
     rb = [sys.executable, "-m", "reportbench.cli"]
     remote = tmp_path / "shared-remote"
@@ -39,7 +41,6 @@ def test_shared_remote_and_cache_file_mean_no_judge_call_is_paid_twice(repo_root
             f"judge.api_base={llm.base_url}",
         ]
         compose_params(overrides, out=a / "params.yaml", conf_dir=a / "conf")
-        run_ok(["git", "init", "-q"], a)
         run_ok([*dvc, "remote", "add", "-d", "shared", str(remote)], a)
         out = run_ok([*dvc, "repro"], a).stdout
         assert "judge@researcherbench" in RUNNING.findall(out)
@@ -70,14 +71,16 @@ def test_shared_remote_and_cache_file_mean_no_judge_call_is_paid_twice(repo_root
 
 
 def _locked(repo: Path) -> dict[str, object]:
-    """dvc.lock's stages (the copied tree starts with the committed lock of the default offline run)."""
+    """dvc.lock's stages (the copied tree starts with the lock of the default offline run)."""
     import yaml
 
     path = repo / "dvc.lock"
     return dict((yaml.safe_load(path.read_text()) or {}).get("stages") or {}) if path.exists() else {}
 
 
-def test_max_cost_stops_the_dvc_stage_cleanly_and_the_rerun_pays_only_the_rest(repo_root: Path, tmp_path: Path) -> None:
+def test_max_cost_stops_the_dvc_stage_cleanly_and_the_rerun_pays_only_the_rest(
+    reproduced_template: Reproduced, tmp_path: Path
+) -> None:
     """`judge.runtime.max_cost_usd` through `dvc repro`: one `error:` line, a non-zero exit, nothing locked for the
     stopped stage; raising the limit and rerunning pays only for what was not yet paid (every answer once)."""
     import sqlite3
@@ -85,7 +88,7 @@ def test_max_cost_stops_the_dvc_stage_cleanly_and_the_rerun_pays_only_the_rest(r
 
     from dvc_helpers import subprocess_env
 
-    repo = copy_tree(repo_root, tmp_path / "repo")
+    repo = copy_repo_state(reproduced_template.path, tmp_path / "repo")
     dvc = [sys.executable, "-m", "dvc"]
     with stub_server_thread(responder=responder) as llm:
         base = [
@@ -98,7 +101,6 @@ def test_max_cost_stops_the_dvc_stage_cleanly_and_the_rerun_pays_only_the_rest(r
             "judge.runtime.max_concurrency=2",
         ]
         compose_params([*base, "judge.runtime.max_cost_usd=0.05"], out=repo / "params.yaml", conf_dir=repo / "conf")
-        run_ok(["git", "init", "-q"], repo)
         before = _locked(repo)
         proc = subprocess.run([*dvc, "repro"], cwd=repo, env=subprocess_env(), capture_output=True, text=True,
                               timeout=600)

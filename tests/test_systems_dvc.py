@@ -2,8 +2,8 @@
 system against the loopback stub, defined once as agents) puts both on the leaderboard; then adding
 DeepScholar-ref (stub LLM + recorded arXiv responses over loopback HTTP) reruns only its stages and the score.
 
-Runs in a copy of the working tree (uncommitted files included; .venv, .git and caches left out) with
-`git init`, so it never touches the repository. 23 stages: about 45 s idle, 90-100 s on a busy 2-CPU box.
+Runs in a copy of the session's reproduced working tree (conftest.py `reproduced_template`: uncommitted files
+included, the releases already built), so it never touches the repository.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dvc_helpers import run_ok, run_timed
+from dvc_helpers import Reproduced, copy_repo_state, run_timed
 from reportbench.config import compose_params
 from reportbench.stub_server import stub_server_thread
 from reportbench.systems.devservices import arxiv_replay_thread, scripted_responder
@@ -55,10 +55,9 @@ def _outcomes(repo: Path, system: str) -> list[str]:
 
 
 def test_byo_systems_on_the_leaderboard_and_adding_one_reruns_only_its_stages(
-    repo_root: Path, fixtures_dir: Path, tmp_path: Path
+    reproduced_template: Reproduced, fixtures_dir: Path, tmp_path: Path
 ) -> None:
-    repo = copy_tree(repo_root, tmp_path / "repo")
-    run_ok(["git", "init", "-q"], repo)
+    repo = copy_repo_state(reproduced_template.path, tmp_path / "repo")
     dvc = [sys.executable, "-m", "dvc"]
     with (
         stub_server_thread(responder=scripted_responder) as llm,
