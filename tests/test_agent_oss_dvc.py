@@ -31,6 +31,7 @@ from test_agent_storm import storm_script
 from test_systems_dvc import copy_tree
 
 pytestmark = pytest.mark.integration
+NEEDS_AGENT_VENV = True  # run last: CI builds the venvs in the background meanwhile (tests/conftest.py)
 
 CASES: list[tuple[str, str, Callable[[dict[str, Any]], dict[str, Any]], dict[str, Any]]] = [
     ("storm", "deepscholar", storm_script, STORM_OFFLINE),
@@ -68,14 +69,15 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
         }
         conf = repo / "conf" / bench / "systems" / "agents_stub.yaml"
         conf.write_text(f"# @package benchmarks.{bench}.systems\n" + yaml.safe_dump({name: entry}))
-        overrides = [f"benchmarks=[{bench}]", f"{bench}/systems=agents_stub"]
+        # one demo task: what is proven (venv, proxies, report parsed, judged, ranked) does not grow with tasks
+        overrides = [f"benchmarks=[{bench}]", f"{bench}/systems=agents_stub", f"benchmarks.{bench}.release.max_tasks=1"]
         compose_params(overrides, out=repo / "params.yaml", conf_dir=repo / "conf")
         run_ok([sys.executable, "-m", "dvc", "repro", f"score@{bench}"], repo, timeout=1500)
         assert llm.chat_bodies() and search.search_count() > 0
     run = repo / "data" / "runs" / bench / "demo" / name
     outcomes = [json.loads(line) for line in (run / "outcomes.jsonl").read_text().splitlines()]
     records = [json.loads(p.read_text()) for p in sorted((run / "agent").glob("*.json"))]
-    assert outcomes and all(o["status"] == "ok" for o in outcomes), outcomes
+    assert len(outcomes) == 1 and all(o["status"] == "ok" for o in outcomes), outcomes
     assert len(records) == len(outcomes)
     assert all(r["outcome"] == "ok" and r["queries"] and r["usage"]["llm_calls"] > 0 for r in records)
     board = json.loads((repo / "metrics" / bench / "demo" / "leaderboard.json").read_text())
