@@ -74,12 +74,24 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
         compose_params(overrides, out=repo / "params.yaml", conf_dir=repo / "conf")
         run_ok([sys.executable, "-m", "dvc", "repro", f"score@{bench}"], repo, timeout=1500)
         assert llm.chat_bodies() and search.search_count() > 0
+        pages = f"{search.base_url}/page/"
     run = repo / "data" / "runs" / bench / "demo" / name
     outcomes = [json.loads(line) for line in (run / "outcomes.jsonl").read_text().splitlines()]
     records = [json.loads(p.read_text()) for p in sorted((run / "agent").glob("*.json"))]
     assert len(outcomes) == 1 and all(o["status"] == "ok" for o in outcomes), outcomes
     assert len(records) == len(outcomes)
     assert all(r["outcome"] == "ok" and r["queries"] and r["usage"]["llm_calls"] > 0 for r in records)
+    # the parsed report: its sentences cite, by number, pages the agent found through our search proxy
+    parsed = [json.loads(line) for line in (run / "reports.jsonl").read_text().splitlines()]
+    assert [r["task_id"] for r in parsed] == [o["task_id"] for o in outcomes]
+    for report in parsed:
+        numbered = {k for sent in report["sentences"] for k in sent["citation_keys"] if k.isdigit()}  # not links
+        assert numbered and not report["unresolved_citations"], report
+        assert all(report["sources"][k]["url"].startswith(pages) for k in numbered), report["sources"]
+    if kind == "storm":  # offline STORM is labelled, never passed off as STORM as published (docs/agents.md §11.1)
+        assert records[0]["agent_version"] == "knowledge-storm 1.1.1 (encoder: hashed)"
+        assert "how agents verify citations" in records[0]["queries"]  # the scripted question-asker's query
+        assert "Verification" in {sent["section"] for sent in parsed[0]["sentences"]}  # the scripted outline
     board = json.loads((repo / "metrics" / bench / "demo" / "leaderboard.json").read_text())
     rows = [row for row in board["rows"] if row["system"] == name]
     assert len(rows) == 1 and rows[0]["n_tasks"] == len(outcomes) and rows[0]["n_missing_reports"] == 0
