@@ -82,7 +82,9 @@ class _Server:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = int(self.httpd.server_address[1])
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a short poll: shutdown() waits up to one poll interval (the default 0.5 s cost ~1 s per test with two stubs)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
 
     def post(self, h: Any, path: str, body: dict[str, Any]) -> None:
         h.send_json({"error": {"message": f"no route {path}"}}, 404)
