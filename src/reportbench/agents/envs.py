@@ -223,7 +223,9 @@ def _build(kind: str, pip_args: list[str]) -> str:
         if uv:
             installer = subprocess.run([uv, "--version"], capture_output=True, text=True).stdout.strip() or "uv"
             _run_logged([uv, "venv", "--python", sys.executable, str(venv)], log)
-            _run_logged([uv, "pip", "install", "--python", str(venv / "bin" / "python"),
+            # --compile-bytecode as pip does: the agents' first imports (torch, transformers, langchain …) would
+            # otherwise compile inside the first tasks (~70 s of the CI agent tests), not in the (background) build
+            _run_logged([uv, "pip", "install", "--python", str(venv / "bin" / "python"), "--compile-bytecode",
                          "--no-deps", *pip_sources(), "-r", req, *pip_args], log)
         else:
             installer = "pip"
