@@ -307,9 +307,9 @@ ADAPTERS = REPO / "src" / "reportbench" / "agents" / "adapters"
 
 DEFAULT_BUILDS = "smolagents_deep_research"
 """Kinds a test may build when their venv is missing (REPORTBENCH_BUILD_AGENTS overrides; `all` for every kind, as
-.ci/run sets it). Only the small one by default: the others take ~0.6-1.2 GB of disk each (BUILD_COST)."""
-BUILD_COST = {"smolagents_deep_research": "65 MB", "storm": "1.4 GB (torch CPU)", "open_deep_research": "0.6 GB",
-              "gpt_researcher": "1.2 GB"}
+.ci/run sets it). Only the small one by default: the others take ~0.7-1.7 GB of disk each (BUILD_COST)."""
+BUILD_COST = {"smolagents_deep_research": "~0.1 GB", "storm": "~1.7 GB (torch CPU)", "open_deep_research": "~0.7 GB",
+              "gpt_researcher": "~1.4 GB"}
 
 
 def agent_python(kind: str) -> Path:
@@ -324,8 +324,8 @@ def agent_python(kind: str) -> Path:
 
     allowed = {k.strip() for k in os.environ.get("REPORTBENCH_BUILD_AGENTS", DEFAULT_BUILDS).split(",")}
     if not envs.is_current(kind) and kind not in allowed and "all" not in allowed:
-        pytest.skip(f"the {kind} venv is not built ({BUILD_COST.get(kind, '?')}; ~15-35 s with uv): set "
-                    f"REPORTBENCH_BUILD_AGENTS={kind} (or all), or run `reportbench agents install {kind}`")
+        pytest.skip(f"the {kind} venv is not built ({BUILD_COST.get(kind, '?')}; under 80 s with uv, docs/agents.md "
+                    f"§11): set REPORTBENCH_BUILD_AGENTS={kind} (or all), or run `reportbench agents install {kind}`")
     try:
         envs.install(kind, echo=False, retry_failed=False)
     except envs.AgentEnvError as exc:
