@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import threading
 import time
@@ -83,7 +82,9 @@ class _Server:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = int(self.httpd.server_address[1])
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a short poll: shutdown() waits up to one poll interval (the default 0.5 s cost ~1 s per test with two stubs)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
 
     def post(self, h: Any, path: str, body: dict[str, Any]) -> None:
         h.send_json({"error": {"message": f"no route {path}"}}, 404)
@@ -305,35 +306,30 @@ ADAPTERS = REPO / "src" / "reportbench" / "agents" / "adapters"
 
 
 DEFAULT_BUILDS = "smolagents_deep_research"
-"""Kinds a test may build when their venv is missing (REPORTBENCH_BUILD_AGENTS overrides; `all` for every kind).
-Only the cheap one by default: the others cost minutes each (BUILD_COST, measured here from PyPI)."""
-BUILD_COST = {"smolagents_deep_research": "~70 s, 142 MB", "storm": "~340 s, 1.9 GB (torch CPU)",
-              "open_deep_research": "~440 s, 1.0 GB", "gpt_researcher": "~445 s, 1.4 GB"}
+"""Kinds a test may build when their venv is missing (REPORTBENCH_BUILD_AGENTS overrides; `all` for every kind, as
+.ci/run sets it). Only the small one by default: the others take ~0.7-1.7 GB of disk each (BUILD_COST)."""
+BUILD_COST = {"smolagents_deep_research": "~0.1 GB", "storm": "~1.7 GB (torch CPU)", "open_deep_research": "~0.7 GB",
+              "gpt_researcher": "~1.4 GB"}
 
 
 def agent_python(kind: str) -> Path:
-    """The kind's venv interpreter (`reportbench agents install <kind>`), built on first use and reused.
+    """The kind's venv interpreter (`reportbench agents install <kind>`), built once and shared by every test.
 
-    One build per CI run: every test that needs a kind reuses `$REPORTBENCH_AGENTS_HOME/<kind>/venv`. A venv
-    whose stamp (sha256 of our requirements file) differs is rebuilt, so a changed pin never runs stale. A kind
-    not in REPORTBENCH_BUILD_AGENTS is skipped (with the reason) rather than built.
+    `envs.install` keeps a venv built from the current requirements file, waits while another process builds it
+    (CI starts every build in the background before pytest: .ci/run) and never retries a failed build here: that
+    is a test failure with the build log's tail. A kind not in REPORTBENCH_BUILD_AGENTS and not built is skipped
+    with the reason (locally); CI sets REPORTBENCH_BUILD_AGENTS=all, so there nothing skips.
     """
     from reportbench.agents import envs
 
-    digest = hashlib.sha256(envs.requirements_file(kind).read_bytes()).hexdigest()
-    stamp = envs.agents_home() / kind / "requirements.sha256"
-    if envs.venv_python(kind).is_file() and envs.lock_file(kind).is_file() and stamp.is_file() \
-            and stamp.read_text().strip() == digest:
-        return envs.python_for(kind)
     allowed = {k.strip() for k in os.environ.get("REPORTBENCH_BUILD_AGENTS", DEFAULT_BUILDS).split(",")}
-    if kind not in allowed and "all" not in allowed:
-        pytest.skip(f"the {kind} venv is not built ({BUILD_COST.get(kind, '?')} to build): set "
-                    f"REPORTBENCH_BUILD_AGENTS={kind} (or all), or run `reportbench agents install {kind}`")
-    venv = envs.agents_home() / kind / "venv"
-    if venv.exists() or venv.is_symlink():
-        shutil.rmtree(venv) if not venv.is_symlink() else venv.unlink()
-    envs.install(kind, pip_args=["--no-deps", "-q"], echo=False)  # the file pins every package
-    stamp.write_text(digest + "\n")
+    if not envs.is_current(kind) and kind not in allowed and "all" not in allowed:
+        pytest.skip(f"the {kind} venv is not built ({BUILD_COST.get(kind, '?')}; under 80 s with uv, docs/agents.md "
+                    f"§11): set REPORTBENCH_BUILD_AGENTS={kind} (or all), or run `reportbench agents install {kind}`")
+    try:
+        envs.install(kind, echo=False, retry_failed=False)
+    except envs.AgentEnvError as exc:
+        pytest.fail(str(exc), pytrace=False)
     return envs.python_for(kind)
 
 
@@ -342,6 +338,9 @@ def run_adapter(kind: str, request: dict[str, Any], *, env: dict[str, str] | Non
     """Run the kind's adapter script in its venv with `request` on stdin: (result JSON, stderr)."""
     py = agent_python(kind)
     full_env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_API_BASE", "_BASE_URL"))}
+    # uv installs no bytecode: the first run of a kind writes it for the modules it imports (as the runner's
+    # stripped environment does), the later ones reuse it (storm: ~15 s of CPU to import uncompiled, ~6 s compiled)
+    full_env.pop("PYTHONDONTWRITEBYTECODE", None)
     full_env.update(env or {})
     proc = subprocess.run([str(py), str(ADAPTERS / f"{kind}.py")], input=json.dumps(request), text=True,
                           capture_output=True, env=full_env, timeout=timeout)

@@ -148,3 +148,9 @@ def stub_search() -> Iterator[Any]:
 
     with stub_search_thread() as server:
         yield server
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that need an agent kind's venv run last (stable order otherwise): CI builds those venvs in the
+    background meanwhile (.ci/run), so the tests before them never wait for the build (docs/agents.md §11.5)."""
+    items.sort(key=lambda item: bool(getattr(getattr(item, "module", None), "NEEDS_AGENT_VENV", False)))

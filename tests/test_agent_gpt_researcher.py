@@ -18,6 +18,7 @@ import pytest
 from agent_stubs import STUB_ENV, ScriptedLLM, SearchStub, all_text, last_user_text, make_request, run_adapter
 
 pytestmark = pytest.mark.integration
+NEEDS_AGENT_VENV = True  # run last: CI builds the venvs in the background meanwhile (tests/conftest.py)
 
 KIND = "gpt_researcher"
 QUERIES = ["how agents verify citations", "grounding research reports"]

@@ -19,6 +19,7 @@ import pytest
 from agent_stubs import STUB_ENV, ScriptedLLM, SearchStub, all_text, make_request, run_adapter
 
 pytestmark = pytest.mark.integration
+NEEDS_AGENT_VENV = True  # run last: CI builds the venvs in the background meanwhile (tests/conftest.py)
 
 KIND = "open_deep_research"
 QUERY = "citation accuracy of research agents"

@@ -3,8 +3,11 @@ lock the kind's system stages depend on; `reportbench agents ls` shows it (offli
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,27 +20,82 @@ from reportbench.plan import _env_lock
 pytestmark = pytest.mark.integration
 
 
+def _tiny_wheel(folder: Path) -> None:
+    """A self-authored one-module wheel, so installs need no index (a wheel is a zip with its dist-info)."""
+    folder.mkdir()
+    files = {
+        "tinyagent/__init__.py": "VERSION = '1.0'\n",
+        "tinyagent-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinyagent\nVersion: 1.0\n",
+        "tinyagent-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = "".join(f"{name},,\n" for name in files) + "tinyagent-1.0.dist-info/RECORD,,\n"
+    with zipfile.ZipFile(folder / "tinyagent-1.0-py3-none-any.whl", "w") as zf:
+        for name, text in {**files, "tinyagent-1.0.dist-info/RECORD": record}.items():
+            zf.writestr(name, text)
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_install_builds_a_separate_venv_and_a_lock(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], installer: str
 ) -> None:
+    if installer == "uv" and not (envs.find_uv() or shutil.which("uv")):
+        pytest.skip("uv is not installed (`pip install uv`; .ci/run installs it)")
+    monkeypatch.setenv(envs.INSTALLER_ENV, installer)
     monkeypatch.setenv("REPORTBENCH_AGENTS_HOME", str(tmp_path / "home"))
+    _tiny_wheel(tmp_path / "wheels")
     req = tmp_path / "storm.txt"
-    req.write_text("# self-authored stand-in: pip is already in every new venv, so no index is needed\npip\n")
+    req.write_text("# self-authored stand-in, installed from a local folder\ntinyagent==1.0\n")
     monkeypatch.setattr(envs, "requirements_file", lambda kind: req)
     with pytest.raises(envs.AgentEnvError, match="reportbench agents install storm"):
         envs.python_for("storm")
-    assert main(["agents", "install", "storm", "--pip-arg=--no-index"]) == 0
+    offline = ["--pip-arg=--no-index", f"--pip-arg=--find-links={tmp_path / 'wheels'}"]
+    assert main(["agents", "install", "storm", *offline]) == 0
     py = envs.python_for("storm")
     assert py == tmp_path / "home" / "storm" / "venv" / "bin" / "python"
     prefix = subprocess.run([str(py), "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True).stdout
     assert Path(prefix.strip()) != Path(sys.prefix)  # never reportbench's own environment
     lock = envs.lock_file("storm").read_text()
-    assert "pip==" in lock and envs.lock_hash("storm")
+    assert "tinyagent==1.0" in lock.splitlines() and "pip==" not in lock and envs.lock_hash("storm")
+    assert installer in json.loads((tmp_path / "home" / "storm" / "build.json").read_text())["installer"]
     capsys.readouterr()
     assert main(["agents", "ls"]) == 0
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
-    assert " yes " in rows["storm"] and "pip " in rows["storm"]
+    assert " yes " in rows["storm"] and "tinyagent 1.0" in rows["storm"]
     assert " no " in rows["gpt_researcher"] and " yes " in rows["search_llm"]
+    # current: a second install keeps the venv (one build per CI run); a changed pin rebuilds it
+    mtime = py.parent.parent.joinpath("pyvenv.cfg").stat().st_mtime_ns
+    assert main(["agents", "install", "storm", *offline]) == 0
+    assert py.parent.parent.joinpath("pyvenv.cfg").stat().st_mtime_ns == mtime
+    req.write_text("tinyagent==2.0\n")
+    assert not envs.is_current("storm", offline)
+
+
+def test_a_failed_build_fails_with_the_log_tail_and_is_not_retried_by_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPORTBENCH_AGENTS_HOME", str(tmp_path / "home"))  # uv when installed, else pip
+    req = tmp_path / "gpt_researcher.txt"
+    req.write_text("no-such-package-for-reportbench==1.0\n")
+    monkeypatch.setattr(envs, "requirements_file", lambda kind: req)
+    with pytest.raises(envs.AgentEnvError, match="no-such-package-for-reportbench") as first:
+        envs.install("gpt_researcher", pip_args=["--no-index"], echo=False)
+    assert "build.log ends" in str(first.value) and not envs.lock_file("gpt_researcher").exists()
+    calls: list[object] = []
+    monkeypatch.setattr(envs, "_build", lambda *a: calls.append(a))
+    with pytest.raises(envs.AgentEnvError, match="retry with `reportbench agents install gpt_researcher`"):
+        envs.install("gpt_researcher", pip_args=["--no-index"], echo=False, retry_failed=False)
+    assert calls == []  # the tests report CI's failed build; they never build it again
+
+
+def test_uv_gets_pips_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    listed = ("global.find-links='/opt/wheels'\nglobal.extra-index-url='file:///a/simple file:///b/simple'\n"
+              ":env:.find-links='/w'\nglobal.constraint='/etc/c.txt'\n")
+    monkeypatch.setattr(envs.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, listed, ""))
+    assert envs.pip_sources() == [
+        "--extra-index-url", "file:///a/simple", "--extra-index-url", "file:///b/simple", "--find-links", "/w",
+        "--constraint", "/etc/c.txt", "--index-strategy", "unsafe-best-match",
+    ]
 
 
 def test_each_kind_stage_depends_on_its_environment() -> None:

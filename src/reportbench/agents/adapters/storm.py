@@ -122,14 +122,18 @@ def main(req: dict[str, Any]) -> dict[str, Any]:
     encoder = str(opts.get("encoder") or "sentence-transformers")
     if encoder not in ("sentence-transformers", "hashed"):
         raise ValueError(f"options.encoder must be 'sentence-transformers' or 'hashed', not {encoder!r}")
+    loaded = None
+    if encoder == "sentence-transformers":  # before STORM's own imports (dspy, litellm): a missing model fails sooner
+        from sentence_transformers import SentenceTransformer
+
+        loaded = _load_sentence_encoder(SentenceTransformer)
     import knowledge_storm.storm_wiki.modules.storm_dataclass as storm_dataclass
     from knowledge_storm import STORMWikiLMConfigs, STORMWikiRunner, STORMWikiRunnerArguments
     from knowledge_storm.lm import LitellmModel
 
     if encoder == "hashed":
         storm_dataclass.SentenceTransformer = HashedEncoder  # type: ignore[attr-defined, misc]
-    else:
-        loaded = _load_sentence_encoder(storm_dataclass.SentenceTransformer)
+    else:  # the class storm_dataclass imported from sentence_transformers, already loaded with STORM's model
         storm_dataclass.SentenceTransformer = lambda *a, **k: loaded  # type: ignore[attr-defined]
     llm = req["llm"]
     lm_kwargs = {"api_key": common.llm_key(req), "api_base": common.llm_base(req), "temperature": 1.0,
