@@ -28,14 +28,14 @@ def test_judge_stage_without_a_key_fails_fast_with_one_message(repo_root: Path, 
     params = composed_params(["judge=llm"], conf_dir=repo_root / "conf")
     params["judge"]["prompts_dir"] = str(repo_root / "prompts")
     params["judge"]["runtime"].update(cache_path=str(tmp_path / "judge.sqlite"), progress=False)
-    release, run = tmp_path / "release", tmp_path / "run"
+    release, runs = tmp_path / "release", tmp_path / "runs"
     pipeline.build_release(params, "deepscholar", release)
-    pipeline.run_system(params, "deepscholar", "careful_writer", release, run)
+    pipeline.run_system(params, "deepscholar", "careful_writer", release, runs / "careful_writer")  # judged first
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     cmd = [
         sys.executable, str(repo_root / "stages" / "judge.py"), "--benchmark", "deepscholar",
-        "--system", "careful_writer", "--release", str(release), "--run", str(run),
-        "--out", str(tmp_path / "j"), "--usage", str(tmp_path / "u.json"),
+        "--release", str(release), "--runs", str(runs),
+        "--out", str(tmp_path / "j"), "--usage", str(tmp_path / "u"),
     ]  # fmt: skip
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
