@@ -11,8 +11,8 @@ def tree_digest(paths: Iterable[Path | str], root: Path | str = ".", pattern: st
     """sha256 (first `length` hex) over the relative path and bytes of every file matching `pattern` under `paths`
     (bytecode never counts: it differs per interpreter).
 
-    Why the relative path and not the mtime: a fresh clone of the same commit gives the same digest. A path
-    outside `root` (a plug-in installed elsewhere) is named relative to its own parent.
+    Why paths relative to each tree's parent and not mtimes: a fresh clone of the same commit, or the same plug-in
+    installed elsewhere, gives the same digest.
     """
     root = Path(root)
     digest = hashlib.sha256()
@@ -22,6 +22,6 @@ def tree_digest(paths: Iterable[Path | str], root: Path | str = ".", pattern: st
         for f in files:
             if "__pycache__" in f.parts or f.suffix == ".pyc" or not f.is_file():
                 continue
-            name = f.relative_to(root) if f.is_relative_to(root) else f.relative_to(base.parent)
+            name = f.relative_to(base.parent)  # the same wherever the package is installed
             digest.update(name.as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return digest.hexdigest()[:length]
