@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from reportbench import yamlio
 from reportbench.errors import ConfigError
 from reportbench.plan import register_resolvers
 
@@ -240,7 +241,7 @@ def load_params(path: Path | str = PARAMS_FILE) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: not found; run `reportbench compose` (or `dvc exp run`) first")
-    data = yaml.safe_load(path.read_text())
+    data = yamlio.safe_load(path.read_text())
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return data

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from reportbench import yamlio
+
 DEFAULT_PROMPTS_DIR = Path("prompts")
 # benchmark name -> the folder holding its prompts, for benchmarks that ship their own (plug-ins,
 # reportbench.benchmarks.BenchmarkSpec.prompts_dir): prompt_id `<name>/<file>` is read from `<folder>/<file>`
@@ -63,7 +65,7 @@ def _load(path: Path) -> PromptTemplate:
 @lru_cache(maxsize=256)
 def _parse(path: Path, raw: bytes) -> PromptTemplate:
     try:
-        data = yaml.safe_load(raw)
+        data = yamlio.safe_load(raw)
     except yaml.YAMLError as exc:
         raise PromptError(f"{path}: not valid YAML ({exc})") from exc
     if not isinstance(data, dict):

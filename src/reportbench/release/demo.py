@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from reportbench import yamlio
 from reportbench.release.deepscholar_import import render_task_prompt
 from reportbench.release.format import (
     CitationCount,
@@ -44,7 +45,7 @@ def _load_yaml(path: Path) -> Any:
     if not path.is_file():
         raise DemoSourceError(f"{path}: not found")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yamlio.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise DemoSourceError(f"{path}: not valid YAML ({exc})") from exc
 
