@@ -90,11 +90,11 @@ def test_a_failed_build_fails_with_the_log_tail_and_is_not_retried_by_tests(
 
 def test_uv_gets_pips_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     listed = ("global.find-links='/opt/wheels'\nglobal.extra-index-url='file:///a/simple file:///b/simple'\n"
-              ":env:.find-links='/w'\nglobal.constraint='/etc/c.txt'\n")
+              ":env:.find-links='/w'\nglobal.constraint='/etc/c.txt'\nglobal.cert='/etc/ssl/ca.crt'\n")
     monkeypatch.setattr(envs.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, listed, ""))
     assert envs.pip_sources() == [
         "--extra-index-url", "file:///a/simple", "--extra-index-url", "file:///b/simple", "--find-links", "/w",
-        "--constraint", "/etc/c.txt", "--index-strategy", "unsafe-best-match",
+        "--constraint", "/etc/c.txt", "--cert", "/etc/ssl/ca.crt", "--index-strategy", "unsafe-best-match",
     ]
 
 

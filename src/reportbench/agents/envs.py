@@ -135,8 +135,9 @@ def pip_sources() -> list[str]:
             continue
         conf[key.rsplit(".", 1)[-1]] = str(value)
     args: list[str] = []
+    # `cert`: the CA bundle pip trusts (a TLS-inspecting proxy's CA); uv's built-in roots would refuse the index
     flags = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links",
-             "constraint": "--constraint"}
+             "constraint": "--constraint", "cert": "--cert"}
     for key, flag in flags.items():
         for value in conf.get(key, "").split():
             args += [flag, value]
