@@ -208,6 +208,32 @@ def run_benchmark_judge_stage(
     return summaries
 
 
+def judge_context(
+    params: Mapping[str, Any],
+    benchmark: str,
+    system: str,
+    member: str,
+    release_dir: Path,
+    run_dir: Path,
+    pages_dir: Path | None,
+) -> Any:
+    """What every judge step of one (system, member) reads: the judge stage and the viewer's re-rendering of its
+    messages build it the same way, so the viewer shows the messages the judge was sent."""
+    from reportbench.benchmarks import JudgeContext  # lazy: +210 ms to import (python -X importtime)
+    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
+
+    return JudgeContext(
+        benchmark=benchmark,
+        system=system,
+        member=member,
+        params=benchmark_params(params, benchmark),
+        release=read_release(release_dir, benchmark),
+        reports=read_reports(run_dir),
+        outcomes=read_outcomes(run_dir),
+        pages=_load_pages(pages_dir),
+    )
+
+
 def run_judge_stage(
     params: Mapping[str, Any],
     benchmark: str,
@@ -228,23 +254,13 @@ def run_judge_stage(
     exceed `judge.runtime.max_failure_rate`: the stage exits 3, so DVC neither locks it nor stores it in
     its run-cache, and the next `dvc repro` asks exactly the unanswered items (docs/reliability.md).
     """
-    from reportbench.benchmarks import JudgeContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
+    from reportbench.benchmarks import get_benchmark  # lazy: +210 ms to import (python -X importtime)
 
     # lazy: +164 ms to import (python -X importtime)
     from reportbench.judges.runner import write_judgments
-    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
 
     spec = get_benchmark(benchmark)
-    ctx = JudgeContext(
-        benchmark=benchmark,
-        system=system,
-        member=member,
-        params=benchmark_params(params, benchmark),
-        release=read_release(release_dir, benchmark),
-        reports=read_reports(run_dir),
-        outcomes=read_outcomes(run_dir),
-        pages=_load_pages(pages_dir),
-    )
+    ctx = judge_context(params, benchmark, system, member, release_dir, run_dir, pages_dir)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     usage_all: dict[str, Any] = {}

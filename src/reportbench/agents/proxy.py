@@ -53,51 +53,43 @@ class TaskLedger:
             self.usage.search_refused += 1
         return reason
 
-    def admit_llm(self) -> str | None:
-        """None when one more LLM call is allowed; else the reason (and the refusal is counted)."""
-        b, u = self.budget, self.usage
-        with self.lock:
-            if self.closed:
-                return self._refuse("task already finished", "llm")
-            if b.llm_calls is not None and u.llm_calls >= b.llm_calls:
-                return self._refuse(f"llm_calls: {u.llm_calls} of {b.llm_calls} used", "llm")
-            spent = self._spent_refusal()
-            if spent is not None:
-                return spent
-            u.llm_calls += 1
-            return None
-
-    def _spent_refusal(self) -> str | None:
-        """The refusal when the task's tokens or dollars are used up (both LLM and embedding calls spend them)."""
-        b, u = self.budget, self.usage
-        tokens = u.prompt_tokens + u.completion_tokens
-        if b.tokens is not None and tokens >= b.tokens:
-            return self._refuse(f"tokens: {tokens} of {b.tokens} used", "llm")
-        if b.usd is not None and u.usd is not None and u.usd >= b.usd:
-            return self._refuse(f"usd: {u.usd:.4f} of {b.usd} spent", "llm")
-        return None
-
-    def admit_embedding(self) -> str | None:
-        """Embeddings do not use up `llm_calls` (an agent may embed many chunks) but their tokens count."""
+    def _admit(self, what: str, counter: str, cap: int | None, spends: bool) -> str | None:
+        """None when one more call is allowed (its counter is bumped); else the refusal's reason (counted).
+        `cap` limits `counter` itself; `spends`: the call uses tokens and dollars, which must be left."""
         u = self.usage
         with self.lock:
             if self.closed:
-                return self._refuse("task already finished", "llm")
-            spent = self._spent_refusal()
+                return self._refuse("task already finished", what)
+            used = getattr(u, counter)
+            if cap is not None and used >= cap:
+                return self._refuse(f"{counter}: {used} of {cap} used", what)
+            spent = self._spent(strict=False) if spends else None
             if spent is not None:
-                return spent
-            u.embedding_calls += 1
+                return self._refuse(spent, "llm")
+            setattr(u, counter, used + 1)
             return None
 
+    def admit_llm(self) -> str | None:
+        """None when one more LLM call is allowed; else the reason (and the refusal is counted)."""
+        return self._admit("llm", "llm_calls", self.budget.llm_calls, spends=True)
+
+    def admit_embedding(self) -> str | None:
+        """Embeddings do not use up `llm_calls` (an agent may embed many chunks) but their tokens count."""
+        return self._admit("llm", "embedding_calls", None, spends=True)
+
     def admit_search(self) -> str | None:
+        return self._admit("search", "search_calls", self.budget.search_calls, spends=False)
+
+    def _spent(self, *, strict: bool) -> str | None:
+        """The task's tokens or dollars used up (`strict`: beyond the limit, where a call that started under it
+        may end)."""
         b, u = self.budget, self.usage
-        with self.lock:
-            if self.closed:
-                return self._refuse("task already finished", "search")
-            if b.search_calls is not None and u.search_calls >= b.search_calls:
-                return self._refuse(f"search_calls: {u.search_calls} of {b.search_calls} used", "search")
-            u.search_calls += 1
-            return None
+        tokens = u.prompt_tokens + u.completion_tokens
+        if b.tokens is not None and (tokens > b.tokens if strict else tokens >= b.tokens):
+            return f"tokens: {tokens} of {b.tokens} used"
+        if b.usd is not None and u.usd is not None and (u.usd > b.usd if strict else u.usd >= b.usd):
+            return f"usd: {u.usd:.4f} of {b.usd} spent"
+        return None
 
     def add_tokens(self, prompt: int, completion: int, usd: float | None) -> None:
         with self.lock:
@@ -107,13 +99,7 @@ class TaskLedger:
 
     def exceeded_at_end(self) -> str | None:
         """A limit the last admitted call overshot (a call that starts under a limit may end over it)."""
-        b, u = self.budget, self.usage
-        tokens = u.prompt_tokens + u.completion_tokens
-        if b.tokens is not None and tokens > b.tokens:
-            return f"tokens: {tokens} of {b.tokens} used"
-        if b.usd is not None and u.usd is not None and u.usd > b.usd:
-            return f"usd: {u.usd:.4f} of {b.usd} spent"
-        return None
+        return self._spent(strict=True)
 
 
 def price_fn(cfg: AgentSystemConfig) -> PriceFn:

@@ -59,27 +59,20 @@ def rerender_messages(
 
     Failures are per system (a release or run that cannot be read gives an empty map, logged) or per item (a
     `Rendered` with a note), never raised: the viewer still renders everything else."""
-    from reportbench.benchmarks import JudgeContext, get_benchmark  # lazy: +203 ms to import (python -X importtime)
+    from reportbench.benchmarks import get_benchmark  # lazy: +203 ms to import (python -X importtime)
     from reportbench.judges.base import Judgment  # lazy: +83 ms to import (python -X importtime)
 
     # lazy: +181 ms to import (python -X importtime)
-    from reportbench.pipeline import _load_pages, benchmark_params, judge_config, read_release
+    from reportbench.pipeline import judge_config, judge_context
     from reportbench.prompt_packs.judging import prompts_mode  # lazy: +41 ms to import (python -X importtime)
-    from reportbench.systems import read_outcomes, read_reports  # lazy: +125 ms to import (python -X importtime)
 
-    run_dir = root / "data" / "runs" / benchmark / release / system
+    data = root / "data"
     try:
         spec = get_benchmark(benchmark)
-        ctx = JudgeContext(
-            benchmark=benchmark,
-            system=system,
-            member=member,
-            params=benchmark_params(params, benchmark),
-            release=read_release(root / "data" / "releases" / benchmark / release, benchmark),
-            reports=read_reports(run_dir),
-            outcomes=read_outcomes(run_dir),
-            pages=_load_pages(root / "data" / "pages" / benchmark / release),
-        )
+        ctx = judge_context(
+            params, benchmark, system, member, data / "releases" / benchmark / release,
+            data / "runs" / benchmark / release / system, data / "pages" / benchmark / release,
+        )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - the pages still render, without messages
         log.warning("%s/%s/%s: judge inputs not re-rendered (%s)", benchmark, release, system, exc)
         return {}
