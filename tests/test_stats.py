@@ -10,6 +10,7 @@ from scipy import stats as sps
 from reportbench.metrics.stats import (
     authors_aggregate,
     bootstrap_ci,
+    fdr_adjust,
     geometric_mean,
     nan_mean,
     paired_ttest,
@@ -69,3 +70,54 @@ def test_bootstrap_ci_is_seeded_and_nan_aware() -> None:
     assert lo <= nan_mean(vals).mean <= hi
     assert (lo, hi) == bootstrap_ci(vals, n_boot=500, seed=1)
     assert all(math.isnan(x) for x in bootstrap_ci([0.5, math.nan]))
+
+
+def _random_pairs(seed: int) -> list[tuple[list[float], list[float]]]:
+    """Self-made inputs for the bit-for-bit checks: sizes 2-60, scales from 1e-3 to 1e3, ties, integer scores,
+    a constant shift (zero variance is handled before the t-test and not included)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    cases = []
+    for i in range(300):
+        n = int(rng.integers(2, 61))
+        scale = 10.0 ** float(rng.uniform(-3, 3))
+        a = rng.normal(0, scale, n)
+        b = a + rng.normal(0.1 * scale, scale, n)
+        if i % 5 == 0:
+            a, b = np.round(a), np.round(b)  # integer-valued scores (rubric points, ratings)
+        if i % 7 == 0:
+            b[: n // 2] = a[: n // 2]  # many tied pairs
+        if float(np.ptp(a - b)) == 0.0:
+            continue
+        cases.append((a.tolist(), b.tolist()))
+    return cases
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_paired_ttest_equals_scipy_ttest_rel_bit_for_bit(seed: int) -> None:
+    """`paired_ttest` does scipy's arithmetic itself (importing scipy.stats costs each score stage 0.5 s):
+    its t and p must be scipy's exactly, not approximately, or a published p-value would drift."""
+    for xa, xb in _random_pairs(seed):
+        keys = [f"t{i:03d}" for i in range(len(xa))]  # sorted = given order (paired_ttest sorts task ids)
+        r = paired_ttest(dict(zip(keys, xa, strict=True)), dict(zip(keys, xb, strict=True)))
+        ref = sps.ttest_rel(xa, xb)
+        assert (r.t, r.p) == (float(ref.statistic), float(ref.pvalue)), (xa, xb)
+
+
+def test_fdr_adjust_equals_scipy_bit_for_bit() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    for size in [1, 2, 3, 5, 8, 13, 40, 200]:
+        for _ in range(20):
+            ps = rng.uniform(0, 1, size) ** float(rng.uniform(0.2, 5))
+            if size > 3:
+                ps[: size // 3] = ps[0]  # ties
+            got = fdr_adjust(ps.tolist())
+            want = sps.false_discovery_control(ps, method="bh")
+            assert got == [float(v) for v in np.atleast_1d(want)], ps.tolist()
+    # NaN stays NaN and does not count towards the family
+    got = fdr_adjust([0.01, None, 0.04, math.nan])
+    want = sps.false_discovery_control([0.01, 0.04], method="bh")
+    assert got[0] == float(want[0]) and got[2] == float(want[1]) and math.isnan(got[1]) and math.isnan(got[3])
