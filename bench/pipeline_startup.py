@@ -12,8 +12,8 @@ What it measures, and how (generic: it reads whatever dvc.yaml and stages/*.py a
    imports come from `python -X importtime` on the same command.
 3. **Default run**: the repo's files (`git ls-files --cached --others --exclude-standard`, i.e. tracked plus new
    not-ignored files, as they are in the working tree) are copied to a temp dir with `git init` and a copy of
-   `.dvc/config` (no `dvc init`, no cache: a cold run), then `dvc repro` is timed, then a second `dvc repro`
-   (a no-op) is timed.
+   `.dvc/config` (no `dvc init`, no cache: a cold run), then `dvc repro` is timed, then `--noop-runs` more
+   (no-ops: best, median and every value are printed).
 4. **CPU**: user + sys seconds of `dvc repro` and everything it waited for (`resource.getrusage(RUSAGE_CHILDREN)`
    before and after), the main figure on a shared machine (wall time there is inflated by other load); the
    1-minute load average is printed with every figure.
@@ -154,6 +154,7 @@ def load() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="start-up timings: best of N")
+    ap.add_argument("--noop-runs", type=int, default=5, help="no-op `dvc repro` runs after the cold one")
     ap.add_argument("--no-repro", action="store_true", help="skip the timed dvc repro runs")
     ap.add_argument("--rev", help="copy this commit (e.g. HEAD) instead of the working tree")
     ap.add_argument("--keep", action="store_true", help="keep the temp copy (its path is printed)")
@@ -194,12 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         if not ok:
             print(f"dvc repro failed (rc={proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}", file=sys.stderr)
         n_logged = len(log.read_text().splitlines()) if log.exists() else 0
-        best = float("inf"), float("inf")
-        for _ in range(max(1, args.repeat)):  # no-op: best of --repeat (nothing to do, so noise is all there is)
+        noops = []  # (wall, cpu): nothing to do, so all the spread is the machine's noise
+        for _ in range(max(1, args.noop_runs)):
             c0, t0 = cpu_children(), time.perf_counter()
             _run([dvc, "repro"], work, env)
-            best = min(best, (time.perf_counter() - t0, cpu_children() - c0))
-        noop, noop_cpu = best
+            noops.append((time.perf_counter() - t0, cpu_children() - c0))
+        noop, noop_cpu = min(noops)
         load_noop = load()
         for line in (log.read_text().splitlines() if log.exists() else [])[:n_logged]:
             start, end, times, *cmd = line.split()
@@ -235,8 +236,9 @@ def main(argv: list[str] | None = None) -> int:
             fixed = sum(startup.get(k, 0.0) * len(v) for k, v in runs.items()) + bare * n_runs
             print(f"interpreter + top-level import start-up across stage runs: {fixed:.1f}s")
         print(
-            f"no-op `dvc repro` (best of {max(1, args.repeat)}): {noop:.2f}s wall, {noop_cpu:.2f}s CPU "
-            f"({noop / max(1, len(stages)):.3f}s per stage) [{load_noop}]"
+            f"no-op `dvc repro` (best of {len(noops)}): {noop:.2f}s wall, {noop_cpu:.2f}s CPU "
+            f"({noop / max(1, len(stages)):.3f}s per stage); median {statistics.median(w for w, _ in noops):.2f}s, "
+            f"all: {' '.join(f'{w:.2f}' for w, _ in noops)} [{load_noop}]"
         )
     if args.keep:
         print(f"kept {tmp}")
