@@ -81,7 +81,7 @@ def _prefill(repo: Path, scratch: Path) -> Path:
     """Build once in-process against the fakes, with the HTTP cache inside the temp repo. Returns the release dir."""
     from reportbench.config import composed_params
 
-    params = live_test_params(composed_params(conf_dir=repo / "conf"), scratch)
+    params = live_test_params(composed_params(["live=default"], conf_dir=repo / "conf"), scratch)
     params["live"]["http"]["cache_dir"] = str(repo / ".reportbench" / "cache" / "http")
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
         FakeServices().install(rsps)

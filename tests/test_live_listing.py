@@ -164,7 +164,7 @@ def test_config_errors_name_the_key() -> None:
 def test_repo_config_is_valid() -> None:
     from reportbench.config import composed_params
 
-    c = load_live_config(composed_params())
+    c = load_live_config(composed_params(["live=default"]))  # opt-in group: `live init` selects it
     assert c.http.arxiv_interval_s >= 3.0 and c.v1_only and c.filter.max_words == 1000
     m = load_live_config(
         composed_params(["live=monthly", "live.window.start=2025-07-01", "live.window.end=2025-07-31"])

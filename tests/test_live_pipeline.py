@@ -28,7 +28,7 @@ pytestmark = pytest.mark.integration
 def base_params() -> dict[str, Any]:
     from reportbench.config import composed_params
 
-    return composed_params()
+    return composed_params(["live=default"])  # the opt-in group `reportbench live init` selects
 
 
 def build(root: Path, params: dict[str, Any], fakes: FakeServices | None = None) -> tuple[dict[str, Any], FakeServices]:

@@ -49,3 +49,34 @@ def test_a_pre_move_pipeline_is_reported(tmp_path: Path, capsys: pytest.CaptureF
 def test_an_unknown_pipeline_is_refused(tmp_path: Path) -> None:
     with pytest.raises(LiveInitError, match="unknown opt-in pipeline"):
         init_live_pipeline(tmp_path, name="nope")
+
+
+def test_init_selects_its_config_group_and_keeps_a_chosen_option(tmp_path: Path) -> None:
+    """The default params.yaml has no `live:`/`live_researchqa:` (DVC parses params.yaml once per stage of every
+    `dvc repro`); `init` selects the group's default, remembered so `dvc exp run -S live.name=...` composes it."""
+    import shutil
+
+    from reportbench.config import load_params, remembered_overrides
+    from reportbench.live_pipeline import select_config_group
+
+    shutil.copytree(ROOT / "conf", tmp_path / "conf", ignore=shutil.ignore_patterns("remembered"))
+    for name in ("live", "live_researchqa"):
+        folder = pipeline_dir(name, tmp_path)
+        folder.mkdir(parents=True)
+        shutil.copy2(pipeline_dir(name, ROOT) / "dvc.template.yaml", folder / "dvc.template.yaml")
+    default = load_params(ROOT / "params.yaml")
+    assert "live" not in default and "live_researchqa" not in default
+
+    init_live_pipeline(tmp_path, name="live")
+    params = load_params(tmp_path / "params.yaml")
+    assert params["live"]["name"] and "live_researchqa" not in params
+    assert remembered_overrides(tmp_path / "conf") == ["live=default"]
+    assert "override /live: default" in (tmp_path / "conf" / "remembered" / "overrides.yaml").read_text()
+
+    # a second init (another pipeline) adds its group; an option already chosen stays
+    (tmp_path / "overrides.yaml").write_text("overrides:\n- live=monthly\n")
+    init_live_pipeline(tmp_path, name="live_researchqa")
+    assert remembered_overrides(tmp_path / "conf") == ["live=monthly", "live_researchqa=default"]
+    params = load_params(tmp_path / "params.yaml")
+    assert params["live_researchqa"]["name"] and "cs.AI" in params["live"]["categories"]
+    assert select_config_group("label", tmp_path) is None  # the label pipeline reads no group of its own

@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.integration]
 NAME = "fixture-2026-05"
 PIPE = "pipelines/researchqa_survey"  # the opt-in pipeline's folder (its outputs stay under live_researchqa/)
 OVERRIDES = [
+    "live_researchqa=default",  # the opt-in group (`run.py init` selects it too)
     f"live_researchqa.name={NAME}",
     "live_researchqa.window.start=2026-05-01",
     "live_researchqa.window.end=2026-05-31",

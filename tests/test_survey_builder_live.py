@@ -21,7 +21,7 @@ def test_openalex_lists_recent_surveys_with_an_arxiv_copy(repo_root: Path, tmp_p
     from reportbench.survey_builder.surveys import list_surveys
 
     params = composed_params(
-        ["live_researchqa.max_per_field=5", "live_researchqa.fields=[fields/17]",
+        ["live_researchqa=default", "live_researchqa.max_per_field=5", "live_researchqa.fields=[fields/17]",
          "live_researchqa.window.start=2025-03-01", "live_researchqa.window.end=2025-03-31"],
         conf_dir=repo_root / "conf",
     )  # fmt: skip

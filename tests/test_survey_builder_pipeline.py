@@ -29,7 +29,7 @@ NAME = "fixture-2026-05"
 
 
 def builder_params(repo_root: Path, tmp: Path, base_url: str) -> dict[str, Any]:
-    p = composed_params(["judge=llm"], conf_dir=repo_root / "conf")
+    p = composed_params(["judge=llm", "live_researchqa=default"], conf_dir=repo_root / "conf")  # opt-in group
     p["judge"].update({"model": "openai/stub-generator", "api_base": base_url, "structured_output": "none"})
     p["judge"]["runtime"].update(
         {"max_concurrency": 8, "timeout_s": 5, "max_retries": 0, "parse_retries": 0, "progress": False,

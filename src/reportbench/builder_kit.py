@@ -117,7 +117,10 @@ def load_section(params: dict[str, Any], key: str, model: type[M], error: type[E
     """Validate `params[key]` as `model`; every message names the offending `<key>.*` param."""
     raw = params.get(key)
     if not isinstance(raw, dict):
-        raise error(f"params.yaml: missing mapping {key!r} (conf/{key}/*.yaml; run `reportbench compose`)")
+        raise error(
+            f"params.yaml: missing mapping {key!r}: the `{key}` config group is opt-in (conf/{key}/*.yaml); the "
+            f"pipeline's `init` selects it, or `reportbench compose {key}=default` / `dvc exp run -S {key}=default`"
+        )
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

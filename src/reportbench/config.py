@@ -42,6 +42,11 @@ def _override_key(override: str) -> str:
     return override.split("=", 1)[0].lstrip("+~")
 
 
+def remembers_key(overrides: list[str], key: str) -> bool:
+    """Whether `overrides` set `key` (a group choice `live=monthly` or a value `judge.model=x`)."""
+    return any(_override_key(o) == key for o in overrides)
+
+
 def merge_overrides(old: list[str], new: list[str]) -> list[str]:
     """`old` with each key of `new` replaced (in place) or appended."""
     out = list(old)

@@ -20,6 +20,10 @@ PIPELINES = Path("pipelines")
 FOLDERS = {"live": "live", "label": "label", "live_researchqa": "researchqa_survey"}
 # opt-in pipelines with a `reportbench <name> init` command
 OPT_IN = {"live": "the live DeepScholar release builder", "label": "importance labels for an imported release"}
+# opt-in pipeline -> the config group it reads from params.yaml. The default composition leaves these groups out
+# (`live: null` in conf/config.yaml): DVC parses params.yaml once per stage of every `dvc repro`, and they were a
+# fifth of it. `init` selects the group's `default` option (remembered, so `dvc exp run` composes it too).
+CONFIG_GROUP = {"live": "live", "live_researchqa": "live_researchqa"}
 
 
 class LiveInitError(ValueError):
@@ -63,7 +67,33 @@ def init_live_pipeline(root: Path = Path("."), force: bool = False, name: str = 
     old = legacy_pipeline(name, root)
     if old is not None:
         print(f"note: {legacy_message(name, old, target)}", file=sys.stderr)
+    selected = select_config_group(name, root)
+    if selected:
+        print(
+            f"note: selected {selected} for this pipeline and recomposed params.yaml (remembered; "
+            "`reportbench compose --reset` forgets it)",
+            file=sys.stderr,
+        )
     return target
+
+
+def select_config_group(name: str, root: Path = Path(".")) -> str | None:
+    """Remember `<group>=default` for opt-in pipeline `name` and recompose `root/params.yaml`, unless an option of
+    its group is already remembered (a user's `live=monthly` stays). Returns the override added, or None (no
+    group, already selected, or no conf/ under `root` to compose)."""
+    group = CONFIG_GROUP.get(name)
+    conf_dir = root / "conf"
+    if group is None or not (conf_dir / "config.yaml").is_file():
+        return None
+    from reportbench import config  # lazy: +30 ms to import (python -X importtime); only `init` composes
+
+    remembered = config.remembered_overrides(conf_dir)
+    if config.remembers_key(remembered, group):
+        return None
+    overrides = config.merge_overrides(remembered, [f"{group}=default"])
+    config.compose_params(overrides, root / config.PARAMS_FILE, conf_dir)
+    config.save_overrides(overrides, conf_dir)
+    return f"{group}=default"
 
 
 NEXT_STEP = {
