@@ -215,10 +215,10 @@ def _bh_adjust(ps: np.ndarray) -> np.ndarray:
         raise ValueError("p-values must lie between 0 and 1")
     if ps.size <= 1:
         return ps
-    m = ps.shape[-1]
-    order = np.argsort(ps, axis=-1)
-    adjusted = np.take_along_axis(ps, order, axis=-1)
-    adjusted = adjusted * (m / np.arange(1, m + 1, dtype=adjusted.dtype))
-    np.minimum.accumulate(adjusted[..., ::-1], out=adjusted[..., ::-1], axis=-1)
-    np.put_along_axis(adjusted, order, values=adjusted.copy(), axis=-1)
+    m = ps.size
+    order = np.argsort(ps)
+    ranked = ps[order] * (m / np.arange(1, m + 1, dtype=ps.dtype))
+    np.minimum.accumulate(ranked[::-1], out=ranked[::-1])  # step-up: each at most the next larger one's value
+    adjusted = np.empty_like(ranked)
+    adjusted[order] = ranked
     return np.clip(adjusted, 0.0, 1.0)

@@ -67,7 +67,6 @@ def rerender_messages(
     from reportbench.prompt_packs.judging import prompts_mode  # lazy: +41 ms to import (python -X importtime)
 
     data = root / "data"
-    judged = data / "judgments" / benchmark / release / system / member / "derived"  # what the judge stage wrote
     try:
         spec = get_benchmark(benchmark)
         ctx = judge_context(
@@ -88,10 +87,8 @@ def rerender_messages(
                 continue
             rows = list(records.get(step.name) or [])
             ctx.judgments[step.name] = [Judgment.model_validate(_judgment_row(r)) for r in rows]
-            if step.derive is not None:  # a later step's items read this table (DeepResearch Bench: `cleaned`)
-                table = step.derived_table or step.name
-                stored = _stored_derived(judged / table)
-                ctx.derived[table] = stored if stored is not None else step.derive(ctx, ctx.judgments[step.name])
+            if step.derive is not None:  # as the judge stage does: later steps' items read it (DRB: `cleaned`)
+                ctx.derived[step.derived_table or step.name] = step.derive(ctx, ctx.judgments[step.name])
             by_item = {str(r.get("item_id")): r for r in rows}
             cfg = judge_config(params, step.judge_task, benchmark, member)
             mode, pdir = prompts_mode(cfg), root / str(cfg.get("prompts_dir") or "prompts")
@@ -104,16 +101,6 @@ def rerender_messages(
             log.warning("%s/%s/%s: step %s not re-rendered (%s)", benchmark, release, system, step.name, exc)
             break
     return out
-
-
-def _stored_derived(stem: Path) -> Any:
-    """The derived table the judge stage stored (`<stem>.parquet`), or None when there is none."""
-    path = stem.with_name(stem.name + ".parquet")
-    if not path.is_file():
-        return None
-    import polars as pl  # lazy: the viewer reads a table only for a benchmark whose steps derive one
-
-    return pl.read_parquet(path, glob=False)
 
 
 def _judgment_row(row: Mapping[str, Any]) -> dict[str, Any]:
