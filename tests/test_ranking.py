@@ -6,6 +6,7 @@ configured; the overall column is named for what it is in every output."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -45,14 +46,15 @@ def test_partial_systems_are_unranked_with_why_and_compared_on_shared_tasks() ->
     lb = build_leaderboard(s, pt, overall="mean", release_tasks=TASKS, task_sets=sets)
     by = {r["system"]: r for r in lb.rows}
     assert by["full"]["rank"] == 1 and by["tiny"]["rank"] is None  # never ranked above the complete run
-    assert "2 of 6" in by["tiny"]["unranked_reason"] and by["tiny"]["partial"] and not by["full"]["partial"]
+    assert by["tiny"]["unranked_reason"].startswith("2/6 tasks: 4 no report")
+    assert by["tiny"]["partial"] and not by["full"]["partial"]
     assert [r["system"] for r in lb.rows] == ["full", "tiny"]  # ranked rows first
     # the shared-task comparison: both systems over t0, t1 only
     assert lb.shared is not None and lb.shared["task_ids"] == ["t0", "t1"]
     assert lb.shared["values"]["full"]["x"] == pytest.approx(0.525)
     assert lb.shared["values"]["tiny"]["x"] == pytest.approx(0.9)
     md = to_markdown(lb)
-    assert "Not ranked: tiny (evaluated on 2 of 6" in md and "Shared-task comparison" in md
+    assert "Not ranked: tiny (2/6 tasks: 4 no report" in md and "Shared-task comparison" in md
     assert "tiny (partial: 2/6)" in md
     # min_task_share ranks partial submissions, marked
     lb = build_leaderboard(s, pt, overall="mean", release_tasks=TASKS, task_sets=sets, min_task_share=0.3)
@@ -67,6 +69,8 @@ def test_disjoint_task_sets_are_not_ranked_against_each_other() -> None:
     lb = build_leaderboard(s, pt, overall="mean", release_tasks=TASKS, task_sets=sets)
     assert all(r["rank"] is None for r in lb.rows)
     assert lb.shared is not None and lb.shared["n_tasks"] == 0  # nothing in common: no comparison possible
+    assert lb.shared["why_no_tasks"].startswith("no task has a report from every listed system (a: t0, t1, t2")
+    assert "Shared-task comparison: none, no task has a report from every listed system" in to_markdown(lb)
 
 
 def test_ties_share_a_rank_unless_a_tie_break_is_configured() -> None:
@@ -111,3 +115,64 @@ def test_overall_column_is_named_for_what_it_is(
         assert all(
             r["rank"] is None and r["unranked_reason"] == "the benchmark has no overall score" for r in data["rows"]
         )
+
+
+def crashed(system: str, n_failed: int, n_missing: int, reason: str = "exit code 2; stderr: boom") -> dict:
+    """A summary as the score stage writes it for a system that failed on `n_failed` tasks (no report)."""
+    out = summary(system, 0.5, 0.5, n_missing=n_missing)
+    out["n_failed_tasks"] = n_failed
+    out["first_failure"] = {"task_id": "t5", "status": "failed", "reason": reason} if n_failed else None
+    return out
+
+
+def test_one_system_without_reports_never_unranks_the_others() -> None:
+    """Issue 32: two full systems, one crashed on every task, one crashed on one, one without a report for one:
+    the two full ones are ranked; every other row says why it is not, failed apart from missing; the shared-task
+    comparison leaves the system with no report out (named) instead of collapsing to 0 tasks."""
+    sets = {"a": set(TASKS), "b": set(TASKS), "dead": set(), "flaky": set(TASKS[:5]), "lazy": set(TASKS[1:])}
+    vals = {s: {t: 0.5 for t in ts} for s, ts in sets.items()}
+    vals["a"] = {t: 0.9 for t in TASKS}
+    pt = per_task(vals)
+    s = [
+        summary("a", 0.9, 0.9),
+        summary("b", 0.5, 0.5),
+        crashed("dead", 6, 6),
+        crashed("flaky", 1, 1),
+        summary("lazy", 0.5, 0.5, n_missing=1),
+    ]
+    lb = build_leaderboard(s, pt, overall="mean", release_tasks=TASKS, task_sets=sets)
+    by = {r["system"]: r for r in lb.rows}
+    assert (by["a"]["rank"], by["b"]["rank"]) == (1, 2)
+    assert by["flaky"]["unranked_reason"].startswith("5/6 tasks: 1 failed (exit code 2)")
+    assert by["lazy"]["unranked_reason"].startswith("5/6 tasks: 1 no report")
+    assert by["dead"]["unranked_reason"].startswith("0/6 tasks: 6 failed (exit code 2)")
+    assert (by["flaky"]["n_failed_tasks"], by["flaky"]["n_no_report"]) == (1, 0)
+    assert (by["lazy"]["n_failed_tasks"], by["lazy"]["n_no_report"]) == (0, 1)
+    assert lb.shared is not None and lb.shared["n_tasks"] == 4 and lb.shared["left_out"] == {
+        "dead": "no report for any task"
+    }
+    md = to_markdown(lb)
+    rank_cells = [line.split("|")[1].strip() for line in md.splitlines()[2:7]]
+    assert rank_cells == ["1", "2", "—", "—", "—"]  # never blank
+    assert "| 6 (1 failed) |" in md and "| 6 (1 no_report) |" in md
+    assert "flaky: 1 of 6 tasks failed, first t5: exit code 2; stderr: boom" in md
+    assert "dead is left out (no report for any task)" in md
+    csv = to_csv_frame(lb)
+    row = csv.filter(pl.col("system") == "flaky").to_dicts()[0]
+    assert row["n_failed_tasks"] == 1 and "exit code 2; stderr: boom" in row["first_failure"]
+    assert row["ranked_why_not"].startswith("5/6 tasks: 1 failed")
+    assert all(r["ranked_why_not"] for r in csv.to_dicts() if r["rank"] is None)
+
+
+def test_a_benchmark_without_an_overall_score_says_why_nothing_is_ranked(tmp_path: Path) -> None:
+    sets = {"a": set(TASKS), "b": set(TASKS[1:])}
+    s = [summary("a", 0.9, 0.9), crashed("b", 1, 1)]
+    lb = build_leaderboard(s, per_task({"a": dict.fromkeys(TASKS, 0.5), "b": dict.fromkeys(TASKS[1:], 0.5)}),
+                           overall=None, release_tasks=TASKS, task_sets=sets)
+    md = to_markdown(lb)
+    assert md.startswith("| system |")  # no column of blank ranks
+    assert "has no overall score" in md and "Partial task sets: b (5/6 tasks: 1 failed (exit code 2))" in md
+    html = write_leaderboard(lb, tmp_path)["html"].read_text()
+    assert "has no overall score" in html and 'title="rank by the overall score' not in html  # no rank column
+    assert re.search(r'<td class="fail"[^>]*title="first failed task t5: exit code 2; stderr: boom">.*?1</span> '
+                     r'failed <span class="cnt">exit code 2</span></td>', html)

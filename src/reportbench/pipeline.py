@@ -124,7 +124,31 @@ def run_system(
         elif o.status != "ok":
             log.warning("%s / %s: %s (%s)", system, o.task_id, o.status, o.reason)
     log.info("%s/%s: %s", benchmark, system, counts)
+    _fail_if_nothing_ran(benchmark, system, outcomes, out_dir)
     return counts
+
+
+def _fail_if_nothing_ran(benchmark: str, system: str, outcomes: list[Any], out_dir: Path) -> None:
+    """A system with no report at all and at least one failed task is a failed stage: `dvc repro` stops with the
+    first error (task, exit code, stderr tail) instead of a leaderboard row that reads like a score of 0. Its
+    outcomes.jsonl stays in the run folder for inspection; DVC records nothing for the stage."""
+    from reportbench.systems import FAILED_STATUSES, AllTasksFailed  # lazy: +61 ms to import (python -X importtime)
+
+    tasks = [o for o in outcomes if o.task_id]
+    if not tasks or any(o.status == "ok" for o in tasks):
+        return
+    failed = [o for o in tasks if o.status in FAILED_STATUSES]
+    if not failed:
+        return
+    first = failed[0]
+    others = len(tasks) - len(failed)
+    raise AllTasksFailed(
+        f"system@{benchmark}.{system}: every task failed ({len(failed)} of {len(tasks)} failed"
+        + (f", {others} without a report" if others else "")
+        + f"); the first, task {first.task_id}: {first.status}: {first.reason or 'no reason recorded'}. "
+        f"All outcomes: {Path(out_dir) / 'outcomes.jsonl'}. Fix the system (or remove it from the config) and "
+        "rerun `dvc repro`."
+    )
 
 
 def _run_dirs(runs_dir: Path, systems: list[str]) -> dict[str, Path]:
@@ -558,14 +582,19 @@ def score_stage(
     summaries = {}
     release_tasks = [t.task_id for t in release.tasks]
     task_sets = {s: _reported_tasks(ctx.reports[s], release_tasks) for s in systems}
+    per_tasks = {}
     for sc in result.systems:
-        sc.per_task.write_parquet(scores_dir / f"{sc.system}.parquet", statistics=False)
+        # one rule for a task without a report in every output: the per-task table the site shows holds the
+        # value the summary counted (the protocol's 0, or NaN) and, for a crashed task, why
+        per_tasks[sc.system] = per_task = one_missing_rule(sc.per_task, ctx.outcomes[sc.system], benchmark)
+        per_task.write_parquet(scores_dir / f"{sc.system}.parquet", statistics=False)
         summary = dict(sc.summary)
         summary.update(
             {
                 # task counts come from the release, never from score rows (docs/reading-scores.md)
                 "n_tasks": len(release_tasks),
                 "n_missing_reports": len(release_tasks) - len(task_sets[sc.system]),
+                **_failed_tasks(ctx.outcomes[sc.system], release_tasks, task_sets[sc.system]),
                 "benchmark": benchmark,
                 "release": release.meta.name,
                 "judge": {"name": judge.get("name"), "backend": judge.get("backend"), "model": judge.get("model")},
@@ -579,7 +608,7 @@ def score_stage(
     write_json(metrics_dir / "systems.json", summaries)
     # always written (a declared output): cross-system results such as ratings, or {} when a benchmark has none
     write_json(metrics_dir / "extra.json", result.extra_metrics or {})
-    frames = [sc.per_task.select(per_task_columns(sc.per_task)) for sc in result.systems]
+    frames = [per_tasks[sc.system].select(per_task_columns(per_tasks[sc.system])) for sc in result.systems]
     lb = build_leaderboard(
         [summaries[sc.system] for sc in result.systems],
         pl.concat(frames, how="diagonal_relaxed") if frames else None,
@@ -594,6 +623,57 @@ def score_stage(
     )
     _write_dvc_metrics(metrics_dir, summaries, spec.metric_names, benchmark, lb)
     return write_leaderboard(lb, metrics_dir)
+
+
+SYSTEM_FAILED = "system_failed"  # reason code of a task the system crashed on (metrics.registry.REASON_CODES)
+
+
+def one_missing_rule(per_task: pl.DataFrame, outcomes: list[Any], benchmark: str) -> pl.DataFrame:
+    """The per-task table as the summary counted it: a task without a report holds the protocol's value
+    (`MetricSpec.missing_report`: 0 for "zero", NaN for "undefined"), so the site's per-task page and the
+    leaderboard show the same numbers (0.625, 0.375, 0 → 0.333); and a task the system failed on (crash, exit
+    code, timeout, unparseable output) carries `system_failed: <its outcome reason>` instead of a bare
+    `no_report`. Tables without a `status` column mark a missing report by reason `no_report` (DeepScholar)."""
+    from reportbench.metrics.aggregate import apply_missing_policy  # lazy: +155 ms to import (python -X importtime)
+    from reportbench.systems import FAILED_STATUSES  # lazy: +61 ms to import (python -X importtime)
+
+    if "status" in per_task.columns:
+        no_report = pl.col("status") == "no_report"
+        per_task = apply_missing_policy(per_task, {m.name: m for m in metrics_for(benchmark)})
+    elif "reason" in per_task.columns:
+        no_report = pl.col("reason") == "no_report"
+    else:
+        return per_task
+    failed = {o.task_id: o for o in outcomes if o.task_id and o.status in FAILED_STATUSES}
+    if not failed or "reason" not in per_task.columns:
+        return per_task
+    why = pl.DataFrame(
+        {
+            "task_id": list(failed),
+            "_failed_reason": [f"{SYSTEM_FAILED}: {o.status}: {o.reason or 'no reason recorded'}"[:500]
+                               for o in failed.values()],
+        },
+        schema={"task_id": per_task.schema["task_id"], "_failed_reason": pl.String},
+    )
+    joined = per_task.join(why, on="task_id", how="left", maintain_order="left")
+    reason = pl.when(no_report & pl.col("_failed_reason").is_not_null()).then(pl.col("_failed_reason"))
+    return joined.with_columns(reason.otherwise(pl.col("reason")).alias("reason")).drop("_failed_reason")
+
+
+def _failed_tasks(outcomes: list[Any], release_tasks: list[str], reported: set[str]) -> dict[str, Any]:
+    """How many release tasks the system failed on (crashed, not merely without a report) and the first reason:
+    shown as "k failed (reason)" on every leaderboard, apart from the tasks with no report supplied."""
+    from reportbench.systems import FAILED_STATUSES  # lazy: +61 ms to import (python -X importtime)
+
+    known = set(release_tasks)
+    failed = [o for o in outcomes if o.task_id in known and o.task_id not in reported and o.status in FAILED_STATUSES]
+    first = failed[0] if failed else None
+    return {
+        "n_failed_tasks": len(failed),
+        "first_failure": None
+        if first is None
+        else {"task_id": first.task_id, "status": first.status, "reason": str(first.reason or "")[:500]},
+    }
 
 
 def _reported_tasks(reports: list[Any], release_tasks: list[str]) -> set[str]:

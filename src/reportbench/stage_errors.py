@@ -30,7 +30,7 @@ def _fatal_types() -> tuple[type[BaseException], ...]:
     from reportbench.prompt_packs.judging import PromptsConfigError  # lazy: +31 ms to import (python -X importtime)
     from reportbench.prompts import PromptError  # lazy: +18 ms to import (python -X importtime)
     from reportbench.release.format import ReleaseError  # lazy: +727 ms to import (python -X importtime)
-    from reportbench.systems import SystemError_  # lazy: +144 ms to import (python -X importtime)
+    from reportbench.systems import AllTasksFailed, SystemError_  # lazy: +144 ms to import (python -X importtime)
 
     return (
         ConfigError,
@@ -39,6 +39,7 @@ def _fatal_types() -> tuple[type[BaseException], ...]:
         BenchmarkError,
         FatalError,
         SystemError_,
+        AllTasksFailed,
         JudgeConfigError,
         PromptsConfigError,
         PromptError,

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from reportbench.jsonio import json_safe
-from reportbench.metrics.registry import MetricRegistryError, MetricSpec, get_metric, reason_code
+from reportbench.metrics.registry import MetricRegistryError, MetricSpec, get_metric, reason_code, short_failure
 from reportbench.metrics.stats import (
     bootstrap_ci,
     fdr_adjust,
@@ -281,6 +281,11 @@ def build_leaderboard(
                 "authors_aggregate": {m: ms.get(m, {}).get("authors_aggregate", math.nan) for m in names},
                 "n_tasks": int(s.get("n_tasks", 0)),
                 "n_missing_reports": int(s.get("n_missing_reports", 0)),
+                # of the tasks without a report: those the system failed on (crash, exit code), with the first
+                # reason, apart from those it supplied nothing for (`n_no_report`)
+                "n_failed_tasks": int(s.get("n_failed_tasks", 0)),
+                "n_no_report": max(0, int(s.get("n_missing_reports", 0)) - int(s.get("n_failed_tasks", 0))),
+                **({"first_failure": dict(s["first_failure"])} if s.get("first_failure") else {}),
                 "n_failed_items": int(sum(ms.get(m, {}).get("n_failed_items", 0) for m in names)),
                 # reports flagged at ingestion (e.g. text addressed to the judge), when the protocol counts them
                 **({"flagged_reports": int(s["flagged_reports"])} if "flagged_reports" in s else {}),
@@ -378,16 +383,15 @@ def _rank_rows(
         share = answered / total if total else 0.0
         r["n_release_tasks"], r["n_answered"], r["task_share"] = total, answered, share
         r["partial"] = answered < total
+        r["task_note"] = task_note(r) if r["partial"] else None
         g = r["overall_value"]
-        if overall is None:
+        needs = "all" if min_task_share >= 1 else f"at least {min_task_share:.0%}"
+        if share + 1e-12 < min_task_share:  # the task set first: it is why a partial row has no rank
+            r["unranked_reason"] = f"{r['task_note']}; ranking needs {needs} of the release's tasks"
+        elif overall is None:
             r["unranked_reason"] = "the benchmark has no overall score"
         elif math.isnan(g):
-            r["unranked_reason"] = "overall score undefined"
-        elif share + 1e-12 < min_task_share:
-            r["unranked_reason"] = (
-                f"evaluated on {answered} of {total} release tasks (ranking needs "
-                f"{'all' if min_task_share >= 1 else f'at least {min_task_share:.0%}'}; see the shared-task table)"
-            )
+            r["unranked_reason"] = f"overall score undefined ({_undefined_parts(r)})"
         else:
             r["unranked_reason"] = None
 
@@ -426,6 +430,25 @@ def _rank_rows(
             del r["unranked_reason"]
 
 
+def task_note(r: Mapping[str, Any]) -> str:
+    """"2/3 tasks: 1 failed (exit code 2), 1 no report": what a partial row's task set is short of."""
+    parts = []
+    if r.get("n_failed_tasks"):
+        parts.append(f"{r['n_failed_tasks']} failed ({short_failure((r.get('first_failure') or {}).get('reason'))})")
+    if r.get("n_no_report"):
+        parts.append(f"{r['n_no_report']} no report")
+    answered, total = r.get("n_answered"), r.get("n_release_tasks", r.get("n_tasks"))
+    return f"{answered}/{total} tasks" + (f": {', '.join(parts)}" if parts else "")
+
+
+def _undefined_parts(r: Mapping[str, Any]) -> str:
+    """Which metrics left the overall score undefined, with their codes ("organization: failed")."""
+    reasons = r.get("undefined_reason") or {}
+    parts = r.get("overall_metrics") or list(r.get("metrics") or {})
+    named = [f"{m}: {reasons[m]}" for m in parts if m in reasons]
+    return "; ".join(named) if named else "a part is undefined"
+
+
 def shared_task_comparison(
     rows: Sequence[Mapping[str, Any]],
     per_task: pl.DataFrame,
@@ -438,16 +461,30 @@ def shared_task_comparison(
     compared like with like; None when every system answered the same tasks. Ratings (cross-system) are left
     out: they have no per-task values."""
     systems = [str(r["system"]) for r in rows]
-    sets = [set(task_sets.get(s, ())) for s in systems]
+    sets = {s: set(task_sets.get(s, ())) for s in systems}
     if release_tasks is not None:
-        sets = [x & set(release_tasks) for x in sets]
-    if not sets or all(x == sets[0] for x in sets):
+        sets = {s: x & set(release_tasks) for s, x in sets.items()}
+    if not sets or all(x == next(iter(sets.values())) for x in sets.values()):
         return None
-    shared = sorted(set.intersection(*sets))
+    # a system with no report at all has nothing to compare: it is left out (and named), so one crashed system
+    # does not collapse everyone's comparison to 0 tasks
+    left_out = {s: "no report for any task" for s, x in sets.items() if not x}
+    listed = [s for s in systems if s not in left_out]
+    shared = sorted(set.intersection(*(sets[s] for s in listed))) if listed else []
+    why_none = None
+    if not shared:
+        why_none = (
+            "no system has a report for any task" if not listed
+            else "no task has a report from every listed system ("
+            + "; ".join(f"{s}: {', '.join(sorted(sets[s])[:5])}{' …' if len(sets[s]) > 5 else ''}" for s in listed)
+            + ")"
+        )
     metrics = [m for m in names if (sp := _spec(m, protocol)) is None or sp.aggregation in TASK_MEANS]
     values: dict[str, dict[str, float]] = {}
     for r in rows:
         s = str(r["system"])
+        if s in left_out:
+            continue
         values[s] = {}
         for m in metrics:
             if math.isnan(r["metrics"][m]):  # undefined for the system (e.g. no evidence): undefined here too
@@ -460,6 +497,8 @@ def shared_task_comparison(
         "task_ids": shared,
         "metrics": metrics,
         "values": values,
+        "left_out": left_out,  # system -> why it is not in the comparison
+        "why_no_tasks": why_none,  # set when n_tasks is 0: the comparison never collapses silently
         "note": "means over the tasks every listed system has a report for (macro mean of defined values); "
         "group means (per-domain macro) and cross-system ratings are left out",
     }
@@ -549,40 +588,48 @@ def to_markdown(lb: Leaderboard) -> str:
     """A ranking table, then unranked rows' reasons, the shared-task comparison (partial submissions) and one
     paired t-test table (A − B) over tasks both systems have defined."""
     show_overall = _overall(lb) is not None  # a benchmark without a combined score (ResearcherBench) shows none
-    heads = ["#", "system", *[_label(m, lb.protocol) for m in lb.metrics]]
+    # no rank column where nothing can be ranked: a column of blanks would read as "not computed"
+    heads = [*(["#"] if show_overall else []), "system", *[_label(m, lb.protocol) for m in lb.metrics]]
     heads += [overall_label(lb)] if show_overall else []
     show_all = show_overall and any("geomean_all" in r for r in lb.rows)
     heads += [f"GeoMean (all {len(lb.metrics)})"] if show_all else []
     heads += ["tasks", "failed items"]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in lb.rows:
-        rank = "" if r["rank"] is None else (f"={r['rank']}" if r.get("tied") else str(r["rank"]))
+        rank = "—" if r["rank"] is None else (f"={r['rank']}" if r.get("tied") else str(r["rank"]))
         name = r["system"] + (f" (partial: {r['n_answered']}/{r['n_release_tasks']})" if r.get("partial") else "")
-        cells = [rank, name]
+        cells = [rank] if show_overall else []
+        cells.append(name)
         cells += [_cell(r, m, _is_rating(lb, m)) for m in lb.metrics]
         cells += [_fmt(r["overall_value"])] if show_overall else []
         cells += [_fmt(r.get("geomean_all"))] if show_all else []
-        missing = r.get("n_missing_reports", 0)
-        cells += [f"{r['n_tasks']} ({missing} no_report)" if missing else str(r["n_tasks"]), str(r["n_failed_items"])]
+        cells += [tasks_cell(r), str(r["n_failed_items"])]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
         "Means are over tasks with a defined value; (k/n) = defined/total when some are undefined; "
         "— (code) = undefined, with its reason code (docs/reading-scores.md), never 0; "
-        "[f failed] = tasks whose judgments failed (NaN, excluded, never 0); =k = tied rank. "
+        "[f failed] = tasks whose judgments failed (NaN, excluded, never 0); =k = tied rank; tasks: k failed = "
+        "the system failed on k tasks (crash, exit code: no report), no_report = no report supplied. "
         "95 % bootstrap intervals: leaderboard.json (`ci`) and the scorecard site."
     )
-    unranked = [r for r in lb.rows if r["rank"] is None and r.get("unranked_reason")]
-    if unranked and show_overall:
-        lines += ["", "Not ranked: " + "; ".join(f"{r['system']} ({r['unranked_reason']})" for r in unranked) + "."]
+    lines += ["", line] if (line := not_ranked_line(lb)) else []
+    failed = [r for r in lb.rows if r.get("n_failed_tasks")]
+    if failed:
+        lines += ["", "Failed tasks (the system itself failed, so there is no report; each such task is scored as "
+                  "the protocol scores a missing report): " + "; ".join(failure_text(r) for r in failed) + "."]
     if lb.shared:
         sh = lb.shared
-        lines += ["", f"Shared-task comparison: means over the {sh['n_tasks']} task(s) every system above has a "
-                  "report for:", ""]
-        lines.append("| system | " + " | ".join(_label(m, lb.protocol) for m in sh["metrics"]) + " |")
-        lines.append("|" + "|".join(["---"] * (len(sh["metrics"]) + 1)) + "|")
-        for sys_name, vals in sh["values"].items():
-            lines.append(f"| {sys_name} | " + " | ".join(_fmt(vals[m]) for m in sh["metrics"]) + " |")
+        left = "".join(f" {s} is left out ({why})." for s, why in (sh.get("left_out") or {}).items())
+        if not sh["n_tasks"]:
+            lines += ["", f"Shared-task comparison: none, {sh.get('why_no_tasks') or 'no task in common'}.{left}"]
+        else:
+            lines += ["", f"Shared-task comparison: means over the {sh['n_tasks']} task(s) every system below has a "
+                      f"report for.{left}", ""]
+            lines.append("| system | " + " | ".join(_label(m, lb.protocol) for m in sh["metrics"]) + " |")
+            lines.append("|" + "|".join(["---"] * (len(sh["metrics"]) + 1)) + "|")
+            for sys_name, vals in sh["values"].items():
+                lines.append(f"| {sys_name} | " + " | ".join(_fmt(vals[m]) for m in sh["metrics"]) + " |")
     if lb.pairwise:
         lines += ["", "Paired t-tests (A − B, over tasks both define); p (FDR) = Benjamini–Hochberg adjusted over "
                   "all the tests below:", ""]
@@ -597,6 +644,41 @@ def to_markdown(lb: Leaderboard) -> str:
                 f"{_fmt_p(pw.get('p_fdr', math.nan))} | {pw['n']} | {pw['note']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def tasks_cell(r: Mapping[str, Any]) -> str:
+    """"3 (1 failed, 1 no_report)": the release's task count, and how many have no report and why."""
+    parts = []
+    if r.get("n_failed_tasks"):
+        parts.append(f"{r['n_failed_tasks']} failed")
+    no_report = r.get("n_no_report", r.get("n_missing_reports", 0))
+    if no_report:
+        parts.append(f"{no_report} no_report")
+    return f"{r['n_tasks']} ({', '.join(parts)})" if parts else str(r["n_tasks"])
+
+
+def failure_text(r: Mapping[str, Any]) -> str:
+    """"cmd: 1 of 3 tasks failed, first q3: exit code 2; stderr: boom"."""
+    first = r.get("first_failure") or {}
+    return (
+        f"{r['system']}: {r['n_failed_tasks']} of {r.get('n_release_tasks', r['n_tasks'])} tasks failed, first "
+        f"{first.get('task_id', '?')}: {first.get('reason') or 'no reason recorded'}"
+    )
+
+
+def not_ranked_line(lb: Leaderboard) -> str | None:
+    """Why rows have no rank, in one line (None when every row is ranked): never a blank rank without a reason."""
+    unranked = [r for r in lb.rows if r.get("rank") is None]
+    if not unranked:
+        return None
+    if _overall(lb) is None:
+        partial = [r for r in lb.rows if r.get("partial")]
+        line = (f"Not ranked: {lb.meta.get('benchmark') or lb.protocol or 'this benchmark'} has no overall score "
+                "(its protocol combines no metrics); compare the systems metric by metric.")
+        if partial:
+            line += " Partial task sets: " + "; ".join(f"{r['system']} ({r['task_note']})" for r in partial) + "."
+        return line
+    return "Not ranked: " + "; ".join(f"{r['system']} ({r.get('unranked_reason')})" for r in unranked) + "."
 
 
 def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
@@ -617,6 +699,8 @@ def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
                 "n_tasks": r["n_tasks"],
                 "n_answered": r.get("n_answered", r["n_tasks"]),
                 "n_missing_reports": r.get("n_missing_reports", 0),
+                "n_failed_tasks": r.get("n_failed_tasks", 0),
+                "first_failure": failure_text(r) if r.get("n_failed_tasks") else "",
                 "n_failed_items": r["n_failed_items"],
                 "ranked_why_not": r.get("unranked_reason") or "",
             }

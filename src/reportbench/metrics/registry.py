@@ -34,6 +34,7 @@ REASON_CODES: Mapping[str, str] = MappingProxyType(
         "no_labels": "the release has no labels the metric needs (e.g. no importance labels for Reference Coverage)",
         # the system left something out; the protocol decides whether that scores 0 or stays undefined
         "no_report": "the system returned no report for the task",
+        "system_failed": "the system failed on the task (crash, exit code, timeout, unparseable output): no report",
         "nothing_to_score": "the report gives the metric nothing to score (no citation, no link)",
         # judging and protocol
         "failed": "a judgment the value needs failed after retries or did not parse (never 0)",
@@ -60,6 +61,12 @@ def reason_code(reason: str | None) -> str:
     head = (reason or "").split(":", 1)[0].strip()
     head = _ALIASES.get(head, head)
     return head if head in REASON_CODES else "undefined"
+
+
+def short_failure(reason: str | None) -> str:
+    """The head of a system outcome's reason, for a table cell: "exit code 2; stderr: …" -> "exit code 2"."""
+    head = str(reason or "no reason recorded").split(";", 1)[0].strip()
+    return head if len(head) <= 60 else head[:59] + "…"
 
 
 @dataclass(frozen=True)

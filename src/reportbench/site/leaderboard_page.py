@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from reportbench.metrics.registry import REASON_CODES
+from reportbench.metrics.registry import REASON_CODES, short_failure
 from reportbench.site.html import (
     attrs,
     dl,
@@ -121,7 +121,9 @@ def leaderboard_table(d: BenchmarkData) -> str:
     overall = rows[0].get("overall") if rows else None
     overall_digits = digits_for(_info(d, overall)) if overall in metrics else 3
     show_flags = any(f is not None for f in flagged)
-    head = [th("#", title="rank by the overall score; blank where it is undefined"), th("system", kind="text", cls="s")]
+    # no rank column for a benchmark without an overall score (the page says why above the table)
+    head = [th("#", title="rank by the overall score; — with the reason where a row is not ranked")] if olabel else []
+    head.append(th("system", kind="text", cls="s"))
     for m in metrics:
         info = _info(d, m)
         arrow = "↑" if info.get("higher_is_better", True) else "↓"
@@ -135,7 +137,8 @@ def leaderboard_table(d: BenchmarkData) -> str:
         head.append(th(esc(olabel) + " ↑", title="the benchmark's overall score; rows without one are not ranked"))
     head += [
         th("tasks"),
-        th("missing reports", title="tasks the system returned no report for"),
+        th("failed tasks", title="tasks the system itself failed on (crash, exit code, timeout): no report"),
+        th("no report", title="tasks the system supplied no report for (without failing)"),
         th("failed items", title="judgments that failed after retries (NaN, excluded, never 0)"),
     ]
     if show_flags:
@@ -145,12 +148,18 @@ def leaderboard_table(d: BenchmarkData) -> str:
         sysname = str(r["system"])
         rank = r.get("rank")
         tie = "=" if r.get("tied") else ""
-        cells = [
-            f'<td data-sort="{sort_value(rank)}">{tie}{num(rank, d.src("leaderboard.json", "rows", i, "rank"), 0)}</td>'
-            if rank is not None
-            else f'<td data-sort="" title="not ranked: {esc(str(r.get("unranked_reason") or "no overall score"))}">'
-            "</td>"
-        ]
+        why_unranked = str(r.get("unranked_reason") or "no overall score")
+        cells = (
+            [
+                f'<td data-sort="{sort_value(rank)}">{tie}{num(rank, d.src("leaderboard.json", "rows", i, "rank"), 0)}'
+                "</td>"
+                if rank is not None
+                else f'<td data-sort="" title="not ranked: {esc(why_unranked)}"><span class="na">— '
+                f"{'partial' if r.get('partial') else 'unranked'}</span></td>"
+            ]
+            if olabel
+            else []
+        )
         name_html = esc(sysname)
         partial_html = (
             f' <span class="cnt" title="evaluated on part of the release\'s tasks">partial '
@@ -203,9 +212,23 @@ def leaderboard_table(d: BenchmarkData) -> str:
         if olabel:
             key = "overall_value" if "overall_value" in r else "geomean"
             cells.append(ncell(r.get(key), lsrc("rows", i, key), overall_digits))
-        for key in ("n_tasks", "n_missing_reports", "n_failed_items"):
-            v = r.get(key)
-            cells.append(ncell(v, lsrc("rows", i, key), 0, cls="fail" if key == "n_failed_items" and v else ""))
+        cells.append(ncell(r.get("n_tasks"), lsrc("rows", i, "n_tasks"), 0))
+        n_failed_tasks = r.get("n_failed_tasks") or 0
+        if n_failed_tasks:  # "k failed" with the first reason, never a bare count
+            first = r.get("first_failure") or {}
+            cells.append(
+                f'<td class="fail" data-sort="{sort_value(n_failed_tasks)}" title="{esc(_failure_title(r))}">'
+                f'{num(n_failed_tasks, lsrc("rows", i, "n_failed_tasks"), 0)} failed '
+                f'<span class="cnt">{esc(short_failure(first.get("reason")))}</span></td>'
+            )
+        elif "n_failed_tasks" in r:
+            cells.append(ncell(n_failed_tasks, lsrc("rows", i, "n_failed_tasks"), 0))
+        else:  # a leaderboard written before failed tasks were counted
+            cells.append('<td data-sort="" title="not recorded by this leaderboard"><span class="na">—</span></td>')
+        no_report = r.get("n_no_report", r.get("n_missing_reports"))
+        cells.append(ncell(no_report, lsrc("rows", i, "n_no_report" if "n_no_report" in r else "n_missing_reports"), 0))
+        v = r.get("n_failed_items")
+        cells.append(ncell(v, lsrc("rows", i, "n_failed_items"), 0, cls="fail" if v else ""))
         if show_flags:
             f = flagged[i]
             if f is None:
@@ -215,6 +238,11 @@ def leaderboard_table(d: BenchmarkData) -> str:
                 cells.append(f'<td{cls} data-sort="{sort_value(f[0])}">{num(f[0], f[1], 0)}</td>')
         body.append(f'<tr data-system="{esc(sysname)}">{"".join(cells)}</tr>')
     return table(head, body, id_="leaderboard")
+
+
+def _failure_title(r: Mapping[str, Any]) -> str:
+    first = r.get("first_failure") or {}
+    return f"first failed task {first.get('task_id', '?')}: {first.get('reason') or 'no reason recorded'}"
 
 
 def warnings_html(d: BenchmarkData) -> str:
@@ -243,13 +271,39 @@ def warnings_html(d: BenchmarkData) -> str:
             "Some means rest on fewer tasks than the release has (a task without a defined value is left out of "
             f'that mean, never counted as 0):<ul class="thin">{"".join(thin_items)}</ul>'
         )
-    unranked = [r for r in lb.get("rows") or [] if r.get("rank") is None]
+    rows = lb.get("rows") or []
+    unranked = [r for r in rows if r.get("rank") is None]
     if unranked and _overall_label(lb, d):
         out.append(
             "Not ranked: "
             + "; ".join(
                 f"<b>{esc(r['system'])}</b> ({esc(str(r.get('unranked_reason') or 'overall score undefined'))})"
                 for r in unranked
+            )
+            + "."
+        )
+    elif unranked:  # a benchmark without an overall score: no rank column, and this says why
+        partial = [r for r in rows if r.get("partial")]
+        out.append(
+            f"Not ranked: {esc(d.benchmark)} has no overall score (its protocol combines no metrics); compare the "
+            "systems metric by metric."
+            + (
+                " Partial task sets: "
+                + "; ".join(f"<b>{esc(r['system'])}</b> ({esc(str(r.get('task_note') or ''))})" for r in partial)
+                + "."
+                if partial
+                else ""
+            )
+        )
+    failed = [r for r in rows if r.get("n_failed_tasks")]
+    if failed:
+        out.append(
+            "Failed tasks (the system itself failed, so there is no report; each such task is scored as the protocol "
+            "scores a missing report, shown with its reason): "
+            + "; ".join(
+                f"<b>{esc(r['system'])}</b>: {esc(str(r['n_failed_tasks']))} of {esc(str(r.get('n_tasks')))} tasks, "
+                f"{esc(_failure_title(r))}"
+                for r in failed
             )
             + "."
         )
@@ -520,7 +574,13 @@ def reading_html(d: BenchmarkData) -> str:
     if items:
         out.append(f"<ul class=\"note\">{items}</ul>")
     shared = lb.get("shared_tasks")
-    if shared and shared.get("metrics"):
+    left = "".join(
+        f" <b>{esc(s)}</b> is left out ({esc(str(why))})." for s, why in ((shared or {}).get("left_out") or {}).items()
+    )
+    if shared and not shared.get("n_tasks"):
+        why = shared.get("why_no_tasks") or "no task in common"
+        out.append(f'<h3 id="shared-tasks">Shared-task comparison</h3><p class="note">None: {esc(str(why))}.{left}</p>')
+    elif shared and shared.get("metrics"):
         ms = list(shared["metrics"])
         head = [th("system", kind="text", cls="s"), *[th(esc(str(_info(d, m).get("label", m)))) for m in ms]]
         body = []
@@ -534,7 +594,7 @@ def reading_html(d: BenchmarkData) -> str:
         n = num(shared.get("n_tasks"), d.src("leaderboard.json", "shared_tasks", "n_tasks"), 0)
         out.append(
             f'<h3 id="shared-tasks">Shared-task comparison</h3><p class="note">Means over the {n} task(s) every '
-            "listed system has a report for (systems answered different task sets).</p>" + table(head, body)
+            f"listed system has a report for (systems answered different task sets).{left}</p>" + table(head, body)
         )
     return "".join(out)
 

@@ -29,7 +29,9 @@ from pydantic import BaseModel
 
 from reportbench.judges.errors import FatalError
 from reportbench.systems.base import (  # the shared records and the kind registry (re-exported)
+    FAILED_STATUSES,
     SYSTEM_KINDS,
+    AllTasksFailed,
     OutcomeStatus,
     SystemError_,
     SystemRunner,
@@ -39,7 +41,9 @@ from reportbench.systems.base import (  # the shared records and the kind regist
 from reportbench.types import Report, Task
 
 __all__ = [
+    "FAILED_STATUSES",
     "SYSTEM_KINDS",
+    "AllTasksFailed",
     "OutcomeStatus",
     "SystemError_",
     "SystemRunner",

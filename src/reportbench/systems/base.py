@@ -39,6 +39,16 @@ class SystemError_(ValueError):
     """A system entry in the config is malformed; the message names the entry and field."""
 
 
+FAILED_STATUSES = ("failed", "parse_error")
+"""Outcomes where the system itself broke (a crash, an exit code, a timeout, output that does not parse), as
+opposed to `missing` (no report supplied): counted apart on every leaderboard (docs/reading-scores.md)."""
+
+
+class AllTasksFailed(RuntimeError):
+    """No task of a system stage produced a report and at least one failed: the stage fails (non-zero exit) with
+    the first error, instead of a leaderboard row that looks like a system scoring 0."""
+
+
 SystemRunner = Callable[[str, dict[str, Any], list[Task], Path], tuple[list[Report], list[TaskOutcome]]]
 SYSTEM_KINDS: dict[str, SystemRunner] = {}
 
