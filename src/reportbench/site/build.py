@@ -234,8 +234,15 @@ def build_benchmark_site(
         tids = sd.task_ids
         shown = tids[:max_samples]
         crumbs = [("scorecard", "../../" + top), (f"{benchmark} · {release}", "../../index.html"), (s, None)]
+        rows = list(data.leaderboard.get("rows") or [])
+        at = next((i for i, r in enumerate(rows) if str(r.get("system")) == s), None)
         (sdir / "index.html").write_text(
-            render_system_page(sd, metrics, info, release=rel, crumbs=crumbs, rendered=set(shown)), encoding="utf-8"
+            render_system_page(
+                sd, metrics, info, release=rel, crumbs=crumbs, rendered=set(shown),
+                board_row=rows[at] if at is not None else None,
+                board_src=data.src("leaderboard.json", "rows", at) if at is not None else "",
+            ),  # fmt: skip
+            encoding="utf-8",
         )
         counts["system_pages"] += 1
         others = [o for o in systems if o != s]

@@ -23,7 +23,20 @@ from typing import Any
 import polars as pl
 
 from reportbench.injection import WARNING_PREFIX, flags_from_warnings
-from reportbench.site.html import attrs, esc, fmt_number, is_number, page, slug, sort_value, table, th
+from reportbench.metrics.registry import reason_code
+from reportbench.site.html import (
+    attrs,
+    esc,
+    fmt_number,
+    is_number,
+    num,
+    page,
+    pointer,
+    slug,
+    sort_value,
+    table,
+    th,
+)
 from reportbench.site.messages import rerender_messages
 
 # ------------------------------------------------------------------------------------------------- loading
@@ -435,10 +448,19 @@ def _int(v: Any) -> str:
 
 
 def _row_status(r: Mapping[str, Any]) -> str:
-    """A per-task row's status; protocols whose tables predate `status` get ok/undefined from the value."""
+    """A per-task row's status; protocols whose tables predate `status` get ok/undefined from the value (and
+    `no_report` from their reason)."""
     if r.get("status"):
         return str(r["status"])
+    if not is_number(r.get("value")) and reason_code(r.get("reason")) in ("no_report", "system_failed"):
+        return "no_report"
     return "ok" if is_number(r.get("value")) else "undefined"
+
+
+def missing_code(r: Mapping[str, Any]) -> str:
+    """The code shown for a task the system left out: `system_failed` when it crashed on it, else the status."""
+    code = reason_code(r.get("reason"))
+    return code if code == "system_failed" else str(r.get("status") or "no_report")
 
 
 def render_scores(rows: list[dict[str, Any]], system_index: str, metric_info: Mapping[str, Any]) -> str:
@@ -648,9 +670,13 @@ def render_system_page(
     release: Any | None = None,
     crumbs: list[tuple[str, str | None]] | None = None,
     rendered: set[str] | None = None,
+    board_row: Mapping[str, Any] | None = None,
+    board_src: str = "",
 ) -> str:
     """Tasks × metrics for one system: each cell the per-task value and its status, each row linking to the
-    task's sample page; `#m-<metric>` (the leaderboard's cell links) highlights and sorts that column."""
+    task's sample page; `#m-<metric>` (the leaderboard's cell links) highlights and sorts that column.
+    `board_row` (the system's leaderboard.json row, `board_src` its file#pointer) adds the leaderboard's values
+    as the last row, so the drill-down and the leaderboard show the same number."""
     head = [
         th("task", kind="text", cls="s"),
         th("title", kind="text", cls="s"),
@@ -704,21 +730,38 @@ def render_system_page(
                 cells.append(f'<td data-metric="{esc(m)}" data-sort=""><span class="na">—</span></td>')
                 continue
             v, status = r.get("value"), _row_status(r)
-            extra = (
-                ""
-                if status == "ok"
-                else f'<span class="cnt {"fail" if status == "failed" else ""}">{esc(status)}</span>'
-            )
+            code = missing_code(r) if status in ("no_report", "nothing_to_score") else status
+            if status == "ok":
+                extra = ""
+            elif is_number(v):  # what the protocol scores a missing report (0), with the reason: never a bare 0
+                extra = f' <span class="cnt {"fail" if code == "system_failed" else ""}">— {esc(code)}</span>'
+            else:
+                extra = f'<span class="cnt {"fail" if code in ("failed", "system_failed") else ""}">{esc(code)}</span>'
             reason = esc(str(r.get("reason") or ""))
             cells.append(
                 f'<td data-metric="{esc(m)}" data-sort="{sort_value(v)}" title="{reason}">{esc(_value(v))}{extra}</td>'
             )
         body.append(f"<tr>{''.join(cells)}</tr>")
+    if board_row is not None:  # the leaderboard's value under each column: the same number, traced to its file
+        foot = [
+            '<td class="s"><b>leaderboard</b></td>',
+            '<td class="s" colspan="4">the value on the leaderboard: the mean of the values above over the tasks '
+            "with a defined value (a metric averaged per group: the mean of its group means)</td>",
+        ]
+        for m in metrics:
+            v = (board_row.get("metrics") or {}).get(m)
+            why = (board_row.get("undefined_reason") or {}).get(m) or "undefined"
+            src = board_src + pointer("metrics", m)
+            shown = num(v, src, 3) if is_number(v) else f'<span class="na">— {esc(why)}</span>'
+            foot.append(f'<td data-metric="{esc(m)}" data-sort="{sort_value(v)}">{shown}</td>')
+        body.append(f'<tr class="board">{"".join(foot)}</tr>')
     intro = (
         f'<h1>{esc(sd.system)} <span class="note">{esc(sd.benchmark)} · {esc(sd.release)}</span></h1>'
-        '<p class="note">Per-task values behind the leaderboard (the leaderboard mean is over the defined values '
-        "of a column; failed = a judgment failed, NaN and excluded). Click a task for its report and judgments."
-        "</p>"
+        '<p class="note">Per-task values behind the leaderboard: the leaderboard value of a column (last row) is '
+        "the mean over its tasks with a defined value. A task without a report holds what the protocol scores it: "
+        "“0 — no_report” where the protocol scores a missing report 0 (it counts in the mean), “— no_report” where "
+        "it leaves it undefined (left out); “system_failed” when the system itself failed on the task. failed = a "
+        "judgment failed: NaN, excluded, never 0. Click a task for its report and judgments.</p>"
     )
     problems = ('<div class="warn">' + "<br>".join(esc(p) for p in sd.problems[:10]) + "</div>") if sd.problems else ""
     unattributed = ""
