@@ -19,7 +19,6 @@ import pytest
 
 from reportbench import pipeline
 from reportbench.plan import judge_units
-from reportbench.systems import AllTasksFailed
 from spine_helpers import benchmark_params, refresh_plan
 
 pytestmark = pytest.mark.integration
@@ -64,9 +63,8 @@ def run_in_repo_layout(params: dict[str, Any], root: Path) -> None:
                 root / "data/judgments" / B / R / j["system"] / j["member"],
                 root / "metrics" / B / R / "usage" / f"{j['system']}.{j['member']}.json", pages_dir=pages,
             )  # fmt: skip
-    pipeline.score_stage(
-        params, B, release, runs, root / "data/judgments" / B / R, root / "data/scores" / B / R, root / "metrics" / B / R
-    )
+    judgments, scores = root / "data/judgments" / B / R, root / "data/scores" / B / R
+    pipeline.score_stage(params, B, release, runs, judgments, scores, root / "metrics" / B / R)
 
 
 @pytest.fixture()
@@ -76,6 +74,8 @@ def rb_params(repo_root: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
 
 
 def test_a_system_that_failed_every_task_fails_its_stage(rb_params: dict, repo_root: Path, tmp_path: Path) -> None:
+    from reportbench.systems import AllTasksFailed
+
     script = tmp_path / "my_system.py"
     script.write_text(SYSTEM)
     rb_params["benchmarks"][B]["systems"]["crash"] = command_system(script, repo_root, "q1,q2,q3")
@@ -97,7 +97,8 @@ def test_a_system_that_failed_every_task_fails_its_stage(rb_params: dict, repo_r
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert re.search(r"error: system@researcherbench\.crash: every task failed .*task q1: failed: exit code 2", proc.stderr)
+    line = r"error: system@researcherbench\.crash: every task failed .*task q1: failed: exit code 2"
+    assert re.search(line, proc.stderr), proc.stderr[-2000:]
     assert "Traceback (most recent call last)" not in proc.stderr
 
 
