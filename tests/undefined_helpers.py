@@ -14,11 +14,14 @@ from reportbench.metrics.registry import REASON_CODES
 
 
 def md_cell(md: str, system: str, column: int) -> str:
-    """The markdown leaderboard cell of `system` in column `column` (0 = rank)."""
+    """The markdown leaderboard cell of `system` in column `column` (0 = rank, 1 = system; a benchmark without an
+    overall score has no rank column, and the columns shift left by one)."""
+    shift = 0 if md.lstrip().startswith("| # |") else 1
     for line in md.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) > 1 and (cells[1] == system or cells[1].startswith(system + " (partial")):
-            return cells[column]
+        name = cells[1 - shift] if len(cells) > 1 else ""
+        if len(cells) > 1 and (name == system or name.startswith(system + " (partial")):
+            return cells[column - shift]
     raise AssertionError(f"{system} not in the markdown leaderboard")
 
 

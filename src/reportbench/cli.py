@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = [
     "reportbench.live_pipeline",  # live init
     "reportbench.agreement.annotate",  # annotate (human-label page)
     "reportbench.site.cli",  # view
+    "reportbench.site.board",  # board: each benchmark's leaderboard in 160 columns
     "reportbench.systems.check",  # check (a system's folder before scoring; docs/mapping.md)
     "reportbench.reproduce",  # reproduce <benchmark>/<table> | --list (published tables under their presets)
     "reportbench.interop.export",  # export <benchmark>: results in the authors' result formats
