@@ -165,3 +165,39 @@ def test_failed_tasks_and_missing_reports_read_the_same_everywhere(
     assert '0.000 <span class="cnt fail">— system_failed</span>' in flaky_page
     index = (sdir / "index.html").read_text()
     assert "has no overall score" in index and "Failed tasks" in index and "first failed task q3" in index
+
+
+CRASH_CONF = """# @package benchmarks.researcherbench.systems
+footnote_writer:
+  kind: folder
+  path: data/demo/researcherbench/systems/footnote_writer
+  format: auto
+crash:
+  kind: command
+  cmd: [python, -c, "import sys; print('no model configured', file=sys.stderr); sys.exit(2)", "{task_json}", "{output}"]
+  timeout_s: 60
+  format: markdown
+"""
+
+
+def test_dvc_repro_stops_at_a_system_that_failed_every_task(reproduced_template: Any, tmp_path: Path) -> None:
+    """The user's path: a command system exiting 2 on every task makes `dvc repro` fail at its stage, naming the
+    first error, instead of a leaderboard row "partial: 0/3 | 0.000 | 3 no_report"."""
+    from dvc_helpers import copy_repo_state, subprocess_env
+    from reportbench.config import compose_params
+
+    repo = copy_repo_state(reproduced_template.path, tmp_path / "repo")
+    (repo / "conf" / "researcherbench" / "systems" / "crash.yaml").write_text(CRASH_CONF)
+    compose_params(["researcherbench/systems=crash"], out=repo / "params.yaml", conf_dir=repo / "conf")
+    proc = subprocess.run(
+        [sys.executable, "-m", "dvc", "repro", "score@researcherbench"],
+        cwd=repo, env=subprocess_env(), capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    assert re.search(
+        r"error: system@researcherbench\.crash: every task failed \(3 of 3 failed\); the first, task q1: failed: "
+        r"exit code 2; stderr: no model configured", out
+    ), out[-3000:]
+    board = json.loads((repo / "metrics" / B / R / "leaderboard.json").read_text())
+    assert "crash" not in {r["system"] for r in board["rows"]}  # the score stage never ran on it

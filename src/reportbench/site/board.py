@@ -23,8 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.config import ConfigError, load_params
-from reportbench.metrics.registry import short_failure
-from reportbench.site.leaderboard_page import DIGITS_BY_UNIT
 
 DEFAULT_WIDTH = 160
 MAX_SYSTEM = 28  # longer system names are cut with "…" (the full name is in leaderboard.json)
@@ -83,6 +81,9 @@ def _layout(head: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[
 
 def render_board(lb: Mapping[str, Any], benchmark: str, release: str, width: int = DEFAULT_WIDTH) -> str:
     """The leaderboard as text no wider than `width` (metrics in as many blocks as needed)."""
+    from reportbench.metrics.registry import short_failure  # lazy: +49 ms to import (python -X importtime)
+    from reportbench.site.leaderboard_page import DIGITS_BY_UNIT  # lazy: +68 ms to import (python -X importtime)
+
     rows = list(lb.get("rows") or [])
     metrics = [str(m) for m in lb.get("metrics") or []]
     info = lb.get("metric_info") or {}
