@@ -86,13 +86,20 @@ def attrs(**kw: Any) -> str:
 
 
 def table(
-    head: Iterable[str], rows: Iterable[str], *, cls: str = "sortable", id_: str | None = None, caption: str = ""
+    head: Iterable[str],
+    rows: Iterable[str],
+    *,
+    cls: str = "sortable",
+    id_: str | None = None,
+    caption: str = "",
+    foot: Iterable[str] = (),
 ) -> str:
-    """`head` = ready <th> elements, `rows` = ready <tr> elements."""
+    """`head` = ready <th> elements, `rows` = ready <tr> elements; `foot` rows stay last when the table is sorted."""
     cap = f"<caption>{caption}</caption>" if caption else ""
+    tfoot = "".join(foot)
     return (
         f'<div class="tw"><table{attrs(class_=cls, id=id_)}>{cap}<thead><tr>{"".join(head)}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        f"<tbody>{''.join(rows)}</tbody>{f'<tfoot>{tfoot}</tfoot>' if tfoot else ''}</table></div>"
     )
 
 

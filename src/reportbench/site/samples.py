@@ -742,6 +742,7 @@ def render_system_page(
                 f'<td data-metric="{esc(m)}" data-sort="{sort_value(v)}" title="{reason}">{esc(_value(v))}{extra}</td>'
             )
         body.append(f"<tr>{''.join(cells)}</tr>")
+    foot_rows = []
     if board_row is not None:  # the leaderboard's value under each column: the same number, traced to its file
         foot = [
             '<td class="s"><b>leaderboard</b></td>',
@@ -754,7 +755,7 @@ def render_system_page(
             src = board_src + pointer("metrics", m)
             shown = num(v, src, 3) if is_number(v) else f'<span class="na">— {esc(why)}</span>'
             foot.append(f'<td data-metric="{esc(m)}" data-sort="{sort_value(v)}">{shown}</td>')
-        body.append(f'<tr class="board">{"".join(foot)}</tr>')
+        foot_rows.append(f'<tr class="board">{"".join(foot)}</tr>')
     intro = (
         f'<h1>{esc(sd.system)} <span class="note">{esc(sd.benchmark)} · {esc(sd.release)}</span></h1>'
         '<p class="note">Per-task values behind the leaderboard: the leaderboard value of a column (last row) is '
@@ -771,7 +772,8 @@ def render_system_page(
         )
     return page(
         f"{sd.benchmark} · {sd.release} · {sd.system}",
-        intro + problems + table(head, body, id_="tasks") + render_mapping(sd.mapping) + render_check(sd.check)
+        intro + problems + table(head, body, id_="tasks", foot=foot_rows) + render_mapping(sd.mapping)
+        + render_check(sd.check)
         + unattributed,
         crumbs=crumbs or [],
     )
