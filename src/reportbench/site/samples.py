@@ -738,8 +738,9 @@ def render_system_page(
             else:
                 extra = f'<span class="cnt {"fail" if code in ("failed", "system_failed") else ""}">{esc(code)}</span>'
             reason = esc(str(r.get("reason") or ""))
+            shown = esc(_value(v)) if is_number(v) else "— "  # undefined: "— code", never a bare NaN
             cells.append(
-                f'<td data-metric="{esc(m)}" data-sort="{sort_value(v)}" title="{reason}">{esc(_value(v))}{extra}</td>'
+                f'<td data-metric="{esc(m)}" data-sort="{sort_value(v)}" title="{reason}">{shown}{extra}</td>'
             )
         body.append(f"<tr>{''.join(cells)}</tr>")
     foot_rows = []
