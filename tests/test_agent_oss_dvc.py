@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ import pytest
 import yaml
 
 from agent_stubs import ScriptedLLM, SearchStub, agent_python
-from dvc_helpers import run_ok
+from dvc_helpers import copy_working_tree, run_ok, subprocess_env
 from reportbench.config import compose_params
 from test_agent_gpt_researcher import gptr_script
 from test_agent_open_deep_research import odr_script
@@ -54,7 +55,8 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
     home.mkdir(parents=True)
     (home / "venv").symlink_to(py.parent.parent, target_is_directory=True)
     shutil.copy(py.parent.parent.parent / "lock.txt", home / "lock.txt")
-    monkeypatch.setenv("REPORTBENCH_AGENTS_HOME", str(home.parent))
+    # the user's default: no REPORTBENCH_AGENTS_HOME, the stage finds <repo>/.reportbench/agents (issue 32)
+    monkeypatch.delenv("REPORTBENCH_AGENTS_HOME", raising=False)
     name = f"stub_{kind}"
     with ScriptedLLM(script) as llm, SearchStub() as search:
         entry = {
@@ -95,3 +97,66 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
     board = json.loads((repo / "metrics" / bench / "demo" / "leaderboard.json").read_text())
     rows = [row for row in board["rows"] if row["system"] == name]
     assert len(rows) == 1 and rows[0]["n_tasks"] == len(outcomes) and rows[0]["n_missing_reports"] == 0
+
+
+def _serve(cmd: list[str], cwd: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start a documented loopback server (`reportbench stub-server` / `stub-search`); (process, its base URL)."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # `listening on <url> ...` once ready (blocks until then; EOF if it died)
+    if not line.startswith("listening on "):
+        proc.kill()
+        pytest.fail(f"{' '.join(cmd)} did not start: {line}{proc.stdout.read()[-2000:]}")
+    return proc, line.split()[2]
+
+
+def test_the_documented_agent_path_with_the_default_home(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README / docs/agents.md as a user follows them, offline (issue 32): `reportbench agents install storm`, the
+    documented stubs (`reportbench stub-server`, `reportbench stub-search`), a system file, `dvc exp run -S`; no
+    REPORTBENCH_AGENTS_HOME anywhere. Every task an `ok`, scored report (it used to be FileNotFoundError for the
+    relative `.reportbench/agents/storm/venv/bin/python`, with a green stage).
+
+    The venv is CI's one shared build, placed where `install` puts it in this clone (its venv a link, its lock and
+    build record copies): `reportbench agents install storm` then finds it current, as on a user's second call."""
+    shared = Path(os.path.abspath(agent_python("storm"))).parent.parent.parent  # <shared home>/storm
+    monkeypatch.delenv("REPORTBENCH_AGENTS_HOME", raising=False)
+    repo = copy_working_tree(repo_root, tmp_path / "clone")
+    home = repo / ".reportbench" / "agents" / "storm"
+    home.mkdir(parents=True)
+    (home / "venv").symlink_to(shared / "venv", target_is_directory=True)
+    for name in ("lock.txt", "build.json"):
+        shutil.copy(shared / name, home / name)
+    installed = run_ok(["reportbench", "agents", "install", "storm"], repo)
+    assert f"lock {home / 'lock.txt'}" in installed.stdout, installed.stdout
+    llm, llm_url = _serve(["reportbench", "stub-server", "--port", "0", "--latency-ms", "0"], repo)
+    search, search_url = _serve(["reportbench", "stub-search", "--port", "0"], repo)
+    try:
+        entry = {
+            "kind": "storm",
+            "model": "openai/stub-model",
+            "api_base": llm_url,
+            "search": {"backend": "tavily", "api_base": f"{search_url}/tavily", "max_results": 3},
+            "budget": {"llm_calls": 200, "search_calls": 50, "wall_s": 900},
+            "options": {"encoder": "hashed"},  # offline: no sentence-transformers weights (docs/agents.md §11.1)
+        }
+        conf = repo / "conf" / "deepscholar" / "systems" / "my_storm.yaml"
+        conf.write_text("# @package benchmarks.deepscholar.systems\n" + yaml.safe_dump({"my_storm": entry}))
+        run_ok([sys.executable, "-m", "dvc", "exp", "run", "-S", "benchmarks=[deepscholar]",
+                "-S", "deepscholar/systems=my_storm"], repo, timeout=1500)
+    finally:
+        for proc in (llm, search):
+            proc.terminate()
+            proc.wait(timeout=30)
+    run = repo / "data" / "runs" / "deepscholar" / "demo" / "my_storm"
+    outcomes = [json.loads(line) for line in (run / "outcomes.jsonl").read_text().splitlines()]
+    assert len(outcomes) == 3 and all(o["status"] == "ok" for o in outcomes), outcomes
+    records = [json.loads(p.read_text()) for p in sorted((run / "agent").glob("*.json"))]
+    assert [r["outcome"] for r in records] == ["ok"] * 3 and all(r["usage"]["llm_calls"] > 0 for r in records)
+    assert all(r["agent_version"] == "knowledge-storm 1.1.1 (encoder: hashed)" for r in records)
+    assert len(list((repo / ".reportbench" / "agents" / "runs").glob("*/*.json"))) == 3  # the clone's own home
+    board = json.loads((repo / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
+    rows = [row for row in board["rows"] if row["system"] == "my_storm"]
+    assert len(rows) == 1 and rows[0]["n_tasks"] == 3 and rows[0]["n_missing_reports"] == 0, rows
