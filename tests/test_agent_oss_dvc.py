@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -108,16 +109,28 @@ def _serve(cmd: list[str], cwd: Path) -> tuple[subprocess.Popen[str], str]:
     if not line.startswith("listening on "):
         proc.kill()
         pytest.fail(f"{' '.join(cmd)} did not start: {line}{proc.stdout.read()[-2000:]}")
-    return proc, line.split()[2]
+    return proc, line.split()[2].removesuffix("/v1")
+
+
+DOC_RECIPE = "An agent kind tried offline, end to end"
+
+
+def documented_recipe(repo: Path) -> list[str]:
+    """The shell lines of docs/agents.md's offline agent recipe (the first bash block after its heading line)."""
+    text = (repo / "docs" / "agents.md").read_text()
+    assert DOC_RECIPE in text, f"docs/agents.md lost its recipe {DOC_RECIPE!r}"
+    block = text[text.index(DOC_RECIPE):].split("```bash\n", 1)[1].split("\n```", 1)[0]
+    return block.splitlines()
 
 
 def test_the_documented_agent_path_with_the_default_home(
     repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """README / docs/agents.md as a user follows them, offline (issue 32): `reportbench agents install storm`, the
-    documented stubs (`reportbench stub-server`, `reportbench stub-search`), a system file, `dvc exp run -S`; no
-    REPORTBENCH_AGENTS_HOME anywhere. Every task an `ok`, scored report (it used to be FileNotFoundError for the
-    relative `.reportbench/agents/storm/venv/bin/python`, with a green stage).
+    """docs/agents.md's offline recipe run as written (issue 32): `reportbench agents install storm`, the documented
+    stubs (`reportbench stub-server`, `reportbench stub-search`; on free ports, each documented port replaced by
+    the one it got), the system file, `dvc exp run -S`; no REPORTBENCH_AGENTS_HOME anywhere. Every task an `ok`,
+    scored report (it was FileNotFoundError for the relative `.reportbench/agents/storm/venv/bin/python`, with the
+    stage green).
 
     The venv is CI's one shared build, placed where `install` puts it in this clone (its venv a link, its lock and
     build record copies): `reportbench agents install storm` then finds it current, as on a user's second call."""
@@ -129,27 +142,38 @@ def test_the_documented_agent_path_with_the_default_home(
     (home / "venv").symlink_to(shared / "venv", target_is_directory=True)
     for name in ("lock.txt", "build.json"):
         shutil.copy(shared / name, home / name)
-    installed = run_ok(["reportbench", "agents", "install", "storm"], repo)
-    assert f"lock {home / 'lock.txt'}" in installed.stdout, installed.stdout
-    llm, llm_url = _serve(["reportbench", "stub-server", "--port", "0", "--latency-ms", "0"], repo)
-    search, search_url = _serve(["reportbench", "stub-search", "--port", "0"], repo)
+    lines = documented_recipe(repo)
+    servers: list[subprocess.Popen[str]] = []
+    urls: dict[str, str] = {}  # documented http://127.0.0.1:<port> -> the server's
+    ran: list[str] = []
     try:
-        entry = {
-            "kind": "storm",
-            "model": "openai/stub-model",
-            "api_base": llm_url,
-            "search": {"backend": "tavily", "api_base": f"{search_url}/tavily", "max_results": 3},
-            "budget": {"llm_calls": 200, "search_calls": 50, "wall_s": 900},
-            "options": {"encoder": "hashed"},  # offline: no sentence-transformers weights (docs/agents.md §11.1)
-        }
-        conf = repo / "conf" / "deepscholar" / "systems" / "my_storm.yaml"
-        conf.write_text("# @package benchmarks.deepscholar.systems\n" + yaml.safe_dump({"my_storm": entry}))
-        run_ok([sys.executable, "-m", "dvc", "exp", "run", "-S", "benchmarks=[deepscholar]",
-                "-S", "deepscholar/systems=my_storm"], repo, timeout=1500)
+        while lines:
+            line = lines.pop(0)
+            if line.endswith(" &"):  # a documented server, on a free port
+                argv = shlex.split(line[:-2])
+                port = argv[argv.index("--port") + 1]
+                argv[argv.index("--port") + 1] = "0"
+                proc, url = _serve(argv, repo)
+                servers.append(proc)
+                urls[f"http://127.0.0.1:{port}"] = url
+            elif "<<'EOF'" in line:  # cat > FILE <<'EOF' ... EOF
+                target = repo / shlex.split(line)[2]
+                body = lines[: lines.index("EOF")]
+                del lines[: len(body) + 1]
+                text = "\n".join(body) + "\n"
+                for documented, actual in urls.items():
+                    text = text.replace(documented, actual)
+                target.write_text(text)
+            else:
+                out = run_ok(shlex.split(line), repo, timeout=1500)
+                if line.startswith("reportbench agents install"):  # the clone's own home, absolute
+                    assert f"lock {home / 'lock.txt'}" in out.stdout, out.stdout
+            ran.append(line.split()[0] + " " + line.split()[1])
     finally:
-        for proc in (llm, search):
+        for proc in servers:
             proc.terminate()
             proc.wait(timeout=30)
+    assert ran == ["reportbench agents", "reportbench stub-server", "reportbench stub-search", "cat >", "dvc exp"]
     run = repo / "data" / "runs" / "deepscholar" / "demo" / "my_storm"
     outcomes = [json.loads(line) for line in (run / "outcomes.jsonl").read_text().splitlines()]
     assert len(outcomes) == 3 and all(o["status"] == "ok" for o in outcomes), outcomes
