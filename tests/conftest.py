@@ -49,6 +49,27 @@ def shared_dir() -> Path:
     return d
 
 
+def authors_mirror_path() -> Path | None:
+    """The authors' sources at their pinned commits (`<owner>/<repo>/<commit>/<path>`): $REPORTBENCH_AUTHORS_MIRROR,
+    else <shared>/authors/mirror ($REPORTBENCH_SHARED or ../shared, where CI has it); None when neither exists."""
+    env = os.environ.get("REPORTBENCH_AUTHORS_MIRROR")
+    shared = _shared_dir()
+    candidates = [Path(env)] if env else []
+    if shared is not None:
+        candidates.append(shared / "authors" / "mirror")
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+@pytest.fixture()
+def authors_mirror(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The authors' mirror, set as REPORTBENCH_AUTHORS_MIRROR for this test; skips cleanly without one."""
+    path = authors_mirror_path()
+    if path is None:
+        pytest.skip("the authors' mirror is not present (REPORTBENCH_AUTHORS_MIRROR or ../shared/authors/mirror)")
+    monkeypatch.setenv("REPORTBENCH_AUTHORS_MIRROR", str(path))
+    return path
+
+
 @pytest.fixture(scope="session")
 def deepscholar_data(shared_dir: Path) -> Path:
     d = shared_dir / "data" / "deepscholar-bench"

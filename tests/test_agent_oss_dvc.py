@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +23,7 @@ import pytest
 import yaml
 
 from agent_stubs import ScriptedLLM, SearchStub, agent_python
-from dvc_helpers import run_ok
+from dvc_helpers import copy_working_tree, run_ok, subprocess_env
 from reportbench.config import compose_params
 from test_agent_gpt_researcher import gptr_script
 from test_agent_open_deep_research import odr_script
@@ -54,7 +56,8 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
     home.mkdir(parents=True)
     (home / "venv").symlink_to(py.parent.parent, target_is_directory=True)
     shutil.copy(py.parent.parent.parent / "lock.txt", home / "lock.txt")
-    monkeypatch.setenv("REPORTBENCH_AGENTS_HOME", str(home.parent))
+    # the user's default: no REPORTBENCH_AGENTS_HOME, the stage finds <repo>/.reportbench/agents (issue 32)
+    monkeypatch.delenv("REPORTBENCH_AGENTS_HOME", raising=False)
     name = f"stub_{kind}"
     with ScriptedLLM(script) as llm, SearchStub() as search:
         entry = {
@@ -95,3 +98,89 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
     board = json.loads((repo / "metrics" / bench / "demo" / "leaderboard.json").read_text())
     rows = [row for row in board["rows"] if row["system"] == name]
     assert len(rows) == 1 and rows[0]["n_tasks"] == len(outcomes) and rows[0]["n_missing_reports"] == 0
+
+
+def _serve(cmd: list[str], cwd: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start a documented loopback server (`reportbench stub-server` / `stub-search`); (process, its base URL)."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # `listening on <url> ...` once ready (blocks until then; EOF if it died)
+    if not line.startswith("listening on "):
+        proc.kill()
+        pytest.fail(f"{' '.join(cmd)} did not start: {line}{proc.stdout.read()[-2000:]}")
+    return proc, line.split()[2].removesuffix("/v1")
+
+
+DOC_RECIPE = "An agent kind tried offline, end to end"
+
+
+def documented_recipe(repo: Path) -> list[str]:
+    """The shell lines of docs/agents.md's offline agent recipe (the first bash block after its heading line)."""
+    text = (repo / "docs" / "agents.md").read_text()
+    assert DOC_RECIPE in text, f"docs/agents.md lost its recipe {DOC_RECIPE!r}"
+    block = text[text.index(DOC_RECIPE):].split("```bash\n", 1)[1].split("\n```", 1)[0]
+    return block.splitlines()
+
+
+def test_the_documented_agent_path_with_the_default_home(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/agents.md's offline recipe run as written (issue 32): `reportbench agents install storm`, the documented
+    stubs (`reportbench stub-server`, `reportbench stub-search`; on free ports, each documented port replaced by
+    the one it got), the system file, `dvc exp run -S`; no REPORTBENCH_AGENTS_HOME anywhere. Every task an `ok`,
+    scored report (it was FileNotFoundError for the relative `.reportbench/agents/storm/venv/bin/python`, with the
+    stage green).
+
+    The venv is CI's one shared build, placed where `install` puts it in this clone (its venv a link, its lock and
+    build record copies): `reportbench agents install storm` then finds it current, as on a user's second call."""
+    shared = Path(os.path.abspath(agent_python("storm"))).parent.parent.parent  # <shared home>/storm
+    monkeypatch.delenv("REPORTBENCH_AGENTS_HOME", raising=False)
+    repo = copy_working_tree(repo_root, tmp_path / "clone")
+    home = repo / ".reportbench" / "agents" / "storm"
+    home.mkdir(parents=True)
+    (home / "venv").symlink_to(shared / "venv", target_is_directory=True)
+    for name in ("lock.txt", "build.json"):
+        shutil.copy(shared / name, home / name)
+    lines = documented_recipe(repo)
+    servers: list[subprocess.Popen[str]] = []
+    urls: dict[str, str] = {}  # documented http://127.0.0.1:<port> -> the server's
+    ran: list[str] = []
+    try:
+        while lines:
+            line = lines.pop(0)
+            if line.endswith(" &"):  # a documented server, on a free port
+                argv = shlex.split(line[:-2])
+                port = argv[argv.index("--port") + 1]
+                argv[argv.index("--port") + 1] = "0"
+                proc, url = _serve(argv, repo)
+                servers.append(proc)
+                urls[f"http://127.0.0.1:{port}"] = url
+            elif "<<'EOF'" in line:  # cat > FILE <<'EOF' ... EOF
+                target = repo / shlex.split(line)[2]
+                body = lines[: lines.index("EOF")]
+                del lines[: len(body) + 1]
+                text = "\n".join(body) + "\n"
+                for documented, actual in urls.items():
+                    text = text.replace(documented, actual)
+                target.write_text(text)
+            else:
+                out = run_ok(shlex.split(line), repo, timeout=1500)
+                if line.startswith("reportbench agents install"):  # the clone's own home, absolute
+                    assert f"lock {home / 'lock.txt'}" in out.stdout, out.stdout
+            ran.append(line.split()[0] + " " + line.split()[1])
+    finally:
+        for proc in servers:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert ran == ["reportbench agents", "reportbench stub-server", "reportbench stub-search", "cat >", "dvc exp"]
+    run = repo / "data" / "runs" / "deepscholar" / "demo" / "my_storm"
+    outcomes = [json.loads(line) for line in (run / "outcomes.jsonl").read_text().splitlines()]
+    assert len(outcomes) == 3 and all(o["status"] == "ok" for o in outcomes), outcomes
+    records = [json.loads(p.read_text()) for p in sorted((run / "agent").glob("*.json"))]
+    assert [r["outcome"] for r in records] == ["ok"] * 3 and all(r["usage"]["llm_calls"] > 0 for r in records)
+    assert all(r["agent_version"] == "knowledge-storm 1.1.1 (encoder: hashed)" for r in records)
+    assert len(list((repo / ".reportbench" / "agents" / "runs").glob("*/*.json"))) == 3  # the clone's own home
+    board = json.loads((repo / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
+    rows = [row for row in board["rows"] if row["system"] == "my_storm"]
+    assert len(rows) == 1 and rows[0]["n_tasks"] == 3 and rows[0]["n_missing_reports"] == 0, rows

@@ -88,6 +88,29 @@ def test_a_failed_build_fails_with_the_log_tail_and_is_not_retried_by_tests(
     assert calls == []  # the tests report CI's failed build; they never build it again
 
 
+def test_the_default_home_is_the_repository_roots_and_absolute_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without REPORTBENCH_AGENTS_HOME (the user's default): `.reportbench/agents` of the DVC repository holding the
+    working directory, absolute, so an adapter started from a temporary folder still finds its venv (issue 32)."""
+    monkeypatch.delenv("REPORTBENCH_AGENTS_HOME", raising=False)
+    repo = tmp_path / "clone"
+    (repo / ".dvc").mkdir(parents=True)
+    (repo / "constraints.txt").write_text("pydantic==2.0\n")
+    (repo / "conf" / "deer").mkdir(parents=True)
+    home = repo / ".reportbench" / "agents"
+    (home / "storm" / "venv" / "bin").mkdir(parents=True)
+    (home / "storm" / "venv" / "bin" / "python").write_text("")
+    (home / "storm" / "lock.txt").write_text("knowledge-storm==1.1.1\n")
+    for cwd in (repo, repo / "conf" / "deer"):  # DVC runs stages from the root; a user may stand anywhere
+        monkeypatch.chdir(cwd)
+        assert envs.agents_home() == home and envs.agents_home().is_absolute()
+        assert envs.python_for("storm") == home / "storm" / "venv" / "bin" / "python"
+        assert envs.lock_hash("search_llm") == envs.lock_hash("provider_deep_research") != ""  # the root's file
+    monkeypatch.chdir(tmp_path)  # outside any repository: the working directory, still absolute
+    assert envs.agents_home() == tmp_path / ".reportbench" / "agents"
+
+
 def test_uv_gets_pips_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     listed = ("global.find-links='/opt/wheels'\nglobal.extra-index-url='file:///a/simple file:///b/simple'\n"
               ":env:.find-links='/w'\nglobal.constraint='/etc/c.txt'\nglobal.cert='/etc/ssl/ca.crt'\n")

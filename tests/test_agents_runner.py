@@ -221,6 +221,55 @@ def test_keys_never_reach_the_adapter_or_its_logs(
                 assert secret[4:20] not in text and judge_key[4:20] not in text, path
 
 
+# A stand-in for an installed venv's python (the default home's layout): it answers every task with one report.
+_FAKE_VENV_PYTHON = """#!/bin/sh
+cat > /dev/null
+echo '{"report_markdown": "Agents verify citations [1].", "references": [{"n": 1, "url": "https://example.org/a"}]}'
+"""
+
+
+def _user_clone(root: Path, monkeypatch: pytest.MonkeyPatch, *, executable: bool = True) -> Path:
+    """A DVC repository as a user has it after `reportbench agents install storm`: no REPORTBENCH_AGENTS_HOME, the
+    venv in <repo>/.reportbench/agents/storm, the working directory the repository root (as DVC runs a stage)."""
+    monkeypatch.delenv("REPORTBENCH_AGENTS_HOME", raising=False)
+    (root / ".dvc").mkdir(parents=True)
+    kind_home = root / ".reportbench" / "agents" / "storm"
+    python = kind_home / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(_FAKE_VENV_PYTHON)
+    python.chmod(0o755 if executable else 0o644)
+    (kind_home / "lock.txt").write_text("knowledge-storm==1.1.1\n")
+    monkeypatch.chdir(root)
+    return kind_home
+
+
+def test_a_venv_kind_runs_from_the_default_home(
+    release_dir: Path, tasks: list[Task], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: with the default (relative) home every task of a venv kind failed with FileNotFoundError, the
+    adapter being started from a temporary folder."""
+    kind_home = _user_clone(tmp_path / "clone", monkeypatch)
+    spec = {"kind": "storm", "model": "openai/m", "api_base": "http://127.0.0.1:9/v1", "release_dir": str(release_dir)}
+    outcomes = run_system("my_storm", spec, tasks, tmp_path / "run")
+    assert [(o.status, o.reason) for o in outcomes] == [("ok", None)] * len(tasks)
+    assert all(r.outcome == "ok" for r in records(tmp_path / "run").values())
+    assert len(list((kind_home.parent / "runs").glob("*/*.json"))) == len(tasks)  # resumable, in the same home
+
+
+def test_an_adapter_that_cannot_start_is_a_recorded_failure(
+    release_dir: Path, tasks: list[Task], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _user_clone(tmp_path / "clone", monkeypatch, executable=False)
+    spec = {"kind": "storm", "model": "openai/m", "api_base": "http://127.0.0.1:9/v1", "release_dir": str(release_dir)}
+    outcomes = run_system("my_storm", spec, tasks, tmp_path / "run")
+    assert [o.status for o in outcomes] == ["failed"] * len(tasks)
+    recs = records(tmp_path / "run")
+    assert sorted(recs) == sorted(t.task_id for t in tasks)  # a record per task, with the reason
+    for o in outcomes:
+        assert o.reason is not None and o.reason.startswith("the adapter did not start: PermissionError"), o.reason
+        assert "venv/bin/python" in o.reason and recs[o.task_id].reason == o.reason
+
+
 def test_ledger_refuses_at_each_limit() -> None:
     ledger = TaskLedger("t", Budget(llm_calls=2, tokens=100, search_calls=1))
     assert ledger.admit_llm() is None

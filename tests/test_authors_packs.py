@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,8 @@ LOTUS_REPO, LOTUS_COMMIT = "fakeorg/fakelotus", "89abcdef0123456789abcdef0123456
 
 
 def _goldens_path() -> Path | None:
-    for base in (Path(__file__).resolve().parents[1] / ".." / "shared", Path("/work/shared")):
+    env = os.environ.get("REPORTBENCH_SHARED")  # else ../shared beside the checkout (tests/conftest.py)
+    for base in (*([Path(env)] if env else []), Path(__file__).resolve().parents[1].parent / "shared"):
         p = base / "authors" / "goldens.json"
         if p.is_file():
             return p

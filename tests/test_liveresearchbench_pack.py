@@ -4,7 +4,6 @@ positional q-numbering mapped back to our item ids, strict parsing, the Gemini p
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,7 @@ pytestmark = pytest.mark.core
 
 
 @pytest.fixture()
-def mirror(monkeypatch: pytest.MonkeyPatch) -> None:
-    path = os.environ.get("REPORTBENCH_AUTHORS_MIRROR") or "/work/authors-mirror"
-    if not Path(path).is_dir():
-        pytest.skip("authors' mirror not available")
-    monkeypatch.setenv("REPORTBENCH_AUTHORS_MIRROR", path)
+def mirror(authors_mirror: Path) -> None:
     if not get_step("liveresearchbench", "coverage/openai").available():
         pytest.skip("LiveResearchBench sources not in the mirror")
 

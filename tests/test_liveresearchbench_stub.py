@@ -195,14 +195,10 @@ def authors_responder(openings: dict[str, str]) -> Any:
 
 
 def test_stub_authors_pack_two_members_with_their_own_framing(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, authors_mirror: Path
 ) -> None:
     from reportbench.prompt_packs import get_step
 
-    mirror = Path("/work/authors-mirror")
-    if not mirror.is_dir():
-        pytest.skip("authors' mirror not available")
-    monkeypatch.setenv("REPORTBENCH_AUTHORS_MIRROR", str(mirror))
     if not get_step("liveresearchbench", "coverage/openai").available():
         pytest.skip("LiveResearchBench sources not in the mirror")
     monkeypatch.chdir(repo_root)

@@ -43,8 +43,12 @@ def test_rubric_through_the_authors_pack() -> None:
         assert "Explains [CONTENT] markers" in msgs[1]["content"] and "R {y}" in msgs[1]["content"]
         assert prompt.parse("yes: it does", inp).covered is True
         assert prompt.parse("No - absent", inp).covered is False
-        with pytest.raises(ParseError):
-            prompt.parse("It is covered, yes.", inp)
+        if name == RUBRIC_TASK:  # strict: an answer that does not begin with the verdict is a parse failure
+            with pytest.raises(ParseError):
+                prompt.parse("It is covered, yes.", inp)
+        else:  # compat_authors_parsing: the authors' substring fallback ('yes' anywhere -> covered), never an error
+            assert prompt.parse("It is covered, yes.", inp).covered is True
+            assert prompt.parse("Not at all.", inp).covered is False
 
 
 def test_claims_and_verification_through_the_authors_pack() -> None:

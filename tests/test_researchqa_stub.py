@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -103,11 +102,11 @@ def test_faults_with_retries_give_identical_ratings(params: dict, tmp_path: Path
     assert len({v for v, _ in cov_clean.values()}) == 3  # the answers really vary
 
 
-def test_authors_pack_through_the_stub(params: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    mirror = os.environ.get("REPORTBENCH_AUTHORS_MIRROR") or "/work/authors-mirror"
-    if not (Path(mirror) / "realliyifei" / "ResearchQA").is_dir():
+def test_authors_pack_through_the_stub(
+    params: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, authors_mirror: Path
+) -> None:
+    if not (authors_mirror / "realliyifei" / "ResearchQA").is_dir():
         pytest.skip("the authors' sources are not in the mirror (set REPORTBENCH_AUTHORS_MIRROR)")
-    monkeypatch.setenv("REPORTBENCH_AUTHORS_MIRROR", mirror)
     monkeypatch.setenv("REPORTBENCH_AUTHORS_OFFLINE", "1")
     with stub_server_thread(responder=responder) as s:
         root = run_benchmark(_judge(params, s.base_url, retries=0, prompts="authors"), "researchqa", tmp_path / "a")

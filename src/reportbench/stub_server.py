@@ -996,6 +996,11 @@ def serve_in_thread(server: Any) -> Iterator[Any]:
         ready.set()
         loop.run_forever()
         loop.run_until_complete(server.stop())
+        # handlers still stalling (a `timeout` or `drip` fault longer than the test) end here, not at loop.close()
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
 
     thread = threading.Thread(target=_run, name=f"reportbench-{type(server).__name__}", daemon=True)

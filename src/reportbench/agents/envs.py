@@ -35,10 +35,24 @@ class AgentEnvError(RuntimeError):
     """An environment is missing or cannot be built; the message says which command fixes it."""
 
 
+def repository_root(start: Path | None = None) -> Path:
+    """The DVC repository holding `start` (default: the working directory), absolute: the nearest folder with a
+    `.dvc/` directory, as `dvc` itself finds it; the working directory itself when there is none.
+
+    Why: DVC runs a stage from the repository root, but an adapter runs in a temporary folder, so a relative
+    path handed to it (the venv's python) would name nothing there."""
+    here = (start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        if (folder / ".dvc").is_dir():
+            return folder
+    return here
+
+
 def agents_home() -> Path:
-    """`.reportbench/agents` under the working directory (the repository root in DVC stages), or
-    `$REPORTBENCH_AGENTS_HOME`."""
-    return Path(os.environ.get("REPORTBENCH_AGENTS_HOME") or AGENTS_HOME)
+    """`$REPORTBENCH_AGENTS_HOME`, else `.reportbench/agents` in the repository root (`repository_root`); always
+    absolute, so it names the same folder from an adapter's temporary working directory."""
+    env = os.environ.get("REPORTBENCH_AGENTS_HOME")
+    return Path(env).absolute() if env else repository_root() / AGENTS_HOME
 
 
 def requirements_file(kind: str) -> Path:
@@ -69,7 +83,7 @@ def python_for(kind: str) -> Path:
 
 def lock_hash(kind: str) -> str:
     """sha256 of the kind's lock (reportbench's constraints.txt for the built-in kinds; '' when absent)."""
-    path = Path("constraints.txt") if kind in BUILTIN_KINDS else lock_file(kind)
+    path = repository_root() / "constraints.txt" if kind in BUILTIN_KINDS else lock_file(kind)
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
 
 

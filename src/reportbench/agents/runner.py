@@ -264,15 +264,19 @@ class AgentRun:
                 workdir=tmp,
                 options={k: v for k, v in cfg.options.items() if k != "env"},
             )
-            proc = subprocess.Popen(
-                [str(python), str(script)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=tmp,
-                env=adapter_env(cfg, token),
-                start_new_session=True,  # its own process group: the wall-time kill takes its children too
-            )
+            try:
+                proc = subprocess.Popen(
+                    [str(python), str(script)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=tmp,
+                    env=adapter_env(cfg, token),
+                    start_new_session=True,  # its own process group: the wall-time kill takes its children too
+                )
+            except OSError as exc:  # the task's record says why, as for any failed task (no "internal" error)
+                reason = f"the adapter did not start: {type(exc).__name__}: {exc} (`{python} {script}`)"
+                return AgentResult(outcome="failed", reason=reason), f"[reportbench] {reason}\n", None
             killed = None
             try:
                 out, err = proc.communicate(req.model_dump_json().encode(), timeout=cfg.budget.wall_s)
