@@ -130,6 +130,7 @@ def discover_for(
             layout=layout,
             prefix=spec.get("prefix"),
             ignore=ignore,
+            full_task_ids=spec.get("_full_task_ids"),  # a subset release's full list (release/subset.py)
         )
     except ValueError as exc:  # an unknown format or layout name
         field = "layout" if "layout" in str(exc) else "format"
@@ -145,7 +146,8 @@ def run_folder_system(
     share = allowed_missing_share(name, spec.get("allow_missing"))
     if given and Path(str(given)).is_file() and not spec.get("subfolder"):
         all_ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])
-        return _run_answer_file(name, Path(str(given)), tasks, out_dir, naming, share, all_ids)
+        full = spec.get("_full_task_ids")
+        return _run_answer_file(name, Path(str(given)), tasks, out_dir, naming, share, all_ids, full)
     folder = Path(str(given)) / str(spec["subfolder"]) if given and spec.get("subfolder") else Path(str(given or ""))
     if not given or not folder.is_dir():
         shown = str(folder) if given else given
@@ -228,9 +230,12 @@ def answer_entries(path: Path) -> list[tuple[str, str, str]]:
     return out
 
 
-def map_answer_file(path: Path, task_ids: list[str], naming: TaskNaming) -> tuple[dict[str, str], list[MappingRow]]:
-    """task_id -> answer text, and the mapping table (`<file>#<key>` -> task) of one answer file."""
-    index = NameIndex(task_ids, naming)
+def map_answer_file(
+    path: Path, task_ids: list[str], naming: TaskNaming, full_task_ids: list[str] | None = None
+) -> tuple[dict[str, str], list[MappingRow]]:
+    """task_id -> answer text, and the mapping table (`<file>#<key>` -> task) of one answer file
+    (`full_task_ids`: a subset release's full list, NameIndex)."""
+    index = NameIndex(task_ids, naming, full_task_ids)
     chosen: dict[str, str] = {}
     rows: list[MappingRow] = []
     for key, field, text in answer_entries(path):
@@ -255,10 +260,11 @@ def _run_answer_file(
     naming: TaskNaming,
     share: float,
     all_ids: list[str],
+    full_ids: list[str] | None = None,
 ) -> tuple[list[Report], list[TaskOutcome]]:
     task_ids = [t.task_id for t in tasks]
     try:
-        chosen, rows = map_answer_file(path, all_ids, naming)
+        chosen, rows = map_answer_file(path, all_ids, naming, full_ids)
     except (OSError, ValueError) as exc:
         raise SystemError_(f"systems.{name}.path: {exc}") from exc
     missing = [t for t in all_ids if t not in chosen]
@@ -280,7 +286,9 @@ def _run_answer_file(
         reports.append(report)
         outcomes.append(TaskOutcome(task_id=tid, status="ok", path=str(path), report_id=report.report_id))
     outcomes.extend(
-        TaskOutcome(task_id="", status="unmapped", path=r.file, reason=r.reason) for r in rows if r.status != "mapped"
+        TaskOutcome(task_id="", status="unmapped", path=r.file, reason=r.reason)
+        for r in rows
+        if r.status not in ("mapped", "outside_release")  # another task of the full release: ignored
     )
     return reports, outcomes
 

@@ -112,7 +112,7 @@ def _check_mapping(name: str, spec: dict[str, Any], path: Path, tasks: list[Task
     table next to outcomes.jsonl, and the stage stops when an id maps to no task while a task has no answer."""
 
     ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])
-    _, rows = map_answer_file(path, ids, TASK_NAMING)
+    _, rows = map_answer_file(path, ids, TASK_NAMING, spec.get("_full_task_ids"))
     mapped = {r.task_id for r in rows if r.status == "mapped"}
     missing = [t for t in ids if t not in mapped]
     share = allowed_missing_share(name, spec.get("allow_missing"))
