@@ -233,11 +233,12 @@ def test_check_of_the_authors_lrb_reports_against_a_subset(
     rcfg.update(path=str(data / "coverage_checklist_public80.csv"), source=str(data))
     write_release(configured_release("liveresearchbench", rcfg), tmp_path / "rel")
     code = main(["check", str(reports), "-b", "liveresearchbench", "--release", str(tmp_path / "rel"),
-                 "--layout", "per_model", "--allow-missing", "true", "--json"])  # fmt: skip
-    out = capsys.readouterr().out
-    assert code in (0, 1), out
-    text = out
-    assert "outside_release" in text and '"unmapped"' not in text.replace('"status": "unmapped"', "")
+                 "--allow-missing", "true", "--json"])  # fmt: skip
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and not result["errors"], result["errors"]
+    statuses = [m["status"] for m in result["mapping"]]
+    assert set(statuses) <= {"mapped", "outside_release"} and statuses.count("outside_release") > 10, statuses
+    assert not [w for w in result["warnings"] if "unmapped" in w or "not a task id" in w], result["warnings"]
 
 
 # ------------------------------------------------------------------------------------------------ DVC, once
