@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -252,7 +253,9 @@ def test_dvc_exp_run_with_a_limit_builds_a_separate_subset_release(
 
     repo = copy_repo_state(reproduced_template.path, tmp_path_factory.mktemp("subset") / "repo")
     dvc = [sys.executable, "-m", "dvc"]
-    run_ok([*dvc, "exp", "run", "-S", "benchmarks.deer.release.limit=2"], repo, timeout=900)
+    out = run_ok([*dvc, "exp", "run", "-S", "benchmarks.deer.release.limit=2"], repo, timeout=900)
+    ran = set(re.findall(r"Running stage '([^']+)'", out.stdout + out.stderr))
+    assert "release@deer" in ran and all("@deer" in s or s == "site" for s in ran), ran
     params = yaml.safe_load((repo / "params.yaml").read_text())
     assert params["benchmarks"]["deer"]["release"]["limit"] == 2
     assert params["plan"]["benchmarks"]["deer"]["release"] == "demo-limit2"
