@@ -156,6 +156,29 @@ def test_systems_judges_and_scores_follow_the_subset(
 
 
 @pytest.mark.core
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_every_demo_system_runs_on_the_subset(
+    benchmark: str, params: dict[str, Any], repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every system kind of the default demos takes a subset release (no kind refuses what the subset adds) and
+    answers exactly its tasks; reports of the other tasks are never unmapped outcomes."""
+    from reportbench import pipeline
+
+    monkeypatch.chdir(repo_root)
+    cfg = _release_cfg(params, benchmark)
+    p = {**params, "benchmarks": {**params["benchmarks"], benchmark: {**params["benchmarks"][benchmark]}}}
+    p["benchmarks"][benchmark]["release"] = {**cfg, "limit": 2}
+    release = tmp_path / "release"
+    pipeline.build_release(p, benchmark, release)
+    kept = read_release(release).task_ids
+    for system in p["benchmarks"][benchmark].get("systems") or {}:
+        pipeline.run_system(p, benchmark, system, release, tmp_path / "runs" / system)
+        rows = (tmp_path / "runs" / system / "outcomes.jsonl").read_text().splitlines()
+        outcomes = [json.loads(x) for x in rows]
+        assert [o["task_id"] for o in outcomes] == kept, (system, outcomes)
+
+
+@pytest.mark.core
 def test_check_ignores_reports_of_tasks_outside_the_subset(
     repo_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

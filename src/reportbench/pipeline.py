@@ -113,9 +113,6 @@ def run_system(
     release = read_release(release_dir, benchmark)
     # Systems that retrieve from the release's corpus (offline baseline, oracles) get the release path.
     spec = {**spec, "release_dir": str(release_dir)}
-    full_ids = getattr(release.meta, "subset", None) and release.meta.subset.get("task_ids_of_full")
-    if full_ids:  # a quick subset: reports of the full release's other tasks are ignored (release/subset.py)
-        spec["_full_task_ids"] = list(full_ids)
     if spec.get("kind") in ("command", "folder"):  # its benchmark's task JSON / file-naming rules
         spec["benchmark"] = benchmark
 

@@ -166,7 +166,7 @@ def check_path(
             else:
                 result.problems.append({"task_id": tid, "file": str(path), "reason": "empty answer"})
     else:
-        found = discover_for("check", {**opts, "path": str(path), "_full_task_ids": full_ids}, task_ids, naming)
+        found = discover_for("check", {**opts, "path": str(path)}, task_ids, naming, full_ids)
         rows = found.rows
         result.layout = found.layout
         result.warnings.extend(w for w in found.warnings if not any(w.endswith(r.reason) for r in rows if r.reason))
