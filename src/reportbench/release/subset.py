@@ -126,7 +126,8 @@ def subset_card_line(subset: Mapping[str, Any]) -> str:
     """The line at the top of a subset release's CARD.md (and so of its README.md)."""
     base = str(subset.get("base_name") or "")
     of = f" of release `{base}`" if base else ""
-    return f"Quick subset{of}: {subset_line(subset)}. Built with `-S benchmarks.<b>.release.limit=N` (docs/scale.md)."
+    head = f"Quick subset{of}" if is_partial(subset) else f"Release `{base}` with a limit"
+    return f"{head}: {subset_line(subset)}. Built with `-S benchmarks.<b>.release.limit=N` (docs/scale.md)."
 
 
 def public_subset(subset: Mapping[str, Any] | None) -> dict[str, Any] | None:
