@@ -25,6 +25,7 @@ from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_
 from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
 from reportbench.jsonio import write_json
 from reportbench.judges.errors import FatalError, IncompleteJudgeStage, failure_class
+from reportbench.metrics.notice import mark_release
 from reportbench.metrics.registry import metrics_for
 from reportbench.plan import judge_units as plan_judge_units
 from reportbench.progress import stage_label
@@ -73,12 +74,19 @@ def read_release(release_dir: Path, benchmark: str | None = None) -> Any:
 # ----------------------------------------------------------------------------------------------- release
 def build_release(params: Mapping[str, Any], benchmark: str, out_dir: Path) -> dict[str, Any]:
     """Import or build the benchmark's configured release and write it in the release format."""
-    from reportbench.benchmarks import get_benchmark  # lazy: +210 ms to import (python -X importtime)
     from reportbench.release.format import write_release  # lazy: +60 ms to import (python -X importtime)
 
     cfg = require(params, f"benchmarks.{benchmark}.release")
-    release = get_benchmark(benchmark).build_release(cfg)
-    return write_release(release, out_dir)
+    return write_release(configured_release(benchmark, cfg), out_dir)
+
+
+def configured_release(benchmark: str, cfg: Mapping[str, Any]) -> Any:
+    """The benchmark's release as `cfg` configures it, cut to `limit` tasks when set (release/subset.py)."""
+    from reportbench.benchmarks import get_benchmark  # lazy: +210 ms to import (python -X importtime)
+    from reportbench.release.subset import release_limit, subset_release  # lazy: +2 ms to import (python -X importtime)
+
+    limit = release_limit(cfg, f"benchmarks.{benchmark}.release")  # checked before the source is read
+    return subset_release(get_benchmark(benchmark).build_release(cfg), limit)
 
 
 # ----------------------------------------------------------------------------------------------- systems
@@ -621,6 +629,7 @@ def score_stage(
         task_sets=task_sets,
         **_ranking_params(bench),
     )
+    mark_release(lb.meta, release)  # a quick subset's "subset n of M" line on every output (metrics/notice.py)
     _write_dvc_metrics(metrics_dir, summaries, spec.metric_names, benchmark, lb)
     return write_leaderboard(lb, metrics_dir)
 

@@ -55,6 +55,7 @@ def build_plan(
     and the valid choices.
     """
     from reportbench.benchmarks import BenchmarkError, benchmark_files  # lazy: +996 ms to import (python -X importtime)
+    from reportbench.release.subset import release_dir_name  # lazy: +530 ms to import (python -X importtime)
 
     # lazy: +23 ms to import (python -X importtime)
     from reportbench.validate import merge_member, validate_judge, validate_release, validate_system
@@ -86,9 +87,10 @@ def build_plan(
         cfg = benchmarks[b] or {}
         if "." in b:
             raise PlanError(f"benchmarks.{b}: a benchmark name may not contain '.'")
-        release = (cfg.get("release") or {}).get("name")
-        if not release:
+        if not (cfg.get("release") or {}).get("name"):
             raise PlanError(f"benchmarks.{b}.release.name is missing")
+        # `<name>-limit<N>` for a quick subset: never the full release's folders (release/subset.py)
+        release = release_dir_name(cfg["release"], f"benchmarks.{b}.release")
         release_dir = f"data/releases/{b}/{release}"
         stages = cfg.get("stages") or {}
         pages, cross = bool(stages.get("fetch", False)), bool(stages.get("cross", False))

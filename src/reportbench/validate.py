@@ -226,6 +226,9 @@ def validate_release(benchmark: str, cfg: Any) -> None:
     _text(f"{where}.kind", cfg.get("kind"), optional=True)  # each benchmark's importer checks its own kinds
     if cfg.get("max_tasks") is not None:
         _number(f"{where}.max_tasks", cfg["max_tasks"], 1, integer=True)
+    from reportbench.release.subset import release_limit  # lazy: +530 ms to import (python -X importtime)
+
+    release_limit(cfg, where)  # the quick subset (release/subset.py): null or a positive integer
     source = cfg.get("source")
     if source is not None and not isinstance(source, str):
         raise ConfigError(f"{where}.source: {source!r} must be a path or URL string")

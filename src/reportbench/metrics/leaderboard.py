@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from reportbench.jsonio import json_safe
+from reportbench.metrics.notice import notice
 from reportbench.metrics.registry import MetricRegistryError, MetricSpec, get_metric, reason_code, short_failure
 from reportbench.metrics.stats import (
     bootstrap_ci,
@@ -594,7 +595,8 @@ def to_markdown(lb: Leaderboard) -> str:
     show_all = show_overall and any("geomean_all" in r for r in lb.rows)
     heads += [f"GeoMean (all {len(lb.metrics)})"] if show_all else []
     heads += ["tasks", "failed items"]
-    lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
+    header = [f"> **{notice(lb.meta)}**", ""] if notice(lb.meta) else []  # a quick subset (metrics/notice.py)
+    lines = [*header, "| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in lb.rows:
         rank = "—" if r["rank"] is None else (f"={r['rank']}" if r.get("tied") else str(r["rank"]))
         name = r["system"] + (f" (partial: {r['n_answered']}/{r['n_release_tasks']})" if r.get("partial") else "")
@@ -703,6 +705,8 @@ def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
                 "first_failure": failure_text(r) if r.get("n_failed_tasks") else "",
                 "n_failed_items": r["n_failed_items"],
                 "ranked_why_not": r.get("unranked_reason") or "",
+                # a quick subset: the same line on every row (metrics/notice.py); no column on a full release
+                **({"subset": notice(lb.meta)} if notice(lb.meta) else {}),
             }
         )
     schema = {m: pl.Float64 for m in lb.metrics} | ({column: pl.Float64} if column else {}) | {"rank": pl.Int64}

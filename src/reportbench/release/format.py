@@ -37,6 +37,7 @@ import polars as pl
 from pydantic import Field, ValidationError
 
 from reportbench.release.card import CARD_FILE, write_release_card
+from reportbench.release.subset import subset_card_line
 from reportbench.types import ExemplarRef, Nugget, Record, RubricItem, Task, strip_arxiv_version
 
 SCHEMA_VERSION = 2
@@ -229,6 +230,8 @@ class ReleaseMeta:
     benchmark: str = "deepscholar"
     description: str = ""
     provenance: dict[str, str] = field(default_factory=dict)  # e.g. source file -> sha256
+    # set only on a subset release (release/subset.py, `limit`): {n, of, limit, rule, task_ids_of_full[, note]}
+    subset: dict[str, Any] | None = None
 
 
 @dataclass
@@ -591,6 +594,8 @@ def build_manifest(release: Release, table_info: dict[str, dict[str, Any]]) -> d
         "has_citation_counts": bool(release.citation_counts),
         "counts": {name: info["rows"] for name, info in table_info.items()},
         "tables": table_info,
+        # only on a subset release: a full release's manifest keeps its bytes (release/subset.py)
+        **({"subset": m.subset} if m.subset else {}),
     }
 
 
@@ -602,6 +607,8 @@ def render_card(release: Release, manifest: dict[str, Any]) -> str:
     vital = sum(1 for n in release.nugget_rows if n.importance == "vital")
     arxiv_refs = sum(1 for r in release.exemplar_ref_rows if r.arxiv_id)
     lines = [f"# {m.name}", ""]
+    if m.subset:
+        lines += [f"> **{subset_card_line(m.subset)}**", ""]
     if m.synthetic:
         lines += [
             "> **SYNTHETIC DATA.** Every paper, arXiv id, abstract, nugget, citation count and report",
@@ -750,6 +757,7 @@ def read_release(release_dir: str | Path, verify_hashes: bool = True) -> Release
             benchmark=m.get("benchmark", "deepscholar"),
             description=m.get("description", ""),
             provenance=dict(m.get("provenance", {})),
+            subset=m.get("subset") or None,
         ),
         tasks=data["tasks"],  # type: ignore[arg-type]
         exemplar_ref_rows=data["exemplar_refs"],  # type: ignore[arg-type]

@@ -63,7 +63,12 @@ class DiscoveredReports(list[tuple[str, Path]]):
         self.layout: str = "flat"
 
     def skip(self, child: Path, reason: str, status: RowStatus = "unmapped") -> None:
-        """Record a child that maps to no task (in `warnings` as '<path>: <reason>' too)."""
+        """Record a child that maps to no task (in `warnings` as '<path>: <reason>' too). A report of a task the
+        full release has but this (subset) release does not is only a row of the mapping table: ignored, never
+        an unmapped outcome or a warning (docs/scale.md, "A quick subset")."""
+        if status == "outside_release":
+            self.rows.append(MappingRow(str(child), status, reason=reason, report_like=_report_like(child)))
+            return
         self.warnings.append(f"{child}: {reason}")
         self.unmapped.append((str(child), reason))
         self.rows.append(MappingRow(str(child), status, reason=reason, report_like=_report_like(child)))
@@ -96,8 +101,10 @@ def discover_reports(
     layout: str = "auto",
     prefix: str | None = None,
     ignore: tuple[str, ...] = (),
+    full_task_ids: list[str] | None = None,
 ) -> DiscoveredReports:
     """(task_id, path) for each report in a system folder; unmapped children go to `.warnings`.
+    `full_task_ids`: the full release's ids when the release is a subset of it (NameIndex).
 
     Recognising the format is left to loading (load_report), which says precisely what is wrong.
     """
@@ -110,7 +117,7 @@ def discover_reports(
         get_adapter(fmt)  # an unknown format name is a config error, raised before anything is read
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
-    index = NameIndex(task_ids, naming)
+    index = NameIndex(task_ids, naming, full_task_ids)
     children = _children(folder, found, ignore)
     if children is None:
         return found
@@ -219,7 +226,7 @@ def _task_folders(
                 continue
             m = index.match_group(group.name, int(stem))
             if m.task_id is None:
-                found.skip(child, m.note)
+                found.skip(child, m.note, "outside_release" if m.outside_release else "unmapped")
                 continue
             report = _report_in_task_folder(child, int(stem), prefix, found) if _safe_is_dir(child) else child
             if report is not None:

@@ -73,13 +73,26 @@ class NameMatch:
 class NameIndex:
     """All spellings of a release's task ids under one `TaskNaming`, for looking file names up."""
 
-    def __init__(self, task_ids: list[str], naming: TaskNaming = DEFAULT_NAMING) -> None:
+    def __init__(
+        self, task_ids: list[str], naming: TaskNaming = DEFAULT_NAMING, full_task_ids: list[str] | None = None
+    ) -> None:
+        """`full_task_ids`: when the release is a quick subset (`limit`, release/subset.py), the full release's
+        ids in its order. A name of one of those tasks is `outside_release` (ignored, not a mapping failure), and
+        a bare number under `row_index` stays a row of the full list (row 5 is the same task at any limit)."""
         self.task_ids = list(task_ids)
         self.naming = naming
+        self.full_task_ids = list(full_task_ids) if full_task_ids else None
         self._lookup: dict[str, tuple[str, str]] = {}
         for tid in task_ids:
             for alias, rule in self._aliases(tid):
                 self._lookup.setdefault(alias, (tid, rule))
+        self._outside: dict[str, str] = {}  # alias -> task id of the full release that this subset does not hold
+        inside = set(self.task_ids)
+        for tid in self.full_task_ids or []:
+            if tid not in inside:
+                for alias, _rule in self._aliases(tid):
+                    if alias not in self._lookup:
+                        self._outside.setdefault(alias, tid)
 
     def _aliases(self, tid: str) -> list[tuple[str, str]]:
         n = self.naming
@@ -114,12 +127,26 @@ class NameIndex:
                 return NameMatch(hit[0], f"{hit[1]} (other arXiv version)", "version differs from task id")
         if ASCII_NUMBER.fullmatch(stem):
             return self._number(int(stem))
+        outside = self._outside.get(stem) or (
+            self._outside.get(strip_arxiv_version(stem)) if self.naming.arxiv_versions else None
+        )
+        if outside is not None:
+            return NameMatch(None, "", f"task {outside} is not in this subset release (limit)", outside_release=True)
         if _ANY_DIGITS.fullmatch(stem):
             return NameMatch(None, "", "name is a number in non-ASCII digits; not read as a task number")
         return NameMatch(None, "", f"name is not a task id ({self.naming.spelled}); not read")
 
     def _number(self, n: int) -> NameMatch:
         rule = self.naming.numbers
+        if rule == "row_index" and self.full_task_ids is not None:
+            if n >= len(self.full_task_ids):
+                why = f"number {n} is outside the full task list (0-based rows, {len(self.full_task_ids)} tasks)"
+                return NameMatch(None, "", why)
+            tid = self.full_task_ids[n]
+            if tid in self._lookup and self._lookup[tid][0] == tid:
+                return NameMatch(tid, "number = 0-based row of the full release's task list")
+            why = f"row {n} is task {tid}, not in this subset release (limit)"
+            return NameMatch(None, "", why, outside_release=True)
         if rule == "row_index":
             if n >= len(self.task_ids):
                 why = f"number {n} is outside the task list (0-based rows, {len(self.task_ids)} tasks)"
@@ -141,6 +168,9 @@ class NameIndex:
         if fn is None:
             return NameMatch(None, "", "numbered folders inside group folders are not a layout of this benchmark")
         tid = fn(group, n)
+        if tid is not None and tid in self._outside:
+            return NameMatch(None, "", f"{group}/{n} is task {tid}, not in this subset release (limit)",
+                             outside_release=True)
         if tid is None or tid not in self._lookup or self._lookup[tid][0] != tid:
             return NameMatch(None, "", f"{group}/{n} names task {tid}, which the release does not have")
         return NameMatch(tid, "<group>/<n> folder")

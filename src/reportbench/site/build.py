@@ -389,8 +389,16 @@ def _index_row(d: BenchmarkData, href: str) -> str:
     n_tasks_html = (
         num(n_tasks, f"{d.metrics_rel}/leaderboard.json#{pointer('rows', ti, 'n_tasks')}", 0) if rows else "—"
     )
+    subset = (d.leaderboard.get("meta") or {}).get("subset") or {}
+    subset_html = (  # a quick subset (metrics/notice.py): said next to the release name
+        f'<br><span class="warn">subset {esc(str(subset.get("n")))} of {esc(str(subset.get("of")))}, not comparable '
+        "with full runs</span>"
+        if subset and subset.get("n") != subset.get("of")
+        else ""
+    )
     return (
-        f'<tr><td class="s"><a href="{esc(href)}">{esc(d.benchmark)}</a></td><td class="s">{esc(d.release)}</td>'
+        f'<tr><td class="s"><a href="{esc(href)}">{esc(d.benchmark)}</a></td><td class="s">{esc(d.release)}'
+        f"{subset_html}</td>"
         f'<td class="s">{esc(", ".join(str(r["system"]) for r in rows))}</td>'
         f'<td data-sort="{n_tasks}">{n_tasks_html}</td>'
         f'<td class="s">{leader}</td><td data-sort="{lead_value}">'

@@ -599,10 +599,20 @@ def reading_html(d: BenchmarkData) -> str:
     return "".join(out)
 
 
+def subset_banner(d: BenchmarkData) -> str:
+    """The leaderboard's release notice (a quick subset: "subset n of M, not comparable with full runs"), read
+    from `meta.notice` of leaderboard.json (metrics/notice.py), or "" for a full release."""
+    text = (d.leaderboard.get("meta") or {}).get("notice")
+    if not text:
+        return ""
+    src = d.src("leaderboard.json", "meta", "notice")
+    return f'<div class="warn" id="subset" data-src="{esc(src)}"><b>{esc(str(text))}</b></div>'
+
+
 def render_benchmark_page(d: BenchmarkData) -> str:
     title = f"{d.benchmark} · {d.release}"
     meta = dict(d.provenance)
-    body = [f"<h1>{esc(title)}</h1>"]
+    body = [f"<h1>{esc(title)}</h1>", subset_banner(d)]
     if meta:
         body.append(dl({k: esc(v) for k, v in meta.items()}))
     body.append(warnings_html(d))

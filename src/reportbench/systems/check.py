@@ -150,12 +150,14 @@ def check_path(
     naming = naming_for(benchmark)
     tasks = list(release.tasks)
     task_ids = [t.task_id for t in tasks]
+    # a quick subset (limit): reports of the full release's other tasks are `outside_release`, not problems
+    full_ids = list((getattr(release.meta, "subset", None) or {}).get("task_ids_of_full") or []) or None
     result = CheckResult(benchmark, str(path), naming.describe())
     share = allowed_missing_share("check", opts.get("allow_missing"))
     reports: list[Any] = []
     files: dict[str, str] = {}
     if path.is_file():
-        chosen, rows = map_answer_file(path, task_ids, naming)
+        chosen, rows = map_answer_file(path, task_ids, naming, full_ids)
         result.layout = "answer_file"
         for tid, text in chosen.items():
             if text.strip():
@@ -164,7 +166,7 @@ def check_path(
             else:
                 result.problems.append({"task_id": tid, "file": str(path), "reason": "empty answer"})
     else:
-        found = discover_for("check", {**opts, "path": str(path)}, task_ids, naming)
+        found = discover_for("check", {**opts, "path": str(path)}, task_ids, naming, full_ids)
         rows = found.rows
         result.layout = found.layout
         result.warnings.extend(w for w in found.warnings if not any(w.endswith(r.reason) for r in rows if r.reason))
@@ -209,7 +211,11 @@ def load_release_for_check(benchmark: str, given: str | None, root: Path = Path(
         conf = root / "conf" / benchmark / "release" / f"{given}.yaml"
         if not conf.is_file():
             raise SystemError_(f"--release {given!r}: neither a release directory nor {conf}")
-        return spec.build_release(yaml.safe_load(conf.read_text(encoding="utf-8")) or {})
+        # lazy: +1 ms to import (python -X importtime)
+        from reportbench.release.subset import release_limit, subset_release
+
+        cfg = yaml.safe_load(conf.read_text(encoding="utf-8")) or {}
+        return subset_release(spec.build_release(cfg), release_limit(cfg, f"{conf}"))
     params_path = root / "params.yaml"
     name = None
     if params_path.is_file():

@@ -186,6 +186,21 @@ def usable_docs(docs: list[Doc], task: Task) -> tuple[list[Doc], list[str]]:
 # ------------------------------------------------------------------------------------------- the release
 
 
+def subset_full_task_ids(spec: Mapping[str, Any]) -> list[str] | None:
+    """The full release's task ids when the run's release (`spec.release_dir`, set by the pipeline) is a quick
+    subset of it (`limit`: release.json `subset.task_ids_of_full`), else None. A kind that maps reports by name
+    uses it to ignore reports of the other tasks (`outside_release`), never to count them as unmapped."""
+    given = spec.get("release_dir")
+    if not given:
+        return None
+    try:
+        manifest = json.loads((Path(str(given)) / "release.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ids = (manifest.get("subset") or {}).get("task_ids_of_full") if isinstance(manifest, dict) else None
+    return [str(t) for t in ids] if isinstance(ids, list) and ids else None
+
+
 def resolve_release_dir(name: str, spec: Mapping[str, Any], out_dir: Path) -> Path:
     """Where the release lives: `spec.release_dir`, else the DVC layout `data/runs/<b>/<rel>/<sys>` ->
     `data/releases/<b>/<rel>` (the `system` stage's `--out`; also the older `data/runs/<rel>/<sys>`), so config

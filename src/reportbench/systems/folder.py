@@ -32,7 +32,7 @@ from reportbench.reports.discover import DiscoveredReports, MappingRow, discover
 from reportbench.reports.formats.markdown import split_markdown_report
 from reportbench.reports.task_names import DEFAULT_NAMING, NameIndex, TaskNaming
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
-from reportbench.systems.common import isolated_load
+from reportbench.systems.common import isolated_load, subset_full_task_ids
 from reportbench.types import Report, Task
 
 MAPPING_FILE = "mapping.jsonl"
@@ -107,9 +107,14 @@ def read_mapping(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def discover_for(
-    name: str, spec: Mapping[str, Any], task_ids: list[str], naming: TaskNaming
+    name: str,
+    spec: Mapping[str, Any],
+    task_ids: list[str],
+    naming: TaskNaming,
+    full_task_ids: list[str] | None = None,
 ) -> DiscoveredReports:
-    """Discovery of a folder system with its options (shared by the kind and `reportbench check`)."""
+    """Discovery of a folder system with its options (shared by the kind and `reportbench check`);
+    `full_task_ids`: the full release's ids when the release is a quick subset (`limit`)."""
 
     folder = Path(str(spec.get("path")))
     if spec.get("subfolder"):
@@ -130,6 +135,7 @@ def discover_for(
             layout=layout,
             prefix=spec.get("prefix"),
             ignore=ignore,
+            full_task_ids=full_task_ids,
         )
     except ValueError as exc:  # an unknown format or layout name
         field = "layout" if "layout" in str(exc) else "format"
@@ -145,7 +151,8 @@ def run_folder_system(
     share = allowed_missing_share(name, spec.get("allow_missing"))
     if given and Path(str(given)).is_file() and not spec.get("subfolder"):
         all_ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])
-        return _run_answer_file(name, Path(str(given)), tasks, out_dir, naming, share, all_ids)
+        full = subset_full_task_ids(spec)
+        return _run_answer_file(name, Path(str(given)), tasks, out_dir, naming, share, all_ids, full)
     folder = Path(str(given)) / str(spec["subfolder"]) if given and spec.get("subfolder") else Path(str(given or ""))
     if not given or not folder.is_dir():
         shown = str(folder) if given else given
@@ -153,7 +160,7 @@ def run_folder_system(
     fmt = spec.get("format") or "auto"
     all_ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])  # a per-task rerun maps against all
     task_ids = [t.task_id for t in tasks]
-    discovered = discover_for(name, spec, all_ids, naming)
+    discovered = discover_for(name, spec, all_ids, naming, subset_full_task_ids(spec))
     found = dict(discovered)
     # a FIFO/device/hard link named after a task is that task's unreadable report (parse_error below), not a gap
     missing = [t for t in all_ids if t not in found and _refused_for(t, discovered.unmapped) is None]
@@ -228,9 +235,12 @@ def answer_entries(path: Path) -> list[tuple[str, str, str]]:
     return out
 
 
-def map_answer_file(path: Path, task_ids: list[str], naming: TaskNaming) -> tuple[dict[str, str], list[MappingRow]]:
-    """task_id -> answer text, and the mapping table (`<file>#<key>` -> task) of one answer file."""
-    index = NameIndex(task_ids, naming)
+def map_answer_file(
+    path: Path, task_ids: list[str], naming: TaskNaming, full_task_ids: list[str] | None = None
+) -> tuple[dict[str, str], list[MappingRow]]:
+    """task_id -> answer text, and the mapping table (`<file>#<key>` -> task) of one answer file
+    (`full_task_ids`: a subset release's full list, NameIndex)."""
+    index = NameIndex(task_ids, naming, full_task_ids)
     chosen: dict[str, str] = {}
     rows: list[MappingRow] = []
     for key, field, text in answer_entries(path):
@@ -255,10 +265,11 @@ def _run_answer_file(
     naming: TaskNaming,
     share: float,
     all_ids: list[str],
+    full_ids: list[str] | None = None,
 ) -> tuple[list[Report], list[TaskOutcome]]:
     task_ids = [t.task_id for t in tasks]
     try:
-        chosen, rows = map_answer_file(path, all_ids, naming)
+        chosen, rows = map_answer_file(path, all_ids, naming, full_ids)
     except (OSError, ValueError) as exc:
         raise SystemError_(f"systems.{name}.path: {exc}") from exc
     missing = [t for t in all_ids if t not in chosen]
@@ -280,7 +291,9 @@ def _run_answer_file(
         reports.append(report)
         outcomes.append(TaskOutcome(task_id=tid, status="ok", path=str(path), report_id=report.report_id))
     outcomes.extend(
-        TaskOutcome(task_id="", status="unmapped", path=r.file, reason=r.reason) for r in rows if r.status != "mapped"
+        TaskOutcome(task_id="", status="unmapped", path=r.file, reason=r.reason)
+        for r in rows
+        if r.status not in ("mapped", "outside_release")  # another task of the full release: ignored
     )
     return reports, outcomes
 

@@ -234,7 +234,9 @@ def build_release(cfg: Mapping[str, Any]) -> Release:
     kind = cfg.get("kind") or "demo"
     name = str(cfg.get("name") or kind)
     langs = tuple(cfg.get("languages") or LANGUAGES)
-    limit = cfg.get("limit")
+    # `limit` is the spine's quick subset (reportbench.release.subset: hashed choice, recorded on every
+    # leaderboard), applied after this builder by every path that builds a release: never a first-N cut here
+    limit = None
     if kind == "demo":
         rel = read_authors_layout(DEMO_DIR, limit, langs)
         rel.meta = replace(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.systems import SystemError_, TaskOutcome, register_kind
-from reportbench.systems.common import isolated_load
+from reportbench.systems.common import isolated_load, subset_full_task_ids
 from reportbench.types import Report, Task
 
 KIND = "drb_jsonl"
@@ -34,6 +34,7 @@ def run_drb_jsonl(
     if path.stat().st_size > MAX_BYTES:
         raise SystemError_(f"systems.{name}.path: {path} is larger than {MAX_BYTES} bytes")
     by_prompt = {t.task_prompt: t for t in tasks}
+    outside = set(subset_full_task_ids(spec) or ()) - {t.task_id for t in tasks}  # a quick subset's other tasks
     articles: dict[str, str] = {}
     unmapped: list[TaskOutcome] = []
     for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
@@ -55,6 +56,8 @@ def run_drb_jsonl(
             )
             continue
         task = by_prompt.get(obj["prompt"])
+        if task is None and str(obj.get("id")) in outside:
+            continue  # a task of the full release that this quick subset (limit) does not hold: ignored
         if task is None:
             unmapped.append(TaskOutcome(task_id="", status="unmapped", path=where, reason="prompt matches no task"))
             continue

@@ -18,6 +18,7 @@ from reportbench.protocols.researcherbench.text import URL_RE, references_text
 from reportbench.reports.formats.markdown import split_markdown_report
 from reportbench.reports.task_names import TaskNaming
 from reportbench.systems import SystemError_, TaskOutcome, register_kind
+from reportbench.systems.common import subset_full_task_ids
 from reportbench.systems.folder import allowed_missing_share, map_answer_file, mapping_error, write_mapping
 from reportbench.types import Report, Source, Task
 
@@ -112,7 +113,7 @@ def _check_mapping(name: str, spec: dict[str, Any], path: Path, tasks: list[Task
     table next to outcomes.jsonl, and the stage stops when an id maps to no task while a task has no answer."""
 
     ids = list(spec.get("_all_task_ids") or [t.task_id for t in tasks])
-    _, rows = map_answer_file(path, ids, TASK_NAMING)
+    _, rows = map_answer_file(path, ids, TASK_NAMING, subset_full_task_ids(spec))
     mapped = {r.task_id for r in rows if r.status == "mapped"}
     missing = [t for t in ids if t not in mapped]
     share = allowed_missing_share(name, spec.get("allow_missing"))
