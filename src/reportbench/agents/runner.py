@@ -46,8 +46,8 @@ from reportbench.systems.common import RunCollector, parse_output, safe_name
 from reportbench.systems.sandbox import (
     PortBridge,
     SandboxConfig,
+    network,
     parse_sandbox,
-    port_bridge,
     python_roots,
     require,
     write_record,
@@ -168,12 +168,14 @@ class AgentRun:
         work: Path,
         box: SandboxConfig | None = None,
         bridge: PortBridge | None = None,
+        net_env: dict[str, str] | None = None,
     ) -> None:
         self.name, self.cfg, self.benchmark, self.proxy, self.work = name, cfg, benchmark, proxy, work
         self.secrets = _secrets(cfg)
         self.chash = work.name
         self.box = box or parse_sandbox(name, cfg.sandbox)
         self.bridge = bridge
+        self.net_env = net_env or {}
         self.sandbox_usage: dict[str, Any] = {}  # task id -> how its process ended and what it used
 
     def _key(self, task: Task) -> str:
@@ -279,9 +281,11 @@ class AgentRun:
             )
             env = adapter_env(cfg, token)
             if self.box.backend != "none":
-                env.update({"TMPDIR": "/tmp", "TEMP": "/tmp", "TMP": "/tmp"})  # its private /tmp
+                env.update({"TMPDIR": "/tmp", "TEMP": "/tmp", "TMP": "/tmp", **self.net_env})  # its private /tmp
             # sandboxed: its venv and adapter read-only, its work folder writable, the proxy its only network;
             # the agents home (other runs' records, the search cache) is hidden
+            if self.box.backend != "none":  # the agents home is hidden: name the venv by its real folder
+                python = Path(os.path.realpath(python.parent)) / python.name
             done = run_process(
                 [str(python), str(script)],
                 self.box,
@@ -417,10 +421,11 @@ def run_agent_system(
     collector = RunCollector([t.task_id for t in tasks])
     records: dict[str, TaskRecord] = {}
     try:
-        with serve_in_thread(AgentProxy(cfg, service)) as proxy, port_bridge(
-            [proxy.port, *box.allow_ports] if box.backend != "none" else []
-        ) as bridge:
-            run = AgentRun(name, cfg, benchmark, proxy, work, box, bridge)
+        # sandboxed, its network: the budget/search proxy and the guarded fetch proxy (pages), nothing else
+        with serve_in_thread(AgentProxy(cfg, service)) as proxy, network(
+            box, [proxy.port], fetch_default=True
+        ) as (bridge, net_env):
+            run = AgentRun(name, cfg, benchmark, proxy, work, box, bridge, net_env)
 
             def job(task: Task) -> None:
                 if proxy.fatal is not None:

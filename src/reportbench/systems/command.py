@@ -40,7 +40,7 @@ from reportbench.bounds import ReportLimits, report_limits
 from reportbench.systems import sandbox
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, raw_path, safe_name, task_payload
-from reportbench.systems.sandbox import PortBridge, SandboxConfig, parse_sandbox, port_bridge, require, write_record
+from reportbench.systems.sandbox import PortBridge, SandboxConfig, network, parse_sandbox, require, write_record
 from reportbench.types import Report, Task
 
 DEFAULTS: dict[str, Any] = {
@@ -165,6 +165,7 @@ def run_one(
     work: Path,
     bridge: PortBridge | None = None,
     usage: dict[str, Any] | None = None,
+    net_env: Mapping[str, str] | None = None,
 ) -> tuple[Report | None, TaskOutcome]:
     """Run the command for one task and parse what it wrote; every failure becomes an outcome."""
     box: SandboxConfig = cfg["_sandbox"]
@@ -189,7 +190,7 @@ def run_one(
         else:
             if cfg["output_suffix"] == "":
                 (staging / output.name).mkdir()
-            env.update({"TMPDIR": "/tmp", "TEMP": "/tmp", "TMP": "/tmp"})  # its private /tmp
+            env.update({"TMPDIR": "/tmp", "TEMP": "/tmp", "TMP": "/tmp", **(net_env or {})})  # its private /tmp
             ro = [task_json, cwd, *_path_args(argv, cwd)]
             if cfg.get("path"):
                 ro.append(Path(str(cfg["path"])))
@@ -239,9 +240,9 @@ def run_command_system(
     require(name, box)  # no sandbox and no explicit opt-out: one message naming the fix, before any task
     run = RunCollector([t.task_id for t in tasks])
     usage: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix=f"reportbench-{safe_name(name)}-") as tmp, port_bridge(
-        box.allow_ports if box.backend != "none" else []
-    ) as bridge:
+    with tempfile.TemporaryDirectory(prefix=f"reportbench-{safe_name(name)}-") as tmp, network(
+        box, fetch_default=False
+    ) as (bridge, net_env):
         work = Path(tmp) / "tasks"
         work.mkdir()
         os.chmod(tmp, 0o755)  # the task JSON is read by the sandbox's user (nobody when we are root)
@@ -249,7 +250,7 @@ def run_command_system(
 
         def job(task: Task) -> None:
             try:
-                run.add(*run_one(name, cfg, task, out_dir, work, bridge, usage))
+                run.add(*run_one(name, cfg, task, out_dir, work, bridge, usage, net_env))
             except Exception as exc:  # noqa: BLE001 - one broken task is a recorded failure
                 run.fail(task.task_id, f"internal: {type(exc).__name__}: {exc}")
 

@@ -12,9 +12,10 @@ watched from outside) are set per task and recorded with how the task ended.
 
 `sandbox:` in a system entry: omitted or `bwrap` (the default), `none` (opt out: the run is recorded and shown as
 "unsandboxed"), or a mapping `{backend: bwrap, memory_mb: 4096, cpu_s: ..., processes: 256, open_files: 1024,
-file_size_mb: 512, disk_mb: 2048, tmp_mb: 512, allow_ports: [8765]}`. `REPORTBENCH_SANDBOX=none` opts out for
-every system. Where bwrap cannot run (not Linux, not installed, no user namespaces) a sandboxed system stops
-its stage with one message naming the fix.
+file_size_mb: 512, disk_mb: 2048, tmp_mb: 512, allow_ports: [8765], fetch: true}` (`fetch`: pages reach the
+web only through the guarded fetch proxy, reportbench.systems.fetch_proxy; on for agent kinds, off for commands).
+`REPORTBENCH_SANDBOX=none` opts out for every system. Where bwrap cannot run (not Linux, not installed, no user
+namespaces) a sandboxed system stops its stage with one message naming the fix.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reportbench.systems._sandbox_inside import splice
 from reportbench.systems.base import SystemError_
+from reportbench.systems.fetch_proxy import FetchProxy, proxy_env
 
 GLOBAL_ENV = "REPORTBENCH_SANDBOX"
 BACKENDS = ("bwrap", "none")
@@ -62,6 +64,7 @@ class SandboxConfig:
     disk_mb: float | None = 2048
     tmp_mb: float | None = 512
     allow_ports: list[int] = field(default_factory=list)
+    fetch: bool | None = None  # the guarded fetch proxy (reportbench.systems.fetch_proxy); None: the kind decides
     opted_out_by: str | None = None  # "config" or GLOBAL_ENV when backend is none
 
     def limits(self, wall_s: float) -> dict[str, Any]:
@@ -74,7 +77,12 @@ class SandboxConfig:
         """What outcomes and systems.json carry: the backend and (sandboxed) the limits in force."""
         if self.backend == "none":
             return {"backend": "none", "unsandboxed": True, "opted_out_by": self.opted_out_by}
-        return {"backend": self.backend, "limits": self.limits(wall_s), "allow_ports": list(self.allow_ports)}
+        return {
+            "backend": self.backend,
+            "limits": self.limits(wall_s),
+            "allow_ports": list(self.allow_ports),
+            "fetch_proxy": bool(self.fetch),
+        }
 
 
 def parse_sandbox(name: str, value: Any, environ: Mapping[str, str] | None = None) -> SandboxConfig:
@@ -94,11 +102,11 @@ def parse_sandbox(name: str, value: Any, environ: Mapping[str, str] | None = Non
         value = {"backend": value}
     if not isinstance(value, Mapping):
         raise SystemError_(f"systems.{name}.sandbox: expected 'bwrap', 'none' or a mapping, got {value!r}")
-    unknown = set(value) - {"backend", "allow_ports", *LIMIT_KEYS}
+    unknown = set(value) - {"backend", "allow_ports", "fetch", *LIMIT_KEYS}
     if unknown:
         raise SystemError_(
             f"systems.{name}.sandbox: unknown key(s) {sorted(unknown)}; "
-            f"known: backend, allow_ports, {', '.join(LIMIT_KEYS)}"
+            f"known: backend, allow_ports, fetch, {', '.join(LIMIT_KEYS)}"
         )
     backend = value.get("backend", "bwrap")
     if backend not in BACKENDS:
@@ -114,6 +122,10 @@ def parse_sandbox(name: str, value: Any, environ: Mapping[str, str] | None = Non
     if not isinstance(ports, list | tuple) or not all(isinstance(p, int) and 0 < p < 65536 for p in ports):
         raise SystemError_(f"systems.{name}.sandbox.allow_ports: expected a list of loopback port numbers")
     cfg.allow_ports = [int(p) for p in ports]
+    fetch = value.get("fetch")
+    if fetch is not None and not isinstance(fetch, bool):
+        raise SystemError_(f"systems.{name}.sandbox.fetch: expected true or false, got {fetch!r}")
+    cfg.fetch = fetch
     return cfg
 
 
@@ -210,6 +222,27 @@ def port_bridge(ports: Iterable[int]) -> Iterator[PortBridge | None]:
         yield bridge
     finally:
         bridge.close()
+
+
+@contextmanager
+def network(
+    cfg: SandboxConfig, ports: Iterable[int] = (), *, fetch_default: bool
+) -> Iterator[tuple[PortBridge | None, dict[str, str]]]:
+    """(the bridge of the ports a sandboxed run may reach, the environment pointing its HTTP clients at the fetch
+    proxy); nothing for an unsandboxed run (it has the host's network)."""
+    if cfg.backend == "none":
+        yield None, {}
+        return
+    if cfg.fetch is None:
+        cfg.fetch = fetch_default
+    with ExitStack() as stack:
+        reach = [*ports, *cfg.allow_ports]
+        env: dict[str, str] = {}
+        if cfg.fetch:
+            proxy = stack.enter_context(FetchProxy())
+            reach.append(proxy.port)
+            env = proxy_env(proxy.port)
+        yield stack.enter_context(port_bridge(reach)), env
 
 
 # --------------------------------------------------------------------------------------------- the run
