@@ -6,18 +6,18 @@ out), then forks the system's command with its resource limits set and, when sta
 unprivileged user (root ignores RLIMIT_NPROC). It waits for the command and writes one JSON line with how it
 ended to the status descriptor, which the command never holds.
 
-Usage: python -I -S _sandbox_inside.py '<config json>' -- argv...
+Usage: python -I -S _sandbox_inside.py key=value... -- argv...   (keys: status_fd, sockdir, ports (comma
+separated), drop_to, and the limits memory_mb, cpu_s, processes, open_files, file_size_mb). No json, and socket
+and threading only when a port is bridged: this runs before every task (bench/sandbox_overhead.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
-import socket
 import sys
-import threading
+from typing import TYPE_CHECKING
 
 _RLIMITS = {
     "memory_mb": (resource.RLIMIT_AS, 1024 * 1024),
@@ -28,8 +28,14 @@ _RLIMITS = {
 }
 
 
+if TYPE_CHECKING:
+    import socket
+
+
 def pump(src: socket.socket, dst: socket.socket) -> None:
     """Copy bytes from src to dst until EOF, then half-close dst (shared with the host-side bridge)."""
+    import socket
+
     try:
         while data := src.recv(65536):
             dst.sendall(data)
@@ -44,6 +50,8 @@ def pump(src: socket.socket, dst: socket.socket) -> None:
 
 def splice(a: socket.socket, b: socket.socket) -> None:
     """Forward both directions between two connected sockets, then close both."""
+    import threading
+
     other = threading.Thread(target=pump, args=(b, a), daemon=True)
     other.start()
     pump(a, b)
@@ -53,6 +61,9 @@ def splice(a: socket.socket, b: socket.socket) -> None:
 
 
 def _serve_port(listener: socket.socket, target: str) -> None:
+    import socket
+    import threading
+
     while True:
         try:
             conn, _ = listener.accept()
@@ -68,9 +79,9 @@ def _serve_port(listener: socket.socket, target: str) -> None:
         threading.Thread(target=splice, args=(conn, out), daemon=True).start()
 
 
-def _set_limits(limits: dict[str, float]) -> None:
+def _set_limits(limits: dict[str, str]) -> None:
     for name, value in limits.items():
-        if value is None or name not in _RLIMITS:
+        if value in (None, "", "None") or name not in _RLIMITS:
             continue
         which, unit = _RLIMITS[name]
         n = int(float(value) * unit)
@@ -81,26 +92,33 @@ def _set_limits(limits: dict[str, float]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    config = json.loads(argv[1])
-    cmd = argv[3:] if len(argv) > 2 and argv[2] == "--" else argv[2:]
-    status_fd = int(config["status_fd"])
-    for port in config.get("ports") or []:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", int(port)))
-        listener.listen(64)
-        target = os.path.join(config["sockdir"], f"{int(port)}.sock")
-        threading.Thread(target=_serve_port, args=(listener, target), daemon=True).start()
+    split = argv.index("--")
+    config = dict(a.split("=", 1) for a in argv[1:split])
+    cmd = argv[split + 1 :]
+    status_fd = int(config.pop("status_fd"))
+    ports = [int(p) for p in config.pop("ports", "").split(",") if p]
+    sockdir = config.pop("sockdir", "")
+    drop_to = config.pop("drop_to", "")
+    if ports:
+        import socket
+        import threading
+
+        for port in ports:
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", port))
+            listener.listen(64)
+            target = os.path.join(sockdir, f"{port}.sock")
+            threading.Thread(target=_serve_port, args=(listener, target), daemon=True).start()
     pid = os.fork()
     if pid == 0:  # the system's command
         try:
             os.close(status_fd)
-            _set_limits(config.get("limits") or {})
-            uid = config.get("drop_to")
-            if uid is not None:
+            _set_limits(config)
+            if drop_to:
                 os.setgroups([])
-                os.setgid(int(uid))
-                os.setuid(int(uid))
+                os.setgid(int(drop_to))
+                os.setuid(int(drop_to))
             os.execvp(cmd[0], cmd)
         except BaseException as exc:  # noqa: BLE001 - the child must never return into the launcher
             sys.stderr.write(f"[sandbox] cannot start {cmd[0]!r}: {exc}\n")
@@ -115,14 +133,11 @@ def main(argv: list[str]) -> int:
             continue
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + (sig or 0)
-    report = {
-        "exit": code,
-        "signal": signal.Signals(sig).name if sig else None,
-        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
-        "max_rss_mb": round(usage.ru_maxrss / 1024, 1),
-    }
+    name = f'"{signal.Signals(sig).name}"' if sig else "null"
+    cpu, rss = round(usage.ru_utime + usage.ru_stime, 3), round(usage.ru_maxrss / 1024, 1)
+    report = f'{{"exit": {code}, "signal": {name}, "cpu_s": {cpu}, "max_rss_mb": {rss}}}'
     try:
-        os.write(status_fd, (json.dumps(report) + "\n").encode())
+        os.write(status_fd, (report + "\n").encode())
     except OSError:
         pass
     return code
