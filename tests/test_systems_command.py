@@ -138,6 +138,21 @@ def test_shell_strings_are_refused(tmp_path: Path) -> None:
         run_system("s", {"kind": "command", "cmd": "python x.py {task_json}"}, [_task("t")], tmp_path)
 
 
+def test_a_folder_output_is_written_in_the_sandbox_and_kept(tmp_path: Path) -> None:
+    """`output_suffix: ""`: `{output}` is a folder the (sandboxed) program writes into; the folder is kept."""
+    script = tmp_path / "folder_writer.py"
+    script.write_text(
+        "import sys, pathlib\n"
+        "out = pathlib.Path(sys.argv[2])\n"
+        "(out / 'report.md').write_text('## Related Work\\n\\nA folder report.\\n')\n"
+    )
+    spec = {"kind": "command", "cmd": [sys.executable, str(script), "{task_json}", "{output}"], "output_suffix": "",
+            "format": "auto"}  # fmt: skip
+    outcomes = run_system("folder_out", spec, [_task("t-1")], tmp_path / "run")
+    assert (tmp_path / "run" / "raw" / "t-1" / "report.md").is_file(), outcomes[0]
+    assert json.loads((tmp_path / "run" / "sandbox.json").read_text())["backend"] == "bwrap"
+
+
 def test_placeholders_are_replaced_inside_arguments() -> None:
     argv = build_argv(["prog", "--in={task_json}", "{output}", "id:{task_id}"], Path("/a.json"), Path("/o.md"), "t1")
     assert argv == ["prog", "--in=/a.json", "/o.md", "id:t1"]

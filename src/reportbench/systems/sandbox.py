@@ -405,8 +405,11 @@ def _give_to_sandbox_user(paths: Iterable[Path]) -> None:
     """As root, the writable folders go to the sandbox's user (nobody) so that it can write there, nowhere else."""
     if os.geteuid() != 0:
         return
-    for p in paths:
-        os.chown(p, NOBODY, NOBODY)
+    for top in paths:
+        for dirpath, dirnames, filenames in os.walk(top):
+            for n in [*dirnames, *filenames]:
+                os.lchown(os.path.join(dirpath, n), NOBODY, NOBODY)
+        os.chown(top, NOBODY, NOBODY)
 
 
 def reclaim(paths: Iterable[Path]) -> None:
