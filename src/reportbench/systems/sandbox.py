@@ -325,9 +325,29 @@ def python_roots(python: str | Path) -> list[str]:
     return _existing(roots)
 
 
-def own_python_paths() -> list[str]:
+def _editable_finder_paths(site_dirs: Iterable[str]) -> list[str]:
+    """Source folders of editable installs made with an import finder (setuptools' strict/PEP 660 mode: they are
+    not on sys.path, only named in `__editable___*_finder.py`)."""
+    import re
+
+    out: list[str] = []
+    for site in site_dirs:
+        for finder in Path(site).glob("__editable___*_finder.py"):
+            try:
+                text = finder.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                if line.startswith("MAPPING"):
+                    out += [os.path.dirname(p) for p in re.findall(r"'(/[^']+)'", line)]
+    return out
+
+
+@functools.cache
+def own_python_paths() -> tuple[str, ...]:
     """This interpreter's install and import path (its venv, editable installs, plug-ins): read-only code."""
-    return _existing([*python_roots(sys.executable), sys.prefix, sys.base_prefix, *(p for p in sys.path if p)])
+    paths = [*python_roots(sys.executable), sys.prefix, sys.base_prefix, *(p for p in sys.path if p)]
+    return tuple(_existing([*paths, *_editable_finder_paths(p for p in sys.path if p.endswith("site-packages"))]))
 
 
 def _hidden_roots() -> list[str]:
