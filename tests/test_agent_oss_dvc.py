@@ -97,6 +97,7 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
         assert "Verification" in {sent["section"] for sent in parsed[0]["sentences"]}  # the scripted outline
     box = json.loads((run / "sandbox.json").read_text())
     assert box["backend"] == "bwrap" and box["fetch_proxy"] and box["tasks"][outcomes[0]["task_id"]]["exit"] == 0, box
+    assert json.loads((repo / "metrics" / bench / "demo" / "systems.json").read_text())[name]["sandbox"] == "bwrap"
     board = json.loads((repo / "metrics" / bench / "demo" / "leaderboard.json").read_text())
     rows = [row for row in board["rows"] if row["system"] == name]
     assert len(rows) == 1 and rows[0]["n_tasks"] == len(outcomes) and rows[0]["n_missing_reports"] == 0

@@ -78,3 +78,13 @@ def test_without_bwrap_the_stage_stops_with_the_fix_unless_opted_out(
         assert outcomes[0].status == "ok"
     finally:
         sandbox.unavailable_reason.cache_clear()
+
+
+def test_systems_json_says_how_a_system_ran(tmp_path: Path) -> None:
+    from reportbench.pipeline import _sandbox_of
+
+    assert _sandbox_of(tmp_path) is None  # a kind that runs no code of its own (folder, endpoint, ...)
+    (tmp_path / "sandbox.json").write_text('{"backend": "none", "unsandboxed": true}')
+    assert _sandbox_of(tmp_path) == "unsandboxed"
+    (tmp_path / "sandbox.json").write_text('{"backend": "bwrap"}')
+    assert _sandbox_of(tmp_path) == "bwrap"
