@@ -82,8 +82,10 @@ if mode == "steal":
                             pass
                     open(out + ".loot", "a").write(v + "\n")
     leaked = [k for k in os.environ if k.endswith("_API_KEY")]
+    import pwd
+    who = pwd.getpwuid(os.getuid()).pw_name  # it can look itself up (as root: the sandbox's own passwd entry)
     open(out, "w").write(REPORT.replace("Prior work exists", f"Seen {pids} processes; found {found} key lines; "
-                                        f"own key variables {len(leaked)}"))
+                                        f"own key variables {len(leaked)}; uid {os.getuid()} {who}"))
     sys.exit(0)
 if mode == "write_other":
     for target in sys.argv[5:]:
@@ -256,6 +258,8 @@ def test_key_theft_through_proc_finds_no_key(project: dict[str, Any]) -> None:
     seen = int(body.split("Seen ", 1)[1].split(" ", 1)[0])
     assert seen <= 5, body
     assert "found 0 key lines" in body and "own key variables 0" in body, body
+    uid = int(body.split("; uid ", 1)[1].split(" ", 1)[0])
+    assert uid != 0 and (os.geteuid() != 0 or (uid >= 3_000_000_000 and " sandbox" in body)), body
     assert not list(got["run"].rglob("*.loot")), "only the declared output leaves the sandbox"
 
 

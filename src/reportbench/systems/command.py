@@ -245,7 +245,7 @@ def run_command_system(
     ) as (bridge, net_env):
         work = Path(tmp) / "tasks"
         work.mkdir()
-        os.chmod(tmp, 0o755)  # the task JSON is read by the sandbox's user (nobody when we are root)
+        os.chmod(tmp, 0o755)  # the task JSON is read by the sandbox's user (its own uid when we are root)
         os.chmod(work, 0o755)
 
         def job(task: Task) -> None:

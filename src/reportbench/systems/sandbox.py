@@ -42,7 +42,9 @@ from reportbench.systems.fetch_proxy import FetchProxy, proxy_env
 
 GLOBAL_ENV = "REPORTBENCH_SANDBOX"
 BACKENDS = ("bwrap", "none")
-NOBODY = 65534  # the sandbox's user when the stage runs as root (root is exempt from RLIMIT_NPROC)
+# As root, each sandbox runs as a user of its own (root is exempt from RLIMIT_NPROC, which counts per user: one
+# shared user would let concurrent sandboxes exhaust each other's process limit), named in its /etc/passwd.
+SANDBOX_UIDS = (3_000_000_000, 1_000_000_000)  # (first, how many): far above any system or subuid range
 SOCKDIR_INSIDE = "/run/reportbench-net"
 # project folders hidden from every system: other systems' inputs and outputs, agent runs, caches, history
 HIDDEN_PROJECT_DIRS = ("data", ".reportbench", ".dvc", ".git")
@@ -185,7 +187,7 @@ class PortBridge:
             path = self.sockdir / f"{port}.sock"
             srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             srv.bind(str(path))
-            os.chmod(path, 0o777)  # the sandbox's user may differ from ours (root drops to nobody)
+            os.chmod(path, 0o777)  # the sandbox's user may differ from ours (as root, a uid of its own)
             srv.listen(64)
             self._listeners.append(srv)
             threading.Thread(target=self._serve, args=(srv, port), daemon=True).start()
@@ -355,6 +357,30 @@ def _hidden_roots() -> list[str]:
     return sorted(h for h in homes if os.path.isdir(h))
 
 
+def sandbox_uid() -> int | None:
+    """A fresh uid for one sandbox when we are root (None otherwise: the sandbox keeps the user's uid)."""
+    if os.geteuid() != 0:
+        return None
+    import secrets
+
+    return SANDBOX_UIDS[0] + secrets.randbelow(SANDBOX_UIDS[1])
+
+
+def _identity_files(uid: int, home: str) -> Path:
+    """A folder with /etc/passwd and /etc/group copies that name the sandbox's user (programs look themselves up)."""
+    folder = Path(tempfile.mkdtemp(prefix="rb-sandbox-id-"))
+    os.chmod(folder, 0o755)
+    for name, line in (("passwd", f"sandbox:x:{uid}:{uid}:sandbox:{home}:/usr/sbin/nologin\n"),
+                       ("group", f"sandbox:x:{uid}:\n")):  # fmt: skip
+        try:
+            base = Path("/etc", name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            base = ""
+        (folder / name).write_text(base.rstrip("\n") + "\n" + line, encoding="utf-8")
+        os.chmod(folder / name, 0o644)
+    return folder
+
+
 def bwrap_argv(
     inner: list[str],
     *,
@@ -367,13 +393,15 @@ def bwrap_argv(
     limits: Mapping[str, Any],
     ports: Iterable[int],
     status_fd: int,
+    uid: int | None = None,
+    identity: Path | None = None,
 ) -> list[str]:
     """The bwrap command line: namespaces, the read-only root, the hidden folders, the binds, the launcher."""
     exe = bwrap_path() or "bwrap"
     root = os.geteuid() == 0
     args = [exe, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     args += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
-    if root:  # the launcher drops to nobody itself (root ignores RLIMIT_NPROC); it needs these two to do so
+    if root:  # the launcher drops to the sandbox's uid itself (root ignores RLIMIT_NPROC); it needs these two
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
         args += ["--unshare-user", "--disable-userns"]
@@ -385,10 +413,13 @@ def bwrap_argv(
     for f in ("/etc/shadow", "/etc/gshadow"):
         if os.path.exists(f):
             args += ["--ro-bind", "/dev/null", f]
+    if identity is not None:
+        for name in ("passwd", "group"):
+            args += ["--ro-bind", str(identity / name), f"/etc/{name}"]
     made: set[str] = set()
 
     def bind(flag: str, src: str, dest: str) -> None:
-        # bwrap makes missing mount points 0700: make each one inside an emptied folder 0755 (root drops to nobody)
+        # bwrap makes missing mount points 0700: make each one inside an emptied folder 0755 (as root, a uid of its own)
         for parent in reversed(Path(dest).parents):
             p = str(parent)
             if p not in made and any(p.startswith(e.rstrip("/") + "/") for e in emptied):
@@ -411,7 +442,7 @@ def bwrap_argv(
         bind("--ro-bind", str(sockdir), SOCKDIR_INSIDE)
     args += ["--chdir", os.path.abspath(cwd)]
     config = [f"status_fd={status_fd}", f"ports={','.join(str(p) for p in sorted({int(p) for p in ports}))}"]
-    config += [f"sockdir={SOCKDIR_INSIDE}", f"drop_to={NOBODY if root else ''}"]
+    config += [f"sockdir={SOCKDIR_INSIDE}", f"drop_to={uid if root and uid is not None else ''}"]
     config += [f"{k}={limits.get(k)}" for k in ("memory_mb", "cpu_s", "processes", "open_files", "file_size_mb")]
     return [*args, "--", sys.executable, "-I", "-S", str(_INSIDE), *config, "--", *inner]
 
@@ -421,19 +452,19 @@ def _read_all(stream: Any, sink: list[bytes]) -> None:
         sink.append(chunk)
 
 
-def _give_to_sandbox_user(paths: Iterable[Path]) -> None:
-    """As root, the writable folders go to the sandbox's user (nobody) so that it can write there, nowhere else."""
-    if os.geteuid() != 0:
+def _give_to_sandbox_user(paths: Iterable[Path], uid: int | None) -> None:
+    """As root, the writable folders go to the sandbox's user so that it can write there, and nowhere else."""
+    if uid is None:
         return
     for top in paths:
         for dirpath, dirnames, filenames in os.walk(top):
             for n in [*dirnames, *filenames]:
-                os.lchown(os.path.join(dirpath, n), NOBODY, NOBODY)
-        os.chown(top, NOBODY, NOBODY)
+                os.lchown(os.path.join(dirpath, n), uid, uid)
+        os.chown(top, uid, uid)
 
 
 def reclaim(paths: Iterable[Path]) -> None:
-    """Give what the sandbox wrote back to us (as root: files owned by nobody would surprise DVC's cache)."""
+    """Give what the sandbox wrote back to us (as root: files owned by a sandbox uid would surprise DVC's cache)."""
     if os.geteuid() != 0:
         return
     for top in paths:
@@ -470,8 +501,12 @@ def run(
     started = time.monotonic()
     pass_fds: tuple[int, ...] = ()
     status_r = status_w = -1
+    identity: Path | None = None
     if cfg.backend == "bwrap":
-        _give_to_sandbox_user([s for s, _ in rw])
+        uid = sandbox_uid()
+        _give_to_sandbox_user([s for s, _ in rw], uid)
+        if uid is not None:
+            identity = _identity_files(uid, env.get("HOME", "/"))
         status_r, status_w = os.pipe()
         full = bwrap_argv(
             argv,
@@ -484,6 +519,8 @@ def run(
             limits=limits,
             ports=bridge.ports if bridge else (),
             status_fd=status_w,
+            uid=uid,
+            identity=identity,
         )
         pass_fds = (status_w,)
     else:
@@ -559,6 +596,8 @@ def run(
         usage["max_rss_mb"] = round(rusage.ru_maxrss / 1024, 1) if rusage else None
     if cfg.backend == "bwrap":
         reclaim([s for s, _ in rw])
+    if identity is not None:
+        shutil.rmtree(identity, ignore_errors=True)
     return SandboxResult(code, b"".join(out), b"".join(err), killed, usage)
 
 
