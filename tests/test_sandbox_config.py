@@ -4,6 +4,7 @@ stage with one message naming the fix (unless the user opted out)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,7 +21,9 @@ def test_the_default_is_bwrap_with_limits() -> None:
     cfg = parse_sandbox("s", None, environ={})
     assert cfg.backend == "bwrap" and cfg.opted_out_by is None
     rec = cfg.record(600)
-    assert rec["limits"]["cpu_s"] == 600 and rec["limits"]["memory_mb"] == 4096 and rec["limits"]["wall_s"] == 600
+    cpus = os.cpu_count() or 1
+    assert rec["limits"]["cpu_s"] == 600 * cpus and rec["limits"]["memory_mb"] == 8192
+    assert rec["limits"]["wall_s"] == 600
 
 
 def test_opting_out_is_explicit_and_recorded() -> None:

@@ -129,6 +129,11 @@ elif mode == "big_file":
         for _ in range(64):
             f.write(b"x" * (1024 * 1024))
     notes.append("wrote 64 MB into one file: DONE")
+elif mode == "spin":
+    t0 = time.time()
+    while time.time() - t0 < 15:
+        pass
+    notes.append("spun 15 s: DONE")
 elif mode == "network":
     port = int(sys.argv[5])
     def reach():
@@ -316,6 +321,13 @@ def test_one_huge_file_stops_at_the_file_size_limit(project: dict[str, Any]) -> 
     out = got["outcome"]
     assert out["status"] == "failed" and "sandbox: file_size_mb limit 8 MB reached" in out["reason"], out
     assert "File too large" in out["reason"], out  # Python ignores SIGXFSZ: the write fails with EFBIG
+
+
+def test_a_cpu_spinner_is_stopped_at_the_cpu_limit(project: dict[str, Any]) -> None:
+    got = _attack(project, "spinner", "spin", cpu_s=1)
+    out = got["outcome"]
+    assert out["status"] == "failed" and "sandbox: cpu_s limit 1 s reached (killed by SIGXCPU)" in out["reason"], out
+    assert got["sandbox"]["tasks"][project["attack_id"]]["cpu_s"] < 3
 
 
 def test_direct_network_to_a_loopback_listener_is_unreachable(project: dict[str, Any]) -> None:

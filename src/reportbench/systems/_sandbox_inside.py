@@ -84,11 +84,13 @@ def _set_limits(limits: dict[str, str]) -> None:
         if value in (None, "", "None") or name not in _RLIMITS:
             continue
         which, unit = _RLIMITS[name]
-        n = int(float(value) * unit)
+        n = max(1, int(float(value) * unit))
         _, hard = resource.getrlimit(which)
+        # CPU: SIGXCPU at the limit, SIGKILL a second later (with soft == hard the kernel sends SIGKILL at once)
+        top = n + 1 if which == resource.RLIMIT_CPU else n
         if hard != resource.RLIM_INFINITY:
-            n = min(n, hard)
-        resource.setrlimit(which, (n, n))
+            n, top = min(n, hard), min(top, hard)
+        resource.setrlimit(which, (n, top))
 
 
 def main(argv: list[str]) -> int:

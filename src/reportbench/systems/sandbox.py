@@ -11,7 +11,7 @@ mounted where its outputs go) and working folder read-write, a private size-limi
 watched from outside) are set per task and recorded with how the task ended.
 
 `sandbox:` in a system entry: omitted or `bwrap` (the default), `none` (opt out: the run is recorded and shown as
-"unsandboxed"), or a mapping `{backend: bwrap, memory_mb: 4096, cpu_s: ..., processes: 256, open_files: 1024,
+"unsandboxed"), or a mapping `{backend: bwrap, memory_mb: 8192, cpu_s: ..., processes: 256, open_files: 1024,
 file_size_mb: 512, disk_mb: 2048, tmp_mb: 512, allow_ports: [8765], fetch: true}` (`fetch`: pages reach the
 web only through the guarded fetch proxy, reportbench.systems.fetch_proxy; on for agent kinds, off for commands).
 `REPORTBENCH_SANDBOX=none` opts out for every system. Where bwrap cannot run (not Linux, not installed, no user
@@ -58,8 +58,8 @@ class SandboxConfig:
     """What a system entry's `sandbox:` resolves to; `limits` are per task."""
 
     backend: str = "bwrap"
-    memory_mb: float | None = 4096
-    cpu_s: float | None = None  # default: the task's wall time limit
+    memory_mb: float | None = 8192  # address space, not RSS: agents that load torch map several GB they never touch
+    cpu_s: float | None = None  # default: the task's wall time x the CPUs (threads may use every core)
     processes: int | None = 256
     open_files: int | None = 1024
     file_size_mb: float | None = 512
@@ -71,7 +71,8 @@ class SandboxConfig:
 
     def limits(self, wall_s: float) -> dict[str, Any]:
         out: dict[str, Any] = {k: getattr(self, k) for k in LIMIT_KEYS}
-        out["cpu_s"] = self.cpu_s if self.cpu_s is not None else max(1.0, float(wall_s))
+        cpus = os.cpu_count() or 1
+        out["cpu_s"] = self.cpu_s if self.cpu_s is not None else max(1.0, float(wall_s) * cpus)
         out["wall_s"] = float(wall_s)
         return out
 
@@ -264,8 +265,9 @@ class SandboxResult:
         err = self.stderr.decode("utf-8", errors="replace")[-4000:]
         if self.killed:
             return self.killed
-        if sig == "SIGXCPU":
-            return f"sandbox: cpu_s limit {limits.get('cpu_s')} s reached (killed by SIGXCPU)"
+        cpu_limit = limits.get("cpu_s")
+        if sig == "SIGXCPU" or (sig == "SIGKILL" and cpu_limit and (self.usage.get("cpu_s") or 0) >= cpu_limit):
+            return f"sandbox: cpu_s limit {cpu_limit:g} s reached (killed by {sig})"
         if sig == "SIGXFSZ" or "File too large" in err:
             return f"sandbox: file_size_mb limit {limits.get('file_size_mb')} MB reached"
         if "MemoryError" in err or "Cannot allocate memory" in err or "std::bad_alloc" in err:
