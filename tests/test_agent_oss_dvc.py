@@ -69,6 +69,9 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
             "budget": {"llm_calls": 200, "search_calls": 50, "wall_s": 600},
             "concurrency": 2,  # tasks in parallel, as configured for real runs
             "options": options,
+            # sandboxed (the default); the stand-in web is the search stub's loopback pages, which the fetch proxy
+            # would refuse as loopback: its port is bridged in (tests/test_sandbox_hostile.py: the proxy's refusal)
+            "sandbox": {"allow_ports": [search.port]},
         }
         conf = repo / "conf" / bench / "systems" / "agents_stub.yaml"
         conf.write_text(f"# @package benchmarks.{bench}.systems\n" + yaml.safe_dump({name: entry}))
@@ -95,6 +98,9 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
         assert records[0]["agent_version"] == "knowledge-storm 1.1.1 (encoder: hashed)"
         assert "how agents verify citations" in records[0]["queries"]  # the scripted question-asker's query
         assert "Verification" in {sent["section"] for sent in parsed[0]["sentences"]}  # the scripted outline
+    box = json.loads((run / "sandbox.json").read_text())
+    assert box["backend"] == "bwrap" and box["fetch_proxy"] and box["tasks"][outcomes[0]["task_id"]]["exit"] == 0, box
+    assert json.loads((repo / "metrics" / bench / "demo" / "systems.json").read_text())[name]["sandbox"] == "bwrap"
     board = json.loads((repo / "metrics" / bench / "demo" / "leaderboard.json").read_text())
     rows = [row for row in board["rows"] if row["system"] == name]
     assert len(rows) == 1 and rows[0]["n_tasks"] == len(outcomes) and rows[0]["n_missing_reports"] == 0

@@ -4,7 +4,6 @@ output are recorded outcomes, and the run always goes on to the next task."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,6 @@ if tid == "t-crash":
     print("boom: something broke", file=sys.stderr)
     sys.exit(3)
 if tid == "t-slow":
-    open(os.environ["PID_FILE"], "w").write(str(os.getpid()))
     time.sleep(60)
 if tid == "t-empty":
     open(out, "w").write("   \n")
@@ -60,14 +58,27 @@ def script(tmp_path: Path) -> Path:
     return path
 
 
-def test_success_exit_timeout_empty_are_recorded(script: Path, tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
+def _running_with(marker: str) -> list[int]:
+    """Processes (any namespace) whose command line holds `marker`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+@pytest.mark.parametrize("sandbox", [None, "none"])  # the default (bwrap) and the explicit opt-out
+def test_success_exit_timeout_empty_are_recorded(script: Path, tmp_path: Path, sandbox: str | None) -> None:
     spec = {
         "kind": "command",
         "path": str(script),
         "cmd": [sys.executable, str(script), "{task_json}", "{output}"],
         "timeout_s": 1.5,
-        "env": {"PID_FILE": str(pid_file)},
+        **({"sandbox": sandbox} if sandbox else {}),
     }
     tasks = [_task(t) for t in ("t-ok", "t-crash", "t-slow", "t-empty", "t-silent", "t-ok2")]
     out = tmp_path / "run"
@@ -83,9 +94,7 @@ def test_success_exit_timeout_empty_are_recorded(script: Path, tmp_path: Path) -
     assert by_id["t-empty"].status == "failed" and "empty output" in by_id["t-empty"].reason
     assert by_id["t-silent"].status == "failed" and "empty output" in by_id["t-silent"].reason
     assert wall < 60, f"the timeout did not stop the slow task ({wall:.1f}s)"  # it sleeps 60 s; timeout_s 1.5
-    pid = int(pid_file.read_text())
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # the timed-out process was killed, not left running
+    assert _running_with(str(script)) == []  # the timed-out process was killed, not left running
     reports = read_reports(out)
     assert [r.task_id for r in reports] == ["t-ok", "t-ok2"]
     assert reports[0].sources["1"].arxiv_id == "2313.01042"
@@ -94,19 +103,19 @@ def test_success_exit_timeout_empty_are_recorded(script: Path, tmp_path: Path) -
 
 
 def test_task_json_has_the_task_prompt_and_no_exemplar(tmp_path: Path) -> None:
-    dump = tmp_path / "seen.json"
     script = tmp_path / "dump.py"
-    script.write_text(
-        "import json, shutil, sys\n"
-        f"shutil.copy(sys.argv[1], {str(dump)!r})\n"
-        "open(sys.argv[2], 'w').write('## Related Work\\n\\nNothing to cite.\\n')\n"
+    script.write_text(  # the sandbox lets it write only its output: the task JSON goes into the report
+        "import json, sys\n"
+        "seen = open(sys.argv[1]).read()\n"
+        "open(sys.argv[2], 'w').write('## Related Work\\n\\nSeen: ' + json.dumps(json.loads(seen)) + '\\n')\n"
     )
     outcomes = run_system(
         "dump", {"kind": "command", "cmd": [sys.executable, str(script)]}, [_task("t-1")], tmp_path / "run"
     )
     assert outcomes[0].status == "ok"  # no placeholders: the two paths were appended
-    seen = json.loads(dump.read_text())
-    assert seen["task_prompt"] == "Write the related work." and "SECRET" not in dump.read_text()
+    body = read_reports(tmp_path / "run")[0].body
+    seen = json.loads(body.split("Seen: ", 1)[1].strip())
+    assert seen["task_prompt"] == "Write the related work." and "SECRET" not in body
 
 
 def test_a_missing_program_is_a_failed_outcome(tmp_path: Path) -> None:
@@ -127,6 +136,21 @@ def test_parallel_runs_keep_task_order(script: Path, tmp_path: Path) -> None:
 def test_shell_strings_are_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemError_, match="argv list"):
         run_system("s", {"kind": "command", "cmd": "python x.py {task_json}"}, [_task("t")], tmp_path)
+
+
+def test_a_folder_output_is_written_in_the_sandbox_and_kept(tmp_path: Path) -> None:
+    """`output_suffix: ""`: `{output}` is a folder the (sandboxed) program writes into; the folder is kept."""
+    script = tmp_path / "folder_writer.py"
+    script.write_text(
+        "import sys, pathlib\n"
+        "out = pathlib.Path(sys.argv[2])\n"
+        "(out / 'report.md').write_text('## Related Work\\n\\nA folder report.\\n')\n"
+    )
+    spec = {"kind": "command", "cmd": [sys.executable, str(script), "{task_json}", "{output}"], "output_suffix": "",
+            "format": "auto"}  # fmt: skip
+    outcomes = run_system("folder_out", spec, [_task("t-1")], tmp_path / "run")
+    assert (tmp_path / "run" / "raw" / "t-1" / "report.md").is_file(), outcomes[0]
+    assert json.loads((tmp_path / "run" / "sandbox.json").read_text())["backend"] == "bwrap"
 
 
 def test_placeholders_are_replaced_inside_arguments() -> None:

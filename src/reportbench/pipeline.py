@@ -8,6 +8,7 @@ skips everything downstream of a stage whose output did not change.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
@@ -526,6 +527,16 @@ def cross_stage(
 
 
 # ------------------------------------------------------------------------------------------------- score
+def _sandbox_of(run_dir: Path) -> str | None:
+    """How the system's code ran (its run's sandbox.json, reportbench.systems.sandbox): "bwrap", "unsandboxed"
+    (opted out with `sandbox: none`), "in-process"; None for kinds that run no code of their own (folder, ...)."""
+    path = Path(run_dir) / "sandbox.json"
+    if not path.is_file():
+        return None
+    backend = json.loads(path.read_text(encoding="utf-8")).get("backend")
+    return "unsandboxed" if backend == "none" else str(backend)
+
+
 def score_stage(
     params: Mapping[str, Any],
     benchmark: str,
@@ -610,6 +621,7 @@ def score_stage(
                 "report_outcomes": _count_statuses(ctx.outcomes[sc.system]),
                 "flagged_reports": _count_flagged(ctx.outcomes[sc.system]),
                 "non_answer_reports": _count_non_answers(ctx.outcomes[sc.system]),
+                "sandbox": _sandbox_of(dirs[sc.system]),
             }
         )
         summaries[sc.system] = summary

@@ -105,6 +105,7 @@ class AgentSystemConfig(BaseModel):
     concurrency: int = Field(default=2, ge=1, le=64)
     options: dict[str, Any] = Field(default_factory=dict)  # kind-specific knobs, passed to the adapter as is
     format: str = "markdown"
+    sandbox: str | dict[str, Any] | None = None  # bwrap (default) | none | limits (reportbench.systems.sandbox)
     # set by the pipeline
     release_dir: str | None = None
     benchmark: str | None = None

@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -45,6 +43,16 @@ from reportbench.agents.search.base import SearchError, SearchService, make_back
 from reportbench.agents.search.types import Doc
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, safe_name
+from reportbench.systems.sandbox import (
+    PortBridge,
+    SandboxConfig,
+    network,
+    parse_sandbox,
+    python_roots,
+    require,
+    write_record,
+)
+from reportbench.systems.sandbox import run as run_process
 from reportbench.types import Report, Task
 
 DEFAULT_PATH = "src/reportbench/agents"
@@ -67,7 +75,7 @@ def parse_config(name: str, spec: dict[str, Any]) -> AgentSystemConfig:
 def config_hash(cfg: AgentSystemConfig, benchmark: str, system: str = "") -> str:
     """What changes an agent's answers: the entry (not concurrency or paths), the lock, the adapter's code; and the
     system's name, so two identically configured systems are two independent runs."""
-    ident = cfg.model_dump(mode="json", exclude={"concurrency", "release_dir", "path"})
+    ident = cfg.model_dump(mode="json", exclude={"concurrency", "release_dir", "path", "sandbox"})
     adapter = adapter_file(cfg.kind)
     shared = sorted(adapter.parent.glob("_*.py"))  # helpers the adapters share (e.g. _oss_common.py)
     code = hashlib.sha256(b"".join(p.read_bytes() for p in [adapter, *shared] if p.is_file())).hexdigest()
@@ -135,13 +143,6 @@ def adapter_env(cfg: AgentSystemConfig, token: str) -> dict[str, str]:
     return env
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
 def _last_json(stdout: str) -> dict[str, Any] | None:
     for line in reversed(stdout.splitlines()):
         line = line.strip()
@@ -158,10 +159,24 @@ def _last_json(stdout: str) -> dict[str, Any] | None:
 class AgentRun:
     """One system's run: config, proxy, search service, the resumable work folder."""
 
-    def __init__(self, name: str, cfg: AgentSystemConfig, benchmark: str, proxy: AgentProxy, work: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        cfg: AgentSystemConfig,
+        benchmark: str,
+        proxy: AgentProxy,
+        work: Path,
+        box: SandboxConfig | None = None,
+        bridge: PortBridge | None = None,
+        net_env: dict[str, str] | None = None,
+    ) -> None:
         self.name, self.cfg, self.benchmark, self.proxy, self.work = name, cfg, benchmark, proxy, work
         self.secrets = _secrets(cfg)
         self.chash = work.name
+        self.box = box or parse_sandbox(name, cfg.sandbox)
+        self.bridge = bridge
+        self.net_env = net_env or {}
+        self.sandbox_usage: dict[str, Any] = {}  # task id -> how its process ended and what it used
 
     def _key(self, task: Task) -> str:
         return f"{safe_name(task.task_id)}-{hashlib.sha256(task.task_prompt.encode()).hexdigest()[:8]}"
@@ -264,40 +279,57 @@ class AgentRun:
                 workdir=tmp,
                 options={k: v for k, v in cfg.options.items() if k != "env"},
             )
+            env = adapter_env(cfg, token)
+            if self.box.backend != "none":
+                env.update({"TMPDIR": "/tmp", "TEMP": "/tmp", "TMP": "/tmp", **self.net_env})  # its private /tmp
+            # sandboxed: its venv and adapter read-only, its work folder writable, the proxy its only network;
+            # the agents home (other runs' records, the search cache) is hidden
+            if self.box.backend != "none":  # the agents home is hidden: name the venv by its real folder
+                python = Path(os.path.realpath(python.parent)) / python.name
             try:
-                proc = subprocess.Popen(
+                if not python.exists():  # sandboxed or not, a missing interpreter is the same recorded failure
+                    raise FileNotFoundError(2, "No such file or directory", str(python))
+                if not os.access(python, os.X_OK):
+                    raise PermissionError(13, "Permission denied", str(python))
+                done = run_process(
                     [str(python), str(script)],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    cwd=tmp,
-                    env=adapter_env(cfg, token),
-                    start_new_session=True,  # its own process group: the wall-time kill takes its children too
+                    self.box,
+                    env=env,
+                    cwd=Path(tmp),
+                    wall_s=cfg.budget.wall_s,
+                    stdin=req.model_dump_json().encode(),
+                    ro=[*python_roots(python), script.parent],
+                    rw=[(Path(tmp), Path(tmp))],
+                    hidden=[agents_home()],
+                    bridge=self.bridge,
                 )
             except OSError as exc:  # the task's record says why, as for any failed task (no "internal" error)
                 reason = f"the adapter did not start: {type(exc).__name__}: {exc} (`{python} {script}`)"
                 return AgentResult(outcome="failed", reason=reason), f"[reportbench] {reason}\n", None
-            killed = None
-            try:
-                out, err = proc.communicate(req.model_dump_json().encode(), timeout=cfg.budget.wall_s)
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                out, err = proc.communicate()
+            out, err = done.stdout, done.stderr
+            killed = done.killed
+            if killed and killed.startswith("timeout"):
                 killed = f"wall_s: no result after {cfg.budget.wall_s:g} s (killed)"
+            limit = done.limit_reason(self.box.limits(cfg.budget.wall_s)) if self.box.backend != "none" else None
+            self.sandbox_usage[task.task_id] = {**done.usage, "limit": limit}
+            if limit and not killed:
+                err += f"\n[reportbench] {limit}\n".encode()
         stdout = out.decode("utf-8", errors="replace")
         log = err.decode("utf-8", errors="replace")
         data = _last_json(stdout)
         if data is None:
             tail = log.strip()[-300:]
             if killed is None:
-                log += f"\n[reportbench] adapter exit {proc.returncode}; no JSON result on stdout\n"
+                log += f"\n[reportbench] adapter exit {done.returncode}; no JSON result on stdout\n"
             return (
                 (
                     None
                     if killed
                     else AgentResult(
                         outcome="failed",
-                        reason=f"exit {proc.returncode}, no result" + (f"; stderr: {tail}" if tail else ""),
+                        reason=(f"{limit}; " if limit else "")
+                        + f"exit {done.returncode}, no result"
+                        + (f"; stderr: {tail}" if tail else ""),
                     )
                 ),
                 log,
@@ -364,6 +396,9 @@ def run_agent_system(
     from reportbench.agents.search.stub import serve_in_thread  # lazy: +25 ms to import (python -X importtime)
 
     cfg = parse_config(name, spec)
+    box = parse_sandbox(name, cfg.sandbox)
+    if cfg.kind != "provider_deep_research":
+        require(name, box)  # no sandbox and no explicit opt-out: one message naming the fix, before any task
     if cfg.kind == "provider_deep_research":
         from reportbench.agents.provider import preflight  # lazy: +1 ms to import (python -X importtime)
 
@@ -394,8 +429,11 @@ def run_agent_system(
     collector = RunCollector([t.task_id for t in tasks])
     records: dict[str, TaskRecord] = {}
     try:
-        with serve_in_thread(AgentProxy(cfg, service)) as proxy:
-            run = AgentRun(name, cfg, benchmark, proxy, work)
+        # sandboxed, its network: the budget/search proxy and the guarded fetch proxy (pages), nothing else
+        with serve_in_thread(AgentProxy(cfg, service)) as proxy, network(
+            box, [proxy.port], fetch_default=True
+        ) as (bridge, net_env):
+            run = AgentRun(name, cfg, benchmark, proxy, work, box, bridge, net_env)
 
             def job(task: Task) -> None:
                 if proxy.fatal is not None:
@@ -428,6 +466,8 @@ def run_agent_system(
         **_totals(ordered),
     }
     (out_dir / "agent_usage.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    record = {"backend": "in-process"} if cfg.kind == "provider_deep_research" else box.record(cfg.budget.wall_s)
+    write_record(out_dir, record, {t.task_id: run.sandbox_usage.get(t.task_id) for t in tasks})
     return collector.result()
 
 

@@ -17,6 +17,11 @@ recorded as `failed` outcomes with the reason; the run goes on with the next tas
 The program is untrusted: it gets only `BASE_ENV` (PATH, HOME, locale, temp dir), the variables named in
 `pass_env: [MY_AGENT_KEY]` and the `env:` mapping, never the rest of this process's environment (the judge's
 key stays here). Its reports are read with the per-report bounds of `limits:` (reportbench.bounds).
+
+It runs sandboxed (reportbench.systems.sandbox; `sandbox: none` opts out): no network (`sandbox: {allow_ports:
+[8765]}` bridges a loopback port in), the project read-only with its data folders hidden, and one writable
+place, a fresh folder mounted where `{output}` goes, from which only `{output}` is kept. Per task, the limits and
+what it used go to `<run>/sandbox.json`; a limit it hit is named in the outcome's reason.
 """
 
 from __future__ import annotations
@@ -24,8 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
+import shutil
 import tempfile
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -33,8 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from reportbench.bounds import ReportLimits, report_limits
+from reportbench.systems import sandbox
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, raw_path, safe_name, task_payload
+from reportbench.systems.sandbox import PortBridge, SandboxConfig, network, parse_sandbox, require, write_record
 from reportbench.types import Report, Task
 
 DEFAULTS: dict[str, Any] = {
@@ -47,6 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "limits": {},
     "cwd": None,
     "max_parallel": 1,
+    "sandbox": None,  # bwrap (default) | none | a mapping of limits (reportbench.systems.sandbox)
 }
 _ALLOWED = set(DEFAULTS) | {"kind", "path", "release_dir", "benchmark"}  # release_dir, benchmark: set by the pipeline
 STDERR_TAIL = 600
@@ -87,6 +94,7 @@ def _config(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         raise SystemError_(f"systems.{name}.pass_env: expected a list of environment variable NAMES, got {pass_env!r}")
     if float(cfg["timeout_s"]) <= 0:
         raise SystemError_(f"systems.{name}.timeout_s: must be positive")
+    cfg["_sandbox"] = parse_sandbox(name, cfg["sandbox"])
     return cfg
 
 
@@ -134,59 +142,91 @@ def _tail(data: bytes | None, secrets: tuple[str, ...] = ()) -> str:
     return redact(text, secrets)[-STDERR_TAIL:]
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the process group we started (the command and anything it spawned), by its id only."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
+def _path_args(argv: list[str], cwd: Path) -> list[Path]:
+    """Arguments that name existing files or folders (the program, its script): bound read-only in the sandbox."""
+    out = []
+    for a in argv:
+        if not a or a.startswith("-") or "\x00" in a:
+            continue
+        p = Path(a) if os.path.isabs(a) else cwd / a
+        try:
+            if p.exists():
+                out.append(p)
+        except OSError:
+            continue
+    return out
 
 
-def run_one(name: str, cfg: dict[str, Any], task: Task, out_dir: Path, work: Path) -> tuple[Report | None, TaskOutcome]:
+def run_one(
+    name: str,
+    cfg: dict[str, Any],
+    task: Task,
+    out_dir: Path,
+    work: Path,
+    bridge: PortBridge | None = None,
+    usage: dict[str, Any] | None = None,
+    net_env: Mapping[str, str] | None = None,
+) -> tuple[Report | None, TaskOutcome]:
     """Run the command for one task and parse what it wrote; every failure becomes an outcome."""
+    box: SandboxConfig = cfg["_sandbox"]
     task_json = work / f"{safe_name(task.task_id)}.json"
     task_json.write_text(json.dumps(payload_for(cfg)(task), indent=2, ensure_ascii=False), encoding="utf-8")
     output = raw_path(out_dir, task.task_id, str(cfg["output_suffix"]))
     output.parent.mkdir(parents=True, exist_ok=True)
     if output.is_file():
         output.unlink()  # a stale file from an earlier run must never pass for this run's output
-    if cfg["output_suffix"] == "":
-        output.mkdir(exist_ok=True)
+    elif output.is_dir():
+        shutil.rmtree(output)
     argv = build_argv(list(cfg["cmd"]), task_json, output, task.task_id)
     env = command_env(cfg, os.environ)
     timeout = float(cfg["timeout_s"])
+    cwd = Path(cfg["cwd"] or Path.cwd())
+    staging = Path(tempfile.mkdtemp(prefix="rb-out-", dir=work.parent))
     try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cfg["cwd"] or None,
-            env=env,
-            start_new_session=True,  # its own process group, so a timeout kills its children too
-        )
+        if box.backend == "none":
+            if cfg["output_suffix"] == "":
+                output.mkdir(exist_ok=True)
+            result = sandbox.run(argv, box, env=env, cwd=cwd, wall_s=timeout)
+        else:
+            if cfg["output_suffix"] == "":
+                (staging / output.name).mkdir()
+            env.update({"TMPDIR": "/tmp", "TEMP": "/tmp", "TMP": "/tmp", **(net_env or {})})  # its private /tmp
+            ro = [task_json, cwd, *_path_args(argv, cwd)]
+            if cfg.get("path"):
+                ro.append(Path(str(cfg["path"])))
+            # only the folder of {output} is writable: a fresh one per task, mounted over <run>/raw
+            result = sandbox.run(
+                argv, box, env=env, cwd=cwd, wall_s=timeout, ro=ro, rw=[(staging, output.parent)], bridge=bridge
+            )
+            produced = staging / output.name
+            if produced.is_symlink() or produced.is_file():
+                os.replace(produced, output)
+            elif produced.is_dir():
+                shutil.move(str(produced), str(output))
     except OSError as exc:
         return None, TaskOutcome(task_id=task.task_id, status="failed", reason=f"cannot start {argv[0]!r}: {exc}")
-    try:
-        _, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.communicate()
-        return None, TaskOutcome(
-            task_id=task.task_id, status="failed", reason=f"timeout: no exit after {timeout:g} s (killed)"
-        )
-    if proc.returncode != 0:
-        reason = f"exit code {proc.returncode}"
-        tail = _tail(stderr, _secret_env_values(env))
-        return None, TaskOutcome(
-            task_id=task.task_id, status="failed", reason=reason + (f"; stderr: {tail}" if tail else "")
-        )
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    limits = box.limits(timeout)
+    limit = result.limit_reason(limits) if box.backend != "none" else result.killed
+    if usage is not None:
+        usage[task.task_id] = {**result.usage, "limit": limit}
+    if result.killed:
+        return None, TaskOutcome(task_id=task.task_id, status="failed", reason=result.killed)
+    if result.returncode != 0:
+        tail = _tail(result.stderr, _secret_env_values(env))
+        if result.returncode == 127 and "[sandbox] cannot start" in tail:
+            reason = f"cannot start {argv[0]!r}: {tail.split(': ', 1)[-1]}"
+        else:
+            reason = (f"{limit}; " if limit else "") + f"exit code {result.returncode}"
+            reason += f"; stderr: {tail}" if tail else ""
+        return None, TaskOutcome(task_id=task.task_id, status="failed", reason=reason)
 
     try:
-        limits = ReportLimits.from_spec(cfg, name)
+        limits_r = ReportLimits.from_spec(cfg, name)
     except ValueError as exc:
         raise SystemError_(str(exc)) from exc
-    with report_limits(limits, name):
+    with report_limits(limits_r, name):
         return parse_output(output, system=name, task_id=task.task_id, fmt=str(cfg["format"]))
 
 
@@ -196,13 +236,21 @@ def run_command_system(
 ) -> tuple[list[Report], list[TaskOutcome]]:
     """Run `cmd` once per task (optionally a few at a time); one outcome per task."""
     cfg = _config(name, spec)
+    box: SandboxConfig = cfg["_sandbox"]
+    require(name, box)  # no sandbox and no explicit opt-out: one message naming the fix, before any task
     run = RunCollector([t.task_id for t in tasks])
-    with tempfile.TemporaryDirectory(prefix=f"reportbench-{safe_name(name)}-") as tmp:
-        work = Path(tmp)
+    usage: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix=f"reportbench-{safe_name(name)}-") as tmp, network(
+        box, fetch_default=False
+    ) as (bridge, net_env):
+        work = Path(tmp) / "tasks"
+        work.mkdir()
+        os.chmod(tmp, 0o755)  # the task JSON is read by the sandbox's user (its own uid when we are root)
+        os.chmod(work, 0o755)
 
         def job(task: Task) -> None:
             try:
-                run.add(*run_one(name, cfg, task, out_dir, work))
+                run.add(*run_one(name, cfg, task, out_dir, work, bridge, usage, net_env))
             except Exception as exc:  # noqa: BLE001 - one broken task is a recorded failure
                 run.fail(task.task_id, f"internal: {type(exc).__name__}: {exc}")
 
@@ -213,4 +261,5 @@ def run_command_system(
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 list(pool.map(job, tasks))
+    write_record(out_dir, box.record(float(cfg["timeout_s"])), {t.task_id: usage.get(t.task_id) for t in tasks})
     return run.result()
