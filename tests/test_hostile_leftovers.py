@@ -43,3 +43,15 @@ def test_an_eprint_1200_directories_deep_is_skipped_not_walked(tmp_path: Path, d
     assert any("1201 path levels > max_depth=32" in s.reason for s in result.skipped), result.skipped[-1:]
     deepest = max((len(p.relative_to(tmp_path / "out").parts) for p in (tmp_path / "out").rglob("*")), default=0)
     assert deepest <= ExtractLimits().max_depth
+
+
+def test_a_file_name_with_a_newline_maps_to_no_task() -> None:
+    """Issue 33: `demo-0001\\n.md` mapped to demo-0001 (the arXiv-version rule stripped the newline)."""
+    from reportbench.reports.task_names import NameIndex
+
+    index = NameIndex(["demo-0001", "demo-0002"])
+    assert index.match("demo-0001").task_id == "demo-0001"
+    for stem in ("demo-0001\n", " demo-0001", "demo-0001\u202e", "demo-\x1b[2J0001"):
+        m = index.match(stem)
+        assert m.task_id is None and "not read as a task id" in m.note, (stem, m)
+
