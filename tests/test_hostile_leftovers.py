@@ -55,3 +55,64 @@ def test_a_file_name_with_a_newline_maps_to_no_task() -> None:
         m = index.match(stem)
         assert m.task_id is None and "not read as a task id" in m.note, (stem, m)
 
+
+
+def test_a_cache_that_cannot_be_created_is_one_error_line(tmp_path: Path) -> None:
+    """Issue 33: on a full disk, creating the judge cache ended in a raw sqlite3.OperationalError traceback. A real
+    write failure (the file-size limit at 0 bytes, as a full disk refuses every write) now gives one `error:` line."""
+    import json
+    import subprocess
+    import sys
+
+    export = tmp_path / "answers.jsonl.gz"
+    with gzip.open(export, "wt", encoding="utf-8") as f:
+        from reportbench.judges.cache import CACHE_KEY_VERSION
+
+        f.write(json.dumps({"format": "reportbench-judge-cache", "key_version": CACHE_KEY_VERSION}) + "\n")
+    code = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))\n"
+        "from reportbench.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    cache = tmp_path / "full" / "judge.sqlite"
+    run = subprocess.run(
+        [sys.executable, "-c", code, "cache", "import", str(export), "--cache", str(cache)],
+        capture_output=True, text=True, timeout=120,
+    )
+    out = (run.stdout + run.stderr).strip()
+    assert run.returncode == 2, out
+    assert "Traceback" not in out and len(out.splitlines()) == 1, out
+    assert f"judge cache {cache} cannot be created or opened: disk I/O error" in out
+
+
+def test_paid_answers_go_to_the_temporary_folder_when_the_caches_disk_is_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `<cache>.unsaved.jsonl` spill sat on the cache's own full disk. When it cannot be written the answer
+    goes to the temporary folder (the error names it), and the next open of the cache imports it from there."""
+    import sqlite3
+    import tempfile
+
+    from reportbench.judges.cache import CacheWriteError, ResponseCache
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # the test's own temporary folder
+    (tmp_path / "tmp").mkdir()
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    db = cache._db()
+    db.execute(f"PRAGMA max_page_count={db.execute('PRAGMA page_count').fetchone()[0]}")
+    for i in range(10_000):  # fill every page: the next answer cannot be stored
+        try:
+            db.execute("INSERT INTO responses (key, text, created_at) VALUES (?, ?, '')", (f"f{i}", "x" * 200))
+        except sqlite3.OperationalError:
+            break
+    path.with_name(path.name + ".unsaved.jsonl").mkdir()  # the first place cannot be written
+    err = cache._spill({"key": "k1", "text": "answer", "created_at": ""}, sqlite3.OperationalError("disk full"))
+    assert isinstance(err, CacheWriteError)
+    fallback = cache.spill_fallback
+    assert str(fallback).startswith(str(tmp_path / "tmp")) and fallback.is_file()
+    assert f"kept in {fallback}" in str(err) and "could not be written" in str(err)
+    cache.close()
+    assert ResponseCache(path).get("k1") is not None and not fallback.exists()  # imported on the next open
