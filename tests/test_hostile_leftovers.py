@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import tarfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -116,3 +119,90 @@ def test_paid_answers_go_to_the_temporary_folder_when_the_caches_disk_is_full(
     assert f"kept in {fallback}" in str(err) and "could not be written" in str(err)
     cache.close()
     assert ResponseCache(path).get("k1") is not None and not fallback.exists()  # imported on the next open
+
+
+def _minimal_pdf(text: str) -> bytes:
+    """A one-page PDF whose page shows `text` (self-made with pypdf's writer)."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(200, 200)
+    font = DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+                             NameObject("/BaseFont"): NameObject("/Helvetica")})
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})}
+    )
+    stream = DecodedStreamObject()
+    stream.set_data(f"BT /F1 12 Tf 20 100 Td ({text}) Tj ET".encode())
+    page[NameObject("/Contents")] = writer._add_object(stream)
+    page.compress_content_streams()  # the words are not in the raw bytes: only the PDF path can read them
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+BINARY_BODIES = {
+    "png": (b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(256)) * 4, "a PNG image"),
+    "elf": (b"\x7fELF\x02\x01\x01" + b"\x00" * 9 + b"\x02\x00>\x00" + b"\x01" * 200, "an ELF executable"),
+    "nul": (b"\x00" * 5_000_000, "NUL bytes (5000000 of 5000000)"),
+}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("what", sorted(BINARY_BODIES))
+def test_binary_bodies_served_as_text_are_not_ok_pages(what: str) -> None:
+    """Issue 33: PNG/ELF bytes and 5 MB of NUL bytes served as text/plain were stored as `ok` pages and reached
+    the verifier judges. Fetched through the real client from a loopback server, they are `unsupported_type`
+    with the reason, and no text."""
+    from reportbench.fetch.snapshot import snapshot_from_raw
+
+    body, reason = BINARY_BODIES[what]
+    with _serve(body, "text/plain; charset=utf-8") as url:
+        snap = snapshot_from_raw(_fetcher().fetch(url), "http")
+    assert snap.error_class == "unsupported_type", snap
+    assert f"the body is {reason}" in (snap.error or "") or reason in (snap.error or ""), snap.error
+    assert "served as 'text/plain'" in (snap.error or "") and not snap.text
+
+
+@pytest.mark.integration
+def test_a_pdf_served_as_text_goes_through_the_pdf_path() -> None:
+    from reportbench.fetch.snapshot import snapshot_from_raw
+
+    pdf = _minimal_pdf("Coral reefs bleach in heatwaves")
+    assert b"Coral" not in pdf
+    with _serve(pdf, "text/plain") as url:
+        snap = snapshot_from_raw(_fetcher().fetch(url), "http")
+    assert snap.error_class == "ok" and "Coral reefs bleach in heatwaves" in snap.text, snap
+
+
+def _fetcher():  # noqa: ANN202 - reportbench.fetch.client.Fetcher
+    from reportbench.fetch.client import Fetcher
+
+    return Fetcher(allow_hosts={"127.0.0.1"}, per_host_interval_s=0.0, retries=0, timeout_s=10.0, sleep=lambda s: None)
+
+
+@contextlib.contextmanager
+def _serve(body: bytes, content_type: str) -> Iterator[str]:
+    """A loopback HTTP server answering every GET with `body` as `content_type`."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/page.txt"
+    finally:
+        server.shutdown()
+        server.server_close()
