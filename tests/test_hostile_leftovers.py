@@ -206,3 +206,60 @@ def _serve(body: bytes, content_type: str) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_four_mb_of_list_numbers_stop_at_max_sentences_with_bounded_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: 4 MB of `1. 1. 1. …` in 20,000-character paragraphs (within every size bound) ran past 120 s and
+    653 MB before max_sentences (5,000) refused it: all 1.3 M sentences were built first. Splitting now stops one
+    past the limit: at most 5,001 sentences are cleaned, and memory stays far below."""
+    from reportbench.reports import sentences
+    from reportbench.reports.base import ReportParseError, load_report
+
+    paragraph = ("1. " * 6700)[:20_000].rstrip()
+    path = tmp_path / "t1.md"
+    path.write_text("## Work\n\n" + "\n\n".join([paragraph] * 200) + "\n", encoding="utf-8")
+    assert 3.9e6 < path.stat().st_size < 5 * 1024 * 1024
+    cleaned = 0
+    clean = sentences._clean_claim
+
+    def counting(text: str) -> str:
+        nonlocal cleaned
+        cleaned += 1
+        return clean(text)
+
+    monkeypatch.setattr(sentences, "_clean_claim", counting)
+    with pytest.raises(ReportParseError) as err:
+        load_report(path, task_id="t1", system="s")
+    assert "sentence count (5,001 or more: counting stopped there) is over the max_sentences limit" in str(err.value)
+    assert cleaned <= 5_001, cleaned  # before: 1.3 M
+
+
+def test_a_million_citation_markers_stop_at_max_citations_with_bounded_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: 1.3 M `[1]` markers cost 17 s and 511 MB before max_citations (5,000) refused the report (every
+    marker was built first). The scan now stops at the 5,001st marker: at most 5,000 are ever built."""
+    from reportbench.reports import citations
+    from reportbench.reports.base import ReportParseError, load_report
+
+    built = 0
+    marker = citations.Marker
+
+    def counting(*args: object) -> object:
+        nonlocal built
+        built += 1
+        return marker(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(citations, "Marker", counting)
+
+    line = "Claim " + "[1]" * 6600
+    path = tmp_path / "t1.md"
+    body = "## Work\n\n" + "\n\n".join([line] * 200) + "\n\n## References\n[1] A page. https://example.org/a\n"
+    path.write_text(body, encoding="utf-8")
+    assert body.count("[1]") == 1_320_001
+    with pytest.raises(ReportParseError) as err:
+        load_report(path, task_id="t1", system="s")
+    assert "citation marker count (5,001 or more: counting stopped there) is over the max_citations" in str(err.value)
+    assert built <= 5_000, built  # before: 1,320,001
