@@ -263,3 +263,74 @@ def test_a_million_citation_markers_stop_at_max_citations_with_bounded_memory(
         load_report(path, task_id="t1", system="s")
     assert "citation marker count (5,001 or more: counting stopped there) is over the max_citations" in str(err.value)
     assert built <= 5_000, built  # before: 1,320,001
+
+
+def _judge_offline(task: object, items: list[tuple[str, object]]) -> list:  # noqa: ANN202 - list[Judgment]
+    import asyncio
+
+    from reportbench.judges.offline import OfflineJudge
+
+    judge = OfflineJudge(task)  # type: ignore[arg-type]
+
+    async def run() -> list:  # noqa: ANN202
+        return [await judge(item_id, inputs, {}) for item_id, inputs in items]  # type: ignore[arg-type]
+
+    return asyncio.run(run())
+
+
+def test_nugget_assign_work_is_bounded_by_windows_times_nuggets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: the offline nugget_assign cost ~25 s per MB of report per nugget (each nugget is scored against
+    every window of the passage), with no bound. An item whose windows x nuggets exceed max_window_scores
+    (200,000) is refused before any nugget is scored: `too_large`, an undefined outcome with its reason."""
+    from reportbench.judges.errors import failure_class
+    from reportbench.judges.tasks import nugget_assign
+
+    scored = 0
+    score = nugget_assign.support_score
+
+    def counting(*args: object, **kwargs: object) -> object:
+        nonlocal scored
+        scored += 1
+        return score(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(nugget_assign, "support_score", counting)
+    passage = " ".join(f"Fact {i}." for i in range(70_000))  # ~0.6 MB of short sentences: ~140,000 windows
+    big = nugget_assign.NuggetAssignInput(query="q", passage=passage, nuggets=["Fact one holds.", "Fact two."])
+    small = nugget_assign.NuggetAssignInput(query="q", passage="Fact one holds. Fact two.", nuggets=["Fact one."])
+    refused, ok = _judge_offline(nugget_assign.TASK, [("big", big), ("small", small)])
+    assert refused.status == "failed" and refused.error.startswith("too_large: "), refused.error
+    assert "nugget_assign window scores (139,999 passage windows x 2 nuggets)" in refused.error
+    assert "judge.offline.nugget_assign.max_window_scores" in refused.error
+    assert failure_class(refused.status, refused.error) == "undefined"
+    assert ok.status == "ok" and scored == 1  # only the small item's nugget was scored
+    from reportbench.judges.lexical import prepare_source
+
+    sample = " ".join(f"Fact {i}. Then more, e.g. this." for i in range(50))  # the count matches the real windows
+    counted = nugget_assign.NuggetAssignInput(query="q", passage=sample, nuggets=["x"] * 1000)
+    with pytest.raises(Exception, match=rf"\({len(prepare_source(sample, 2).windows):,} passage windows x 1000"):
+        nugget_assign.check_work(counted, {"max_window_scores": 1}, 2)
+
+
+def test_an_oversized_section_is_undefined_and_the_stage_stays_complete() -> None:
+    """Issue 33: one report within every report bound (0.65 MB, ~4,300 sentences) made 2 of its 6 offline
+    `organization` items end too_large; they counted against max_failure_rate, so judge@deepscholar exited 3
+    for every system on every rerun. A bound no retry changes is a recorded per-item outcome now."""
+    from reportbench.judges.errors import failure_class
+    from reportbench.judges.tasks import organization
+    from reportbench.pipeline import _bound_problems
+
+    sentence = "Coral reefs bleach when marine heatwaves push the water past the threshold of the symbionts. "
+    huge = sentence * 4_300  # ~0.4 MB: 4,300 sentences, over the 1,000 a section may have
+    assert len(huge) > 390_000
+    normal = "Transit photometry finds exoplanets. Surveys fit light curves. " * 20
+    items = []
+    for i in range(6):
+        a, b = (huge, normal) if i < 2 else (normal, normal + " Another finding.")
+        items.append((f"org{i}", organization.OrganizationInput(
+            paper_title="t", paper_abstract="a", section_a=a, section_b=b)))
+    judgments = _judge_offline(organization.TASK, items)
+    outcomes = [(j.status, j.error) for j in judgments]
+    assert [failure_class(s, e) for s, e in outcomes] == ["undefined"] * 2 + ["ok"] * 4, outcomes
+    assert all("too_large:" in (e or "") for _, e in outcomes[:2])
+    cfg = {"runtime": {"max_failure_rate": 0.1, "max_call_failure_rate": 0.0}}
+    assert _bound_problems("organization", judgments, cfg) == []  # before: 2 of 6 failed -> exit 3
