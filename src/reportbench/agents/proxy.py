@@ -490,7 +490,10 @@ class AgentProxy:
             ledger.release(res)
             self.upstream_statuses.append(502)
             if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and left is not None:
-                return _error(402, f"budget exceeded: wall_s: {ledger.budget.wall_s:g} s used", "budget_exceeded")
+                reason = f"wall_s: {ledger.budget.wall_s:g} s used (a call in flight was cut)"
+                with ledger.lock:
+                    ledger.over_budget = ledger.over_budget or reason
+                return _error(402, f"budget exceeded: {reason}", "budget_exceeded")
             return _error(502, _redacted(f"upstream: {type(exc).__name__}: {exc}", self._secrets), "upstream_error")
         if status >= 400:
             ledger.release(res)
