@@ -94,9 +94,11 @@ _DIRECTIVES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "fake instructions header",
         re.compile(
-            r"\b(?:new|updated|real|actual|hidden)\s+(?:system\s+)?(?:instructions?|task|directives?)\s*:"
-            r"|\bsystem\s+(?:prompt|override)\s*:",
-            re.I,
+            r"\b(?:new|updated|real|actual|hidden)\s+(?:system\s+)?(?:instructions?|directives?)\s*:"
+            r"|\bsystem\s+(?:prompt|override)\s*:"
+            # "New task:" only where a sentence, line or delimiter ends ("we propose a new task: …" is prose)
+            r"|(?:^|(?<=[\n.!?>]))[ \t]*+(?:new|updated|real|actual|hidden)\s+task\s*:",
+            re.I | re.M,
         ),
     ),
     (
@@ -180,7 +182,9 @@ _KEYWORDS = (
     " as yes", " as accurate", " as complete", " as relevant", " as fully",
     "satisfies", "fulfils", "fulfills", " meets ", " covers ", " passes ",
     "<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "instruction", "prompt",
-    "task", "directive", "assessing", "grading", "evaluating", "judging", "reviewing", "verifying", "your ",
+    "task:", "task :", "directive", "assessing", "grading", "evaluating", "judging", "reviewing", "verifying",
+    "your final", "your answer", "your verdict", "your output", "your label", "your decision", "your score",
+    "your rating", "your judg", "your response",
     "whatever you", "everything you", "anything you", "no longer", "void", "superseded", "revoked", "obsolete",
     "cancel", " that all", " that every", " that each",
     "ignor", "oubli", "istruzioni", "instru", "anweisungen", "忽略", "无视", "忽视", "無視",
