@@ -187,3 +187,8 @@ def test_check_escapes_control_characters_in_file_names(
     assert "\x1b" not in out and "\x07" not in out
     assert "q2\\x1b[2J\\x1b]0;owned\\x07.md" in out
     assert "q1\\n.md -> —" in out  # the newline name maps to nothing
+    (folder / "q3.md").rename(folder / "q3\u202e\U000e0041.md")  # a bidi override and a tag character
+    main(["check", str(folder), "-b", "researcherbench", "--release", "demo", "--allow-missing", "1", "--json"])
+    raw = capsys.readouterr().out
+    assert "\x1b" not in raw and "\u202e" not in raw and "\U000e0041" not in raw
+    assert any(m["file"].endswith("q3\u202e\U000e0041.md") for m in json.loads(raw)["mapping"])

@@ -22,7 +22,7 @@ from typing import Any
 from reportbench.reports.base import confined_to
 from reportbench.reports.check import ReportFacts, mismatch_warnings, report_facts, shift_check
 from reportbench.reports.formats.markdown import split_markdown_report
-from reportbench.reports.task_names import terminal_safe
+from reportbench.reports.task_names import terminal_safe, unprintable
 from reportbench.systems.base import SystemError_
 
 CHECK_FILE = "check.json"
@@ -289,7 +289,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         results = [check_path(path, args.benchmark, release, opts)]
     if args.json:
         out: Any = [r.as_dict() for r in results] if args.layout == "per_model" else results[0].as_dict()
-        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")  # JSON escapes control characters
+        text = json.dumps(out, indent=2, ensure_ascii=False)
+        # JSON escapes C0 controls itself; bidi overrides, tag characters and C1 controls are escaped here too
+        sys.stdout.write("".join(json.dumps(c)[1:-1] if c != "\n" and unprintable(c) else c for c in text) + "\n")
     else:
         sys.stdout.write("\n\n".join(render_text(r) for r in results) + "\n")
     return 1 if any(r.errors for r in results) else 0
