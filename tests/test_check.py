@@ -168,3 +168,27 @@ def test_check_finds_the_planned_release(in_repo: Path, tmp_path: Path) -> None:
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(plan))
     write_release(release, tmp_path / "data" / "releases" / "researcherbench" / "demo")
     assert [t.task_id for t in load_release_for_check("researcherbench", None, tmp_path).tasks] == ["q1", "q2", "q3"]
+
+
+@pytest.mark.core
+
+def test_check_escapes_control_characters_in_file_names(
+    in_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33: an ESC sequence in a file name was printed raw by `reportbench check` (it can clear the screen,
+    retitle the terminal or hide lines). Every control character in the text output is escaped."""
+    demo = DEMO
+    folder = tmp_path / "f"
+    shutil.copytree(demo, folder)
+    (folder / "q1.md").rename(folder / "q1\n.md")
+    shutil.copy(demo / "q2.md", folder / "q2\x1b[2J\x1b]0;owned\x07.md")
+    main(["check", str(folder), "-b", "researcherbench", "--release", "demo", "--allow-missing", "1"])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "q2\\x1b[2J\\x1b]0;owned\\x07.md" in out
+    assert "q1\\n.md -> —" in out  # the newline name maps to nothing
+    (folder / "q3.md").rename(folder / "q3\u202e\U000e0041.md")  # a bidi override and a tag character
+    main(["check", str(folder), "-b", "researcherbench", "--release", "demo", "--allow-missing", "1", "--json"])
+    raw = capsys.readouterr().out
+    assert "\x1b" not in raw and "\u202e" not in raw and "\U000e0041" not in raw
+    assert any(m["file"].endswith("q3\u202e\U000e0041.md") for m in json.loads(raw)["mapping"])

@@ -21,9 +21,10 @@ from typing import Any
 class InputTooLargeError(ValueError):
     """An input is over a documented size bound: `limit` names it and `key` is the setting that raises it."""
 
-    def __init__(self, what: str, size: int, limit: str, bound: int, key: str) -> None:
+    def __init__(self, what: str, size: int, limit: str, bound: int, key: str, *, at_least: bool = False) -> None:
         self.limit, self.size, self.bound, self.key = limit, size, bound, key
-        super().__init__(f"too large: {what} ({size:,}) is over the {limit} limit of {bound:,} (raise {key})")
+        shown = f"{size:,}{' or more: counting stopped there' if at_least else ''}"
+        super().__init__(f"too large: {what} ({shown}) is over the {limit} limit of {bound:,} (raise {key})")
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,17 @@ def current_limits() -> tuple[ReportLimits, str]:
     return active if active is not None else (ReportLimits(), "<name>")
 
 
-def _too_large(what: str, size: int, limit: str) -> InputTooLargeError:
+def _too_large(what: str, size: int, limit: str, *, at_least: bool = False) -> InputTooLargeError:
     limits, system = current_limits()
-    return InputTooLargeError(what, size, limit, getattr(limits, limit), f"systems.{system}.limits.{limit}")
+    key = f"systems.{system}.limits.{limit}"
+    return InputTooLargeError(what, size, limit, getattr(limits, limit), key, at_least=at_least)
+
+
+def too_many(what: str, limit: str) -> InputTooLargeError:
+    """A count that stopped one past its bound (`limit`: max_sentences / max_citations): the work to count the
+    rest is never done, so memory and time stay bounded by the limit, not by the input."""
+    limits, _ = current_limits()
+    return _too_large(what, getattr(limits, limit) + 1, limit, at_least=True)
 
 
 def _starts_block(stripped: str) -> bool:

@@ -21,6 +21,9 @@ sentence.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -91,7 +94,48 @@ _DIRECTIVES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "fake instructions header",
         re.compile(
-            r"\b(?:new|updated|real|actual|hidden)\s+(?:system\s+)?instructions?\s*:|\bsystem\s+(?:prompt|override)\s*:",
+            r"\b(?:new|updated|real|actual|hidden)\s+(?:system\s+)?(?:instructions?|directives?)\s*:"
+            r"|\bsystem\s+(?:prompt|override)\s*:"
+            # "New task:" only where a sentence, line or delimiter ends ("we propose a new task: …" is prose)
+            r"|(?:^|(?<=[\n.!?>]))[ \t]*+(?:new|updated|real|actual|hidden)\s+task\s*:",
+            re.I | re.M,
+        ),
+    ),
+    (
+        "addresses the assessing model",
+        re.compile(
+            r"\b(?:as|to|for)\s+(?:the|an?|any)\s+(?:assessing|grading|evaluating|judging|scoring|reviewing|verifying|"
+            r"rating)\s+(?:model|ai|llm|system|assistant|agent)\s*[,:]"
+            r"|\byour\s+(?:final\s+)?(?:answer|verdict|output|label|decision|score|rating|judge?ment|response)s?\b"
+            r"[^.\n]{0,80}?\b(?:must|should|shall|has\s+to|needs?\s+to|is\s+to)\s+be\s+[\"'“]?(?:yes|supported|true|"
+            r"correct|accurate|positive|favou?rable|1|10|100|full|the\s+(?:highest|maximum|best))\b",
+            re.I,
+        ),
+    ),
+    (
+        "instruction override (paraphrase)",
+        re.compile(
+            r"\b(?:whatever|everything|anything)\s+you\s+(?:were|have\s+been|are)\s+(?:told|asked|instructed|given)\b"
+            r"[^.\n]{0,80}?\b(?:no\s+longer|does\s+not|doesn't|do\s+not|don't)\s+(?:apply|applies|matter|count)"
+            r"|\b(?:previous|prior|earlier|above|original|initial)\s+(?:instructions?|directions?|guidance|rules|task|"
+            r"prompt)\s+(?:no\s+longer\s+appl(?:y|ies)|(?:are|is)\s+(?:void|cancell?ed|obsolete|superseded|revoked))"
+            r"|\b(?:reply|respond|answer|say|state|conclude|output)\s+(?:only\s+)?that\s+(?:all|every|each)\s+"
+            r"(?:claims?|statements?|citations?|sentences?)\s+(?:is|are)\s+(?:fully\s+)?(?:supported|backed|correct|"
+            r"true|accurate|verified)",
+            re.I,
+        ),
+    ),
+    (
+        "instruction override (other language)",
+        re.compile(
+            # French, Spanish, German, Italian, Portuguese, Chinese: "ignore (all) previous instructions"
+            r"\b(?:ignore[rz]?|oublie[rz]?)\s+(?:toutes\s+)?(?:les\s+|vos\s+)?(?:instructions|consignes|directives)"
+            r"(?:\s+(?:pr[ée]c[ée]dentes|ant[ée]rieures|ci-dessus))?"
+            r"|\bignora(?:r|d)?\s+(?:todas\s+)?(?:las\s+)?instrucciones(?:\s+(?:anteriores|previas))?"
+            r"|\bignorier(?:e|en)?\s+(?:alle\s+)?(?:vorherigen|bisherigen|obigen)?\s*(?:anweisungen|instruktionen)"
+            r"|\bignora\s+(?:tutte\s+)?(?:le\s+)?istruzioni(?:\s+precedenti)?"
+            r"|\bignore\s+(?:todas\s+)?(?:as\s+)?instru[çc][õo]es(?:\s+anteriores)?"
+            r"|(?:忽略|无视|忽视|無視)[^。！？\n]{0,12}(?:指令|指示|说明|說明|提示|规则|規則)",
             re.I,
         ),
     ),
@@ -108,7 +152,8 @@ UNTRUSTED_BLOCKS = (
     "REPORT", "PAGE", "SECTION", "REFERENCES", "RESPONSE", "CLAIMS", "CLAIM", "SENTENCES", "SOURCE", "PASSAGE", "TEXT"
 )
 _BLOCK = "(?:" + "|".join(UNTRUSTED_BLOCKS) + r")(?: [A-Z0-9])?"
-_DELIMITER_TOKEN = re.compile(rf"<<<{_BLOCK}|\b{_BLOCK}>>>")
+# spaces between the name and the brackets do not stop a model reading it as the delimiter ("REPORT >>>")
+_DELIMITER_TOKEN = re.compile(rf"<<<[ \t]*{_BLOCK}|\b{_BLOCK}[ \t]*>>>")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.S | re.M)
 _TAG_CHARS = re.compile("[\U000e0000-\U000e007f]+")
@@ -137,6 +182,12 @@ _KEYWORDS = (
     " as yes", " as accurate", " as complete", " as relevant", " as fully",
     "satisfies", "fulfils", "fulfills", " meets ", " covers ", " passes ",
     "<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "instruction", "prompt",
+    "task:", "task :", "directive", "assessing", "grading", "evaluating", "judging", "reviewing", "verifying",
+    "your final", "your answer", "your verdict", "your output", "your label", "your decision", "your score",
+    "your rating", "your judg", "your response",
+    "whatever you", "everything you", "anything you", "no longer", "void", "superseded", "revoked", "obsolete",
+    "cancel", " that all", " that every", " that each",
+    "ignor", "oubli", "istruzioni", "instru", "anweisungen", "忽略", "无视", "忽视", "無視",
 )
 _SLASH_SCORE = re.compile(r"\d\s*/\s*\d")
 WINDOW = 600
@@ -229,13 +280,36 @@ def _sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
 # line break), "Ig\u200bnore" (a zero-width split), "Ιgnore" (Greek capital iota), fullwidth letters (NFKC).
 # The scan runs on a normalised copy whose positions map back to the original, so what is cut is the original.
 _ZERO_WIDTH = frozenset("\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff")
-# Greek and Cyrillic letters that render like Latin ones (Unicode confusables, the letters used in practice)
-_CONFUSABLES = str.maketrans(
-    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαβειοκνρτυχϲϳ"
-    "АВЕЅІЈКМНОРСТХУаеѕіјорсхуԁһԛԝɡ",
-    "ABEZHIKMNOPTYXaBeiokvptuxcj"
-    "ABESIJKMHOPCTXYaesijopcxydhqwg",
-)
+# bidirectional controls (U+202A..U+202E embeddings and overrides, U+2066..U+2069 isolates, the Arabic letter
+# mark): they reorder how a text is shown, never what a model reads; "Ignore\u202e all previous instructions"
+_BIDI_CONTROLS = frozenset("\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_DROPPED = _ZERO_WIDTH | _BIDI_CONTROLS
+
+
+@functools.lru_cache(maxsize=1)
+def _confusables() -> dict[int, str]:
+    """Every non-ASCII character that Unicode's confusables table (confusables.txt, as packaged by
+    `confusable-homoglyphs`) lists as a look-alike of one ASCII letter or digit -> that character: Greek 'Ι',
+    Cyrillic 'о', Armenian 'օ', Cherokee, mathematical letters ... (NFKC covers fullwidth and styled forms)."""
+    import json
+    from importlib.resources import files
+
+    data = json.loads(files("confusable_homoglyphs").joinpath("confusables.json").read_text(encoding="utf-8"))
+    table: dict[int, str] = {}
+    for char, glyphs in data.items():
+        if len(char) != 1 or char.isascii():
+            continue
+        for glyph in glyphs:
+            target = glyph.get("c", "")
+            if len(target) == 1 and target.isascii() and target.isalnum():
+                if unicodedata.category(char) == "Lu" and target.islower():
+                    # the table's prototype of every I-like letter is 'l': a capital look-alike reads as 'I'
+                    target = "I" if target == "l" else target.upper()
+                table[ord(char)] = target
+                break
+    return table
+
+
 # a single line break inside running text: the next line goes on in lower case (no list item, heading, entry)
 _SOFT_BREAK = re.compile(r"(?<=[^\n])\n(?=[ \t]*+[a-z])")
 
@@ -257,7 +331,8 @@ class _Normalised:
 
 
 def _normalise(text: str) -> _Normalised:
-    """NFKC, zero-width characters dropped, Greek/Cyrillic look-alikes as Latin, soft line breaks as spaces."""
+    """NFKC, zero-width and bidi control characters dropped, look-alike letters (Unicode's confusables table) as
+    Latin, soft line breaks as spaces."""
     origin: list[int] | None = None
     if not text.isascii():
         pieces: list[str] = []
@@ -267,9 +342,9 @@ def _normalise(text: str) -> _Normalised:
                 pieces.append(ch)
                 origin.append(i)
                 continue
-            if ch in _ZERO_WIDTH:
+            if ch in _DROPPED:
                 continue
-            norm = unicodedata.normalize("NFKC", ch).translate(_CONFUSABLES)
+            norm = unicodedata.normalize("NFKC", ch).translate(_confusables())
             pieces.append(norm)
             origin.extend([i] * len(norm))
         text = "".join(pieces)
@@ -294,6 +369,55 @@ _ROLE_ORDER = re.compile(
     r"mark|assign|award|grade|print|reply)\b",
     re.I,
 )
+
+
+# an element a browser does not show (inline CSS or the `hidden` attribute) holding text a judge would read
+_HIDDEN_ELEMENT = re.compile(
+    r"<(?P<tag>[a-z][a-z0-9]{0,10})\b(?P<attrs>[^<>]{0,500}?(?:display\s*:\s*none|visibility\s*:\s*hidden|"
+    r"font-size\s*:\s*0(?:\.0+)?(?:px|pt|em|rem|%)?\s*[;\"']|opacity\s*:\s*0(?:\.0+)?\s*[;\"']|"
+    r"\shidden(?:\s*=\s*[\"']?[\w-]*[\"']?)?(?=[\s/>])|aria-hidden\s*=\s*[\"']?true)[^<>]{0,500}?)>"
+    r"(?P<inner>.{0,20000}?)</(?P=tag)\s*>",
+    re.I | re.S,
+)
+_TAG = re.compile(r"<[^<>]{0,500}>")
+# a run of base64 long enough to hold a sentence (URL paths and hashes decode to bytes that are not text)
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,20000}={0,2}(?![A-Za-z0-9+/=_-])")
+MAX_ENCODED_RUNS = 200  # runs decoded per text (bounded work on a file of random-looking tokens)
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+_WORD_RUN = re.compile(r"[\w@$]{2,}+")  # possessive: linear on a long run of letters
+_REVERSED_KEYWORDS = tuple(w[::-1] for w in ("ignore", "disregard", "instruction", "prompt", "judge", "grader",
+                                             "evaluator", "supported"))
+
+
+def _deleet(text: str) -> str:
+    """Digits and symbols read as letters inside words that mix them with letters (same length and positions)."""
+    if not any(c in text for c in "013457@$"):
+        return text
+
+    def swap(m: re.Match[str]) -> str:
+        word = m.group()
+        mixed = any(c.isalpha() for c in word) and any(c in "0123456789@$" for c in word)
+        return word.translate(_LEET) if mixed else word
+
+    return _WORD_RUN.sub(swap, text)
+
+
+def _encoded_runs(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, decoded text) of base64 runs that decode to readable UTF-8 text."""
+    out: list[tuple[int, int, str]] = []
+    for i, m in enumerate(_BASE64_RUN.finditer(text)):
+        if i >= MAX_ENCODED_RUNS:
+            break
+        run = m.group()
+        try:
+            raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+            decoded = raw.decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if decoded and sum(c.isprintable() or c.isspace() for c in decoded) >= 0.95 * len(decoded):
+            if sum(c.isalpha() for c in decoded) >= 0.5 * len(decoded):
+                out.append((m.start(), m.end(), decoded))
+    return out
 
 
 def _decode_tags(run: str) -> str:
@@ -325,9 +449,28 @@ def scan(text: str) -> list[Finding]:
     for m in _FENCE.finditer(text):
         if _directive_hits(m.group()):
             add(m.start(), m.end(), "instruction or verdict in a code block")
+    for m in _HIDDEN_ELEMENT.finditer(text):
+        inner = _TAG.sub(" ", m.group("inner"))
+        if sum(c.isalpha() for c in inner) >= 8:
+            directed = bool(_directive_hits(_normalise(inner).text))
+            add(m.start(), m.end(), f"text hidden by HTML/CSS: {' '.join(inner.split())[:80]!r}", True, directed)
+    for start, end, decoded in _encoded_runs(text):
+        if _directive_hits(_normalise(decoded).text):
+            add(start, end, f"instruction encoded in base64: {' '.join(decoded.split())[:80]!r}", hidden=True)
     norm = _normalise(text)
-    for start, end, kind in _directive_hits(norm.text):
-        if kind != "forged verdict JSON":
+    hits = [(s, e, k, False) for s, e, k in _directive_hits(norm.text)]
+    leet = _deleet(norm.text)
+    if leet != norm.text:  # "1gn0r3 4ll pr3v10u5 1n5truct10n5": same positions, letters for digits in mixed words
+        hits += [(s, e, f"{k} (leetspeak)", False) for s, e, k in _directive_hits(leet) if norm.text[s:e] != leet[s:e]]
+    low = norm.text.lower()
+    if any(word in low for word in _REVERSED_KEYWORDS):  # ".snoitcurtsni suoiverp lla erongI"
+        rev = norm.text[::-1]
+        n = len(rev)
+        for s_, e_, kind in _directive_hits(rev):
+            left, right = _sentence_bounds(rev, s_, e_)
+            hits.append((n - max(right, e_), n - left, f"{kind} (reversed text)", True))
+    for start, end, kind, bounded in sorted(hits):
+        if kind != "forged verdict JSON" and not bounded:
             left, right = _sentence_bounds(norm.text, start, end)
             start, end = left, max(right, end)
         start, end = norm.start(start), norm.end(end)

@@ -413,12 +413,14 @@ def _outcome_problems(step: str, outcomes: list[tuple[str, str | None]], cfg: Ma
         return []
     max_failed, max_unanswered = _failure_bounds(cfg)
     classes = Counter(failure_class(status, error) for status, error in outcomes)
-    failed = n - classes["ok"]
+    failed = n - classes["ok"] - classes["undefined"]  # over a size bound: a recorded outcome, not a failure
     unanswered = classes["unanswered"] if classes["unanswered"] > max_unanswered * n else 0
     over_rate = failed > max_failed * n
     if not unanswered and not over_rate:
         return []
-    reasons = Counter(reason_class(error) for status, error in outcomes if status != "ok")
+    reasons = Counter(
+        reason_class(error) for status, error in outcomes if failure_class(status, error) not in ("ok", "undefined")
+    )
     detail = ", ".join(f"{k}={v}" for k, v in sorted(reasons.items()))
     why = []
     if unanswered:

@@ -424,6 +424,9 @@ class StubServer:
         prompt_tokens = sum(_rough_tokens(str(m.get("content", ""))) for m in messages)
         completion_tokens = _rough_tokens(content)
         content, finish_reason, completion_tokens = cap_output(content, body, completion_tokens)
+        n = body.get("n")
+        # `n` answers to one request, each billed, as a provider does
+        choices = n if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 128 else 1
         payload = {
             "id": f"chatcmpl-stub-{digest[:24]}",
             "object": "chat.completion",
@@ -432,19 +435,20 @@ class StubServer:
             "system_fingerprint": "reportbench-stub",
             "choices": [
                 {
-                    "index": 0,
+                    "index": i,
                     "message": {"role": "assistant", "content": content},
                     "finish_reason": finish_reason,
                     "logprobs": None,
                 }
+                for i in range(choices)
             ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
+                "completion_tokens": completion_tokens * choices,
+                "total_tokens": prompt_tokens + completion_tokens * choices,
             },
         }
-        return payload, prompt_tokens, completion_tokens
+        return payload, prompt_tokens, completion_tokens * choices
 
     async def _models(self, request: web.Request) -> web.Response:
         data = [

@@ -176,6 +176,7 @@ class Usage(BaseModel):
 
     llm_calls: int = 0
     llm_refused: int = 0
+    llm_capped: int = 0  # calls whose max_tokens / n the proxy lowered to what was left of the budget
     embedding_calls: int = 0  # POST /embeddings through the proxy (their tokens count towards `tokens`/`usd`)
     prompt_tokens: int = 0
     completion_tokens: int = 0

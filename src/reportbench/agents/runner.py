@@ -372,6 +372,7 @@ def _totals(records: list[TaskRecord]) -> dict[str, Any]:
         "llm_calls",
         "embedding_calls",
         "llm_refused",
+        "llm_capped",
         "prompt_tokens",
         "completion_tokens",
         "search_calls",

@@ -41,15 +41,50 @@ def tidy(text: str) -> str:
     return _BLANKS_RE.sub("\n\n", "\n".join(lines)).strip()
 
 
+# the leading bytes of binary formats a server may label text/plain or text/html (a misconfigured host, or on
+# purpose): never text to hand a judge
+_BINARY_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"\x7fELF", "an ELF executable"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"\x1f\x8b", "gzip data"),
+    (b"\xfd7zXZ\x00", "xz data"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+    (b"wOFF", "a web font"),
+    (b"wOF2", "a web font"),
+)
+_CONTROL = bytes(c for c in range(32) if c not in (9, 10, 12, 13))  # control bytes text does not hold
+_CONTROL_SHARE = 0.05  # more than this share of control bytes in the first 64 KB: not text
+
+
+def binary_reason(body: bytes) -> str | None:
+    """Why a body served as text is not text (its format, NUL bytes, control bytes), or None when it may be."""
+    head = body[:65536]
+    for magic, what in _BINARY_MAGIC:
+        if head.startswith(magic):
+            return f"the body is {what}"
+    if b"\x00" in body:
+        return f"the body holds NUL bytes ({body.count(0)} of {len(body)})"
+    if head and len(head) - len(head.translate(None, _CONTROL)) > _CONTROL_SHARE * len(head):
+        return "the body is mostly control bytes"
+    return None
+
+
 def sniff_kind(content_type: str | None, body: bytes) -> str | None:
-    """html | pdf | text from the declared type, or from the bytes when the server did not say."""
+    """html | pdf | text from the declared type, or from the bytes when the server did not say. A PDF served as
+    text goes to the PDF path; other binary bytes served as text are no kind (see `binary_reason`)."""
     mtype = media_type(content_type)
-    if mtype in HTML_TYPES:
-        return "html"
+    if mtype in HTML_TYPES or mtype in TEXT_TYPES:
+        if body[:1024].lstrip().startswith(b"%PDF-"):
+            return "pdf"
+        if binary_reason(body) is not None:
+            return None
+        return "html" if mtype in HTML_TYPES else "text"
     if mtype in PDF_TYPES:
         return "pdf"
-    if mtype in TEXT_TYPES:
-        return "text"
     if mtype not in SNIFF_TYPES:
         return None
     head = body[:1024].lstrip().lower()
@@ -61,7 +96,7 @@ def sniff_kind(content_type: str | None, body: bytes) -> str | None:
         body[:4096].decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return "text" if b"\x00" not in body[:4096] else None
+    return "text" if binary_reason(body) is None else None
 
 
 def _charset(content_type: str | None) -> str | None:
@@ -205,8 +240,11 @@ def extract(body: bytes, content_type: str | None) -> Extracted:
     """Dispatch on the (declared or sniffed) type; `unsupported_type` / `empty` / `extract_error` as values."""
     kind = sniff_kind(content_type, body)
     if kind is None:
-        return Extracted(kind=None, error_class="unsupported_type",
-                         error=f"content type {media_type(content_type) or '(none)'!r} is not HTML, PDF or text")
+        mtype = media_type(content_type) or "(none)"
+        binary = binary_reason(body)
+        error = (f"{binary}, though served as {mtype!r}" if binary
+                 else f"content type {mtype!r} is not HTML, PDF or text")
+        return Extracted(kind=None, error_class="unsupported_type", error=error)
     if not body.strip():
         return Extracted(kind=kind, error_class="empty", error="empty body")
     if kind == "html":

@@ -27,6 +27,7 @@ import json
 import os
 import socket
 import sqlite3
+import tempfile
 import threading
 import time
 import uuid
@@ -178,11 +179,32 @@ class ResponseCache:
 
     def __init__(self, path: str | Path = DEFAULT_CACHE_PATH) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = sqlite3.connect(
-            str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None
-        )
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self._open()
+        except (OSError, sqlite3.Error) as exc:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if isinstance(exc, sqlite3.Error) and not (is_local_fatal(exc) or "unable to open" in str(exc)):
+                raise
+            why = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+            raise CacheWriteError(
+                f"judge cache {self.path} cannot be created or opened: {why}. Free disk space there (or point "
+                "judge.runtime.cache_path elsewhere) and rerun; nothing was paid for."
+            ) from None
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+        self.owner = uuid.uuid4().hex  # this process's (this cache object's) claims
+        self.host = socket.gethostname()
+        self.spilled = 0
+        self._import_spill()
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None)
         for attempt in range(50):  # two processes opening a new file at once: switching to WAL can be "locked"
             try:
                 self._conn.execute("PRAGMA busy_timeout=30000")
@@ -194,23 +216,27 @@ class ResponseCache:
                 if "locked" not in str(exc) or attempt == 49:
                     raise
                 time.sleep(0.1)
-        self.hits = 0
-        self.misses = 0
-        self.writes = 0
-        self.owner = uuid.uuid4().hex  # this process's (this cache object's) claims
-        self.host = socket.gethostname()
-        self.spilled = 0
-        self._import_spill()
 
     @property
     def spill_path(self) -> Path:
+        """Where paid answers go when the cache cannot store them: beside the cache first."""
         return self.path.with_name(self.path.name + ".unsaved.jsonl")
+
+    @property
+    def spill_fallback(self) -> Path:
+        """The second place, used when the first cannot be written (it sits on the cache's full disk): the
+        system's temporary folder, one file per cache. On a machine whose temporary folder shares that disk
+        this cannot help either, and the error says so."""
+        digest = hashlib.sha256(str(self.path.resolve()).encode()).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / "reportbench-unsaved" / f"{self.path.name}.{digest}.jsonl"
 
     def _import_spill(self) -> None:
         """Answers a run paid for but could not store (disk full) go into the cache now, if it has room."""
-        spill = self.spill_path
-        if not spill.is_file():
-            return
+        for spill in (self.spill_path, self.spill_fallback):
+            if spill.is_file():
+                self._import_spill_file(spill)
+
+    def _import_spill_file(self, spill: Path) -> None:
         rows = []
         for line in spill.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
@@ -239,15 +265,30 @@ class ResponseCache:
         spill.unlink(missing_ok=True)
 
     def _spill(self, row: dict[str, Any], exc: BaseException) -> CacheWriteError:
-        """Append a paid answer to the spill file and say what happened (the caller raises it)."""
-        try:
-            with self.spill_path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            self.spilled += 1
-            kept = f"the {self.spilled} answer(s) paid but not stored are kept in {self.spill_path} (imported on " \
-                   "the next run)"
-        except OSError as spill_exc:
-            kept = f"the answer just paid could not be kept either ({spill_exc.strerror or spill_exc})"
+        """Append a paid answer to the spill file (beside the cache, else in the temporary folder) and say what
+        happened (the caller raises it)."""
+        line = json.dumps(row, ensure_ascii=False) + "\n"
+        errors: list[str] = []
+        kept = ""
+        for spill in (self.spill_path, self.spill_fallback):
+            try:
+                spill.parent.mkdir(parents=True, exist_ok=True)
+                with spill.open("a", encoding="utf-8") as f:
+                    f.write(line)
+                self.spilled += 1
+                kept = (
+                    f"the {self.spilled} answer(s) paid but not stored are kept in {spill} (imported on the next run"
+                    + (f"; {self.spill_path} could not be written: {errors[0]}" if errors else "")
+                    + ")"
+                )
+                break
+            except OSError as spill_exc:
+                errors.append(spill_exc.strerror or str(spill_exc))
+        if not kept:
+            kept = (
+                f"the answer just paid could not be kept either: {self.spill_path} ({errors[0]}) and "
+                f"{self.spill_fallback} ({errors[-1]}) are on full or read-only disks"
+            )
         return CacheWriteError(
             f"judge cache {self.path} cannot store answers: {exc}; stopped before paying for more calls; {kept}. "
             "Free disk space (or point judge.runtime.cache_path elsewhere) and rerun."

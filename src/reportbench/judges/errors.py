@@ -127,7 +127,7 @@ def fatal_kind_of_error(error: str | None) -> FatalKind | None:
 FINAL_CALL_KINDS: frozenset[str] = frozenset({"bad_request", "context_length"})
 """Call failures that are a property of the request itself: asking again gets the same refusal."""
 
-FailureClass = Literal["ok", "unanswered", "parse", "final"]
+FailureClass = Literal["ok", "unanswered", "parse", "final", "undefined"]
 
 
 def failure_class(status: str, error: str | None) -> FailureClass:
@@ -139,11 +139,16 @@ def failure_class(status: str, error: str | None) -> FailureClass:
       judge is not re-asked unless the user says so.
     - `final`: a refusal that is a property of the request (bad request, context too long) or an
       internal error of the task's code -- a result until the request or the code changes.
+    - `undefined`: the item is over a documented size bound (`too_large: ...`, reportbench.bounds): no retry
+      changes it, so it is a recorded per-item outcome (its value undefined, with the reason) and never counts
+      against `max_failure_rate` (one oversized report must not keep a stage incomplete on every rerun).
     """
     if status == "ok":
         return "ok"
     head, _, rest = (error or "").partition(":")
     head = head.strip()
+    if head == "too_large":
+        return "undefined"
     if head == "parse":
         return "parse"
     if head == "truncated":  # the answer hit the step's output budget: a result until the budget changes

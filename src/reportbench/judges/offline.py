@@ -35,7 +35,8 @@ DEFAULT_OFFLINE_PARAMS: dict[str, dict[str, Any]] = {
         "absolute_guard": 0.5,  # claim says first/all/only/always/best..., the source never does
     },
     "support": {"threshold": 0.27},  # supported if S >= threshold
-    "nugget_assign": {"support": 0.27, "partial": 0.18},  # support if S >= support, partial if >= partial
+    # support if S >= support, partial if >= partial; max_window_scores bounds one item's work (bounds.py)
+    "nugget_assign": {"support": 0.27, "partial": 0.18, "max_window_scores": 200_000},
     "relevance": {"score2": 0.45, "score1": 0.30},  # graded by the combined lexical relevance r
     "organization": {"redundancy_cosine": 0.8, "max_headings": 4, "max_sentences": 1000},  # bounds.py
     "nugget_create": {"min_words": 6, "split_min_words": 5, "dedupe_ratio": 90.0},
@@ -59,7 +60,8 @@ DEFAULT_OFFLINE_PARAMS: dict[str, dict[str, Any]] = {
 }
 
 
-BOUND_PARAMS = frozenset({"max_sentences"})  # resource bounds (reportbench.bounds), kept out of judge_id
+# resource bounds (reportbench.bounds), kept out of judge_id
+BOUND_PARAMS = frozenset({"max_sentences", "max_window_scores"})
 
 
 def resolve_params(overrides: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
@@ -154,7 +156,8 @@ class OfflineJudge:
         }
         try:
             verdict = self.task.offline(inputs, self.params)
-        except InputTooLargeError as exc:  # a size bound (reportbench.bounds): the item's reason, not a bug
+        except InputTooLargeError as exc:  # a size bound (reportbench.bounds): the item's value is undefined with
+            # this reason (errors.failure_class: `undefined`), never a failure that a retry could change
             return Judgment(**record, status="failed", error=f"too_large: {exc}")
         except Exception as exc:  # a rule bug on odd input is recorded as a failure, never a crash
             return Judgment(

@@ -6,6 +6,7 @@ rarely a plain tar or plain TeX, or a PDF when no source exists. Anything in a t
 
 * member names must be relative, without `..`, NUL or backslashes, and must land inside the target dir;
 * symlinks and hardlinks are never created (all are skipped, whatever they point to), nor device files/FIFOs;
+* a member's path depth and name length are capped (a 1,200-level path cost 78 s, then RecursionError);
 * the number of members, each file's size, the total extracted size and the decompressed stream size are
   capped (`ExtractLimits`). Over a count/total/stream cap extraction stops with `ExtractionError`; an
   oversized single file is skipped and reported (one 80 MB figure should not cost us the LaTeX), unless
@@ -51,6 +52,10 @@ class ExtractLimits(BaseModel):
     max_stream_bytes: int = Field(
         1 << 30, ge=1, description="decompressed bytes read in total, skipped members included (zip bombs)"
     )
+    max_depth: int = Field(
+        32, ge=1, description="directories a member's path may have; deeper -> skipped (1,200 levels took 78 s)"
+    )
+    max_name_chars: int = Field(1024, ge=1, description="characters in a member's name; longer -> skipped")
     strict_file_size: bool = Field(False, description="raise instead of skipping an oversized file")
     only_suffixes: list[str] | None = Field(
         None, description="extract only these suffixes (e.g. ['.tex', '.bib', '.bbl']); None = all"
@@ -269,6 +274,15 @@ def _extract_tar(
                 if members > limits.max_members:
                     raise ExtractionError(f"archive has more than max_members={limits.max_members} members")
                 name = member.name
+                levels = sum(1 for part in name.split("/") if part not in ("", "."))
+                if levels - (0 if member.isdir() else 1) > limits.max_depth:
+                    reason = f"{levels} path levels > max_depth={limits.max_depth}"
+                    skipped.append(SkippedMember(name=name[:200] + "…", reason=reason))
+                    continue
+                if len(name) > limits.max_name_chars:
+                    reason = f"name of {len(name)} characters > max_name_chars={limits.max_name_chars}"
+                    skipped.append(SkippedMember(name=name[:200] + "…", reason=reason))
+                    continue
                 rel = safe_member_path(name)
                 if isinstance(rel, str):
                     skipped.append(SkippedMember(name=name, reason=rel))

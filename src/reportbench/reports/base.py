@@ -402,15 +402,16 @@ def build_report(
     all_sources = dict(sources)
     body, markers, injection_warnings = _without_injections(body, markers, all_sources)
     all_warnings.extend(injection_warnings)
-    if markers is None:
-        scan = scan_citations(body, sources)
-        markers = scan.markers
-        all_warnings.extend(scan.warnings)
-        for key, src in scan.link_sources.items():
-            all_sources.setdefault(key, src)
-    try:
+    limits, _ = current_limits()
+    try:  # both counts stop one past their limit: the work never grows with a hostile body's size
+        if markers is None:
+            scan = scan_citations(body, sources, max_markers=limits.max_citations)
+            markers = scan.markers
+            all_warnings.extend(scan.warnings)
+            for key, src in scan.link_sources.items():
+                all_sources.setdefault(key, src)
         check_counts(0, len(markers))
-        sentences = build_sentences(body, markers)
+        sentences = build_sentences(body, markers, max_sentences=limits.max_sentences)
         check_counts(len(sentences), len(markers))
     except InputTooLargeError as exc:
         raise ReportParseError(where, str(exc)) from exc

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from reportbench.bounds import too_many
 from reportbench.reports.arxiv_ids import arxiv_id_from_url
 from reportbench.types import Source
 
@@ -162,13 +163,16 @@ class _TakenSpans:
         self._ends.insert(i, end)
 
 
-def scan_citations(body: str, sources: Mapping[str, Source]) -> CitationScan:
-    """Find every inline citation in `body`; a vaguer pattern never claims text a more specific one took."""
+def scan_citations(body: str, sources: Mapping[str, Source], *, max_markers: int | None = None) -> CitationScan:
+    """Find every inline citation in `body`; a vaguer pattern never claims text a more specific one took.
+    `max_markers`: stop at one more than this (InputTooLargeError, max_citations) before building the rest."""
     scan = CitationScan()
     resolver = _UrlResolver(sources, scan)
     taken = _TakenSpans()
 
     def add(start: int, end: int, keys: list[str], replacement: str = "") -> None:
+        if max_markers is not None and len(scan.markers) >= max_markers:
+            raise too_many("citation marker count", "max_citations")
         taken.add(start, end)
         scan.markers.append(Marker(start, end, tuple(dict.fromkeys(keys)), replacement))
 

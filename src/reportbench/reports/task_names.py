@@ -11,6 +11,7 @@ number questions 1…65 (→ `q1…q65`) — and never by guessing: a benchmark 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -20,6 +21,23 @@ from reportbench.types import strip_arxiv_version
 NumberRule = Literal["none", "row_index", "id_number"]
 ASCII_NUMBER = re.compile(r"[0-9]{1,9}", re.ASCII)
 _ANY_DIGITS = re.compile(r"\d+")
+# control, format (bidi overrides, zero-width) and line/paragraph separator characters: never part of a task name,
+# and printed raw they move a terminal's cursor or reorder what it shows
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def unprintable(text: str) -> list[str]:
+    """The characters of `text` a name must not hold (escaped, e.g. '\\n', '\\x1b', '\\u202e')."""
+    return [c.encode("unicode_escape").decode("ascii") for c in text if unicodedata.category(c) in _UNPRINTABLE]
+
+
+def terminal_safe(text: str, *, keep: str = "\n") -> str:
+    """`text` with every control or format character except those in `keep` escaped, for printing names an
+    attacker chose (an ESC sequence in a file name would otherwise drive the terminal)."""
+    return "".join(
+        c if c in keep or unicodedata.category(c) not in _UNPRINTABLE else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
 
 
 @dataclass(frozen=True)
@@ -116,7 +134,12 @@ class NameIndex:
         return out
 
     def match(self, stem: str) -> NameMatch:
-        """The task a file or folder name (without its report suffix) maps to, under the declared rules."""
+        """The task a file or folder name (without its report suffix) maps to, under the declared rules. A name
+        with a control character or surrounding whitespace maps to nothing (`demo-0001\\n.md` is not demo-0001)."""
+        bad = unprintable(stem)
+        if bad or stem != stem.strip():
+            what = f"control or format character {', '.join(dict.fromkeys(bad))}" if bad else "surrounding whitespace"
+            return NameMatch(None, "", f"name has a {what}; not read as a task id")
         hit = self._lookup.get(stem)
         if hit is not None:
             return NameMatch(hit[0], hit[1])

@@ -22,6 +22,7 @@ from typing import Any
 from reportbench.reports.base import confined_to
 from reportbench.reports.check import ReportFacts, mismatch_warnings, report_facts, shift_check
 from reportbench.reports.formats.markdown import split_markdown_report
+from reportbench.reports.task_names import terminal_safe, unprintable
 from reportbench.systems.base import SystemError_
 
 CHECK_FILE = "check.json"
@@ -255,7 +256,7 @@ def render_text(result: CheckResult) -> str:
     lines += [f"error: {e}" for e in result.errors]
     verdict = "FAIL" if result.errors else "ok"
     lines.append(f"{verdict}: {len(result.errors)} error(s), {len(result.warnings)} warning(s)")
-    return "\n".join(lines)
+    return "\n".join(terminal_safe(line, keep="") for line in lines)  # file names are the submitter's: escaped
 
 
 def _allow(value: str | None) -> Any:
@@ -294,7 +295,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         results = [check_path(path, args.benchmark, release, opts)]
     if args.json:
         out: Any = [r.as_dict() for r in results] if args.layout == "per_model" else results[0].as_dict()
-        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(out, indent=2, ensure_ascii=False)
+        # JSON escapes C0 controls itself; bidi overrides, tag characters and C1 controls are escaped here too
+        sys.stdout.write("".join(json.dumps(c)[1:-1] if c != "\n" and unprintable(c) else c for c in text) + "\n")
     else:
         sys.stdout.write("\n\n".join(render_text(r) for r in results) + "\n")
     return 1 if any(r.errors for r in results) else 0

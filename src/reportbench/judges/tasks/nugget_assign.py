@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from reportbench.bounds import InputTooLargeError
 from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
+from reportbench.judges.lexical import split_sentences
 from reportbench.judges.offline import section_params, support_params
 from reportbench.judges.scores import support_score
 from reportbench.judges.tasks._parsing import numbered, parse_json_output
@@ -47,6 +49,22 @@ def parse(raw: str, inputs: NuggetAssignInput) -> NuggetAssignOutput:
     return output
 
 
+def check_work(inputs: NuggetAssignInput, thresholds: dict[str, Any], window_sentences: int) -> None:
+    """Refuse an item whose scoring would be too costly: each nugget is scored against every window of the
+    passage (~40 µs each), so the work is windows x nuggets; a passage of 1 MB of short sentences made
+    ~25 s per nugget. Counted from the passage's sentence split alone (the windows' tokens are never built for
+    a refused item)."""
+    limit = int(thresholds["max_window_scores"])
+    n = len(split_sentences(inputs.passage))
+    windows = sum(max(0, n - size + 1) for size in range(1, max(1, window_sentences) + 1))  # sentence_windows
+    if windows * len(inputs.nuggets) > limit:
+        raise InputTooLargeError(
+            f"nugget_assign window scores ({windows:,} passage windows x {len(inputs.nuggets)} nuggets)",
+            windows * len(inputs.nuggets), "max_window_scores", limit,
+            "judge.offline.nugget_assign.max_window_scores",
+        )
+
+
 def offline(inputs: NuggetAssignInput, params: dict[str, Any]) -> OfflineVerdict:
     """Per nugget, S(nugget, passage) maxed over windows: support >= hi, partial_support >= lo."""
     thresholds = section_params(params, "nugget_assign")
@@ -59,6 +77,7 @@ def offline(inputs: NuggetAssignInput, params: dict[str, Any]) -> OfflineVerdict
             signals={"support_share": 0.0} if labels else {},
         )
     sp = support_params(params)
+    check_work(inputs, thresholds, sp.window_sentences)
     labels = []
     parts: list[str] = []
     scores: list[float] = []

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from reportbench.bounds import InputTooLargeError, check_body, current_limits
 from reportbench.reports.arxiv_ids import arxiv_id_from_url
 from reportbench.reports.base import (
     DEFAULT_MAX_BYTES,
@@ -79,8 +80,9 @@ def response_text_and_annotations(data: dict[str, Any]) -> tuple[str, list[dict[
 def markers_from_annotations(
     body: str, annotations: list[dict[str, Any]], sources: dict[str, Source]
 ) -> tuple[list[Marker], dict[str, Source], list[str]]:
-    """Merge scanned inline citations with API annotations into one sorted, non-overlapping marker list."""
-    scan = scan_citations(body, sources)
+    """Merge scanned inline citations with API annotations into one sorted, non-overlapping marker list (the scan
+    stops past max_citations: InputTooLargeError)."""
+    scan = scan_citations(body, sources, max_markers=current_limits()[0].max_citations)
     all_sources = {**sources, **scan.link_sources}
     by_url = {normalize_url(s.url): k for k, s in all_sources.items() if s.url}
     markers = list(scan.markers)
@@ -186,7 +188,11 @@ class OpenAIDeepResearchAdapter(ReportAdapter):
         text, annotations = response_text_and_annotations(data)
         body, section = split_reference_section(text)
         sources, warnings = sources_from_section(section)
-        markers, all_sources, marker_warnings = markers_from_annotations(body, annotations, sources)
+        try:
+            check_body(body)  # size bounds before the citation scan, as build_report does
+            markers, all_sources, marker_warnings = markers_from_annotations(body, annotations, sources)
+        except InputTooLargeError as exc:
+            raise ReportParseError(target, str(exc)) from exc
         warnings.extend(marker_warnings)
         if data.get("status") not in (None, "completed"):
             warnings.append(f"response status is {data.get('status')!r}, not 'completed'")
