@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from reportbench import yamlio
+from reportbench.conf_checks import check_package_headers, composing  # noqa: F401 - check_package_headers: API
 from reportbench.errors import ConfigError
 from reportbench.plan import register_resolvers
 
@@ -192,25 +193,6 @@ def save_overrides(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> Pat
     return path
 
 
-def check_package_headers(conf_dir: Path | str = CONF_DIR) -> None:
-    """Every option file of a benchmark's config group (`conf/<b>/<group>/*.yaml`) must start its package line
-    `# @package benchmarks.<b>.<group>`. Why: without it Hydra puts the file at a top-level `<b>.<group>` key,
-    `compose` succeeds, and the system silently never runs."""
-    conf = Path(conf_dir)
-    for bfile in sorted((conf / "benchmarks").glob("*.yaml")):
-        b = bfile.stem
-        for group_dir in sorted(p for p in (conf / b).glob("*") if p.is_dir()):
-            want = f"# @package benchmarks.{b}.{group_dir.name}"
-            for option in sorted(group_dir.glob("*.yaml")):
-                lines = option.read_text(encoding="utf-8").splitlines()
-                # `_global_` is an explicit choice too (presets set the judge and their benchmark's keys)
-                if not any(ln.strip() in (want, "# @package _global_") for ln in lines[:5]):
-                    raise ConfigError(
-                        f"{option}: missing the header line `{want}` (first line of the file); without it "
-                        f"Hydra puts its entries outside benchmarks.{b} and they are silently ignored"
-                    )
-
-
 def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, conf_dir: Path = CONF_DIR) -> Path:
     """Compose conf/ with Hydra overrides and write `out` exactly as `dvc exp run` would."""
     from dvc.utils.hydra import compose_and_dump
@@ -218,10 +200,10 @@ def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, 
     from reportbench.hydra_search import register_search_path  # lazy: +1269 ms to import (python -X importtime)
 
     register_resolvers()
-    register_search_path()  # installed benchmarks' own conf/ trees (plug-ins)
-    check_package_headers(conf_dir)
+    register_search_path()  # installed benchmarks' own conf/ trees (plug-ins); YAML and package-line checks
     overrides = without_remembered_conf(list(overrides or []), conf_dir)
-    compose_and_dump(str(out), str(Path(conf_dir).resolve()), None, "config", "", overrides)
+    with composing():  # the checks raise ConfigError here (inside `dvc exp run` they print it and exit 2)
+        compose_and_dump(str(out), str(Path(conf_dir).resolve()), None, "config", "", overrides)
     return out
 
 
