@@ -136,7 +136,9 @@ def allowed_top_level(conf_dir: Path | str) -> set[str] | None:
     return keys
 
 
-def stray_keys_problem(params: Mapping[str, Any], conf_dir: Path | str = "conf", source: str = PARAMS_FILE) -> str | None:
+def stray_keys_problem(
+    params: Mapping[str, Any], conf_dir: Path | str = "conf", source: str = PARAMS_FILE
+) -> str | None:
     """The one-line error for a top-level key that is no reportbench setting (e.g. `deer:` from a system file
     without its package line), naming the key, where it came from when that is known, and the fix."""
     allowed = allowed_top_level(conf_dir)
