@@ -24,6 +24,9 @@ from reportbench.errors import ConfigError
 
 EXIT_CONFIG = 2
 PARAMS_FILE = "params.yaml"
+CONF_DIR = Path("conf")
+OVERRIDES_FILE = "overrides.yaml"  # next to conf/: the overrides `reportbench compose` remembers
+REMEMBERED_CONF = Path("remembered") / "overrides.yaml"  # under conf/: the same, as a Hydra config for dvc exp run
 _own = 0  # >0 while reportbench itself composes (compose_params); 0: someone else (DVC's exp run)
 
 
@@ -164,3 +167,102 @@ def stray_keys_problem(
         f"{source}: top-level key {key!r}{others} is not a reportbench setting (those are "
         f"{', '.join(sorted(allowed))}): {cause}"
     )
+
+
+# ---------------------------------------------------------------- remembered overrides (`reportbench compose`)
+
+
+def overrides_path(conf_dir: Path | str = CONF_DIR) -> Path:
+    return Path(conf_dir).parent / OVERRIDES_FILE
+
+
+def _override_key(override: str) -> str:
+    """`+a.b=1` -> `a.b`: two overrides with one key are one choice (the later wins)."""
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def _known_benchmarks(conf_dir: Path | str) -> set[str]:
+    """Installed benchmarks and those with a `conf/benchmarks/<b>.yaml` (their group folders are `<b>/...`)."""
+    from reportbench.benchmarks import benchmark_entry_points  # lazy: +199 ms to import (python -X importtime)
+
+    return set(benchmark_entry_points()) | {p.stem for p in (Path(conf_dir) / "benchmarks").glob("*.yaml")}
+
+
+def selected_benchmarks(overrides: list[str]) -> set[str]:
+    """The benchmarks a composition with `overrides` selects: the last `benchmarks=...` choice, else every
+    installed one (conf/config.yaml's `benchmarks: [installed]`)."""
+    from reportbench.benchmarks import benchmark_entry_points  # lazy: +199 ms to import (python -X importtime)
+
+    choice: Any = None
+    for text in overrides:
+        if _override_key(text) == "benchmarks" and not text.startswith("~"):
+            choice = text.split("=", 1)[1].strip() if "=" in text else None
+    if choice is None:
+        return set(benchmark_entry_points())
+    names = {n.strip().strip("'\"") for n in choice.strip("[]").split(",") if n.strip()}
+    return (names - {"installed"}) | (set(benchmark_entry_points()) if "installed" in names else set())
+
+
+def benchmark_of(override: str, conf_dir: Path | str = CONF_DIR, known: set[str] | None = None) -> str | None:
+    """The benchmark an override configures (`<b>/systems=x`, `benchmarks.<b>.scoring.mode=code`), or None."""
+    key = _override_key(override).split("@")[0]
+    known = _known_benchmarks(conf_dir) if known is None else known
+    head = key.split("/", 1)[0] if "/" in key else None
+    if head in known:
+        return head
+    parts = key.split(".")
+    if len(parts) > 2 and parts[0] == "benchmarks" and parts[1] in known:
+        return parts[1]
+    return None
+
+
+def split_applicable(
+    overrides: list[str], explicit: list[str] | None = None, conf_dir: Path | str = CONF_DIR
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """(the overrides to apply, [(override, benchmark)] left out): a remembered override of a benchmark the
+    composition does not select is not applied (Hydra would refuse it: `researcherbench/systems` exists only
+    when researcherbench is selected); it stays remembered and applies again once the benchmark is selected.
+    An override in `explicit` (given on this command line) is always applied."""
+    chosen = selected_benchmarks(overrides)
+    known = _known_benchmarks(conf_dir)
+    keep = set(explicit or [])
+    applied: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    for o in overrides:
+        b = benchmark_of(o, conf_dir, known)
+        if b is not None and b not in chosen and o not in keep:
+            skipped.append((o, b))
+        else:
+            applied.append(o)
+    return applied, skipped
+
+
+def remembered_notes(
+    remembered: list[str], applied: list[str], skipped: list[tuple[str, str]], conf_dir: Path | str = CONF_DIR
+) -> list[str]:
+    """One line per remembered override: applied (where from, how to drop it) or left out (why)."""
+    where = overrides_path(conf_dir)
+    drop = f"drop it by editing {where}, or forget all with `reportbench compose --reset`"
+    out = [f"remembered: {o} (from {where}; {drop})" for o in remembered if o in applied]
+    for o, b in skipped:
+        if o in remembered:
+            out.append(
+                f"remembered: {o} not applied: benchmark {b} is not selected (kept in {where}; it applies again "
+                f"with {b} selected, e.g. 'benchmarks=[...,{b}]'; {drop})"
+            )
+    return out
+
+
+def remembered_overrides(conf_dir: Path | str = CONF_DIR) -> list[str]:
+    """The overrides `reportbench compose` remembered (empty when there is no `overrides.yaml`)."""
+    path = overrides_path(conf_dir)
+    if not path.is_file():
+        return []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    items = data.get("overrides") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not all(isinstance(o, str) for o in items):
+        raise ConfigError(f"{path}: field 'overrides' must be a list of Hydra overrides (strings)")
+    return list(items)

@@ -22,7 +22,18 @@ from typing import Any
 import yaml
 
 from reportbench import yamlio
-from reportbench.conf_checks import check_package_headers, composing  # noqa: F401 - check_package_headers: API
+from reportbench.conf_checks import (  # noqa: F401 - re-exported: check_package_headers, benchmark_of, ...
+    OVERRIDES_FILE,
+    _override_key,
+    benchmark_of,
+    check_package_headers,
+    composing,
+    overrides_path,
+    remembered_notes,
+    remembered_overrides,
+    selected_benchmarks,
+    split_applicable,
+)
 from reportbench.errors import ConfigError
 from reportbench.plan import register_resolvers
 
@@ -30,17 +41,7 @@ PARAMS_FILE = Path("params.yaml")
 CONF_DIR = Path("conf")
 
 
-OVERRIDES_FILE = "overrides.yaml"  # next to conf/: the overrides `reportbench compose` remembers
 REMEMBERED_GROUP, REMEMBERED_OPTION = "remembered", "overrides"  # conf/remembered/overrides.yaml, for dvc exp run
-
-
-def overrides_path(conf_dir: Path | str = CONF_DIR) -> Path:
-    return Path(conf_dir).parent / OVERRIDES_FILE
-
-
-def _override_key(override: str) -> str:
-    """`+a.b=1` -> `a.b`: two overrides with one key are one choice (the later wins)."""
-    return override.split("=", 1)[0].lstrip("+~")
 
 
 def remembers_key(overrides: list[str], key: str) -> bool:
@@ -58,21 +59,6 @@ def merge_overrides(old: list[str], new: list[str]) -> list[str]:
         else:
             out.append(o)
     return out
-
-
-def remembered_overrides(conf_dir: Path | str = CONF_DIR) -> list[str]:
-    """The overrides `reportbench compose` remembered (empty when there is no `overrides.yaml`)."""
-    path = overrides_path(conf_dir)
-    if not path.is_file():
-        return []
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    items = data.get("overrides") if isinstance(data, dict) else None
-    if not isinstance(items, list) or not all(isinstance(o, str) for o in items):
-        raise ConfigError(f"{path}: field 'overrides' must be a list of Hydra overrides (strings)")
-    return list(items)
 
 
 def remembered_conf_path(conf_dir: Path | str = CONF_DIR) -> Path:
@@ -134,7 +120,8 @@ def remembered_as_config(overrides: list[str], conf_dir: Path | str = CONF_DIR) 
 
 def remembered_conf_text(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> tuple[str | None, list[str]]:
     """The text of `conf/remembered/overrides.yaml` for `overrides` (None: no file), and the unrepresentable."""
-    config, unrepresentable = remembered_as_config(overrides, conf_dir)
+    # only what the remembered selection can apply (an override of an unselected benchmark has no match)
+    config, unrepresentable = remembered_as_config(split_applicable(overrides, conf_dir=conf_dir)[0], conf_dir)
     if not config or unrepresentable:  # all or nothing: never a half-applied configuration
         return None, unrepresentable
     head = (
@@ -216,7 +203,8 @@ def composed_params(
     import tempfile
 
     if remembered if remembered is not None else Path(conf_dir) == CONF_DIR:
-        overrides = merge_overrides(remembered_overrides(conf_dir), list(overrides or []))
+        explicit = list(overrides or [])
+        overrides = split_applicable(merge_overrides(remembered_overrides(conf_dir), explicit), explicit, conf_dir)[0]
 
     with tempfile.TemporaryDirectory() as tmp:
         path = compose_params(overrides, Path(tmp) / "params.yaml", conf_dir)
@@ -263,9 +251,12 @@ def diff_params(expected: dict[str, Any], actual: dict[str, Any], prefix: str = 
 def _cmd_compose(args: argparse.Namespace) -> int:
     base = [] if args.reset else remembered_overrides()
     overrides = merge_overrides(base, list(args.overrides))
-    shown = " ".join(overrides) or "(none)"
+    applied, skipped = split_applicable(overrides, list(args.overrides))
+    for line in remembered_notes([o for o in base if o not in args.overrides], applied, skipped):
+        print(line, file=sys.stderr)
+    shown = " ".join(applied) or "(none)"
     if args.check:
-        expected = composed_params(overrides, remembered=False)
+        expected = composed_params(applied, remembered=False)
         actual = load_params(args.out)
         problems = diff_params(expected, actual)
         if problems:
@@ -280,7 +271,7 @@ def _cmd_compose(args: argparse.Namespace) -> int:
             return 1
         print(f"{args.out} matches conf/ + overrides {shown}")
         return 0
-    compose_params(overrides, Path(args.out))
+    compose_params(applied, Path(args.out))
     if Path(args.out) == PARAMS_FILE:
         saved = save_overrides(overrides)
         print(f"wrote {args.out} (overrides: {shown}" + (f"; remembered in {saved})" if overrides else ")"))

@@ -15,11 +15,13 @@ installing a plug-in adds it without editing conf/ (`benchmarks=[a,b]` still pic
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.plugins.search_path_plugin import SearchPathPlugin
 
+from reportbench import conf_checks
 from reportbench.benchmarks import benchmark_conf_dirs, benchmark_entry_points
 from reportbench.conf_checks import check_package_headers, check_yaml_syntax, fail
 from reportbench.errors import ConfigError
@@ -64,6 +66,53 @@ class BenchmarkConfSearchPath(SearchPathPlugin):
                 check_package_headers(root)
         except ConfigError as exc:
             fail(exc)
+        if main is not None and not conf_checks._own:
+            _remembered_in_dvc(main)
+
+
+def _dvc_overrides() -> list[str] | None:
+    """The `-S` overrides of the `dvc exp run` composing now (a local of DVC's `compose_and_dump`, which calls
+    Hydra, which calls this plugin); None when DVC is not the caller."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "compose_and_dump" and frame.f_globals.get("__name__") == "dvc.utils.hydra":
+            found = frame.f_locals.get("overrides")
+            return [str(o) for o in found] if isinstance(found, list | tuple) else None
+        frame = frame.f_back
+    return None
+
+
+def _remembered_in_dvc(conf: Path) -> None:
+    """`dvc exp run` applies the remembered overrides through conf/remembered/overrides.yaml: name each one it
+    applies (where from, how to drop it), and refuse, in one line, a remembered override of a benchmark its
+    `-S benchmarks=[...]` leaves out (Hydra would stop with "Could not override ... No match")."""
+    flags = _dvc_overrides()
+    path = conf / conf_checks.REMEMBERED_CONF
+    if flags is None or not path.is_file() or any(f.lstrip("~") == "remembered" for f in flags):
+        return
+    remembered = conf_checks.split_applicable(conf_checks.remembered_overrides(conf), conf_dir=conf)[0]
+    chosen = conf_checks.selected_benchmarks([*remembered, *flags])
+    flag_keys = {conf_checks._override_key(f) for f in flags}
+    where = f"{conf_checks.shown(conf_checks.overrides_path(conf))} (written to {conf_checks.shown(path)})"
+    for o in remembered:
+        b = conf_checks.benchmark_of(o, conf)
+        if b is not None and b not in chosen:
+            fail(
+                ConfigError(
+                    f"remembered override {o} from {where} is for benchmark {b}, which these -S flags do not "
+                    f"select: add it (-S 'benchmarks=[...,{b}]'), or drop the override (edit "
+                    f"{conf_checks.shown(conf_checks.overrides_path(conf))}, then `reportbench compose`; "
+                    "`reportbench compose --reset` forgets all)"
+                )
+            )
+    for o in remembered:
+        if conf_checks._override_key(o) not in flag_keys:
+            print(
+                f"remembered: {o} (from {where}; a -S flag of the same key wins over it; "
+                "`reportbench compose --reset` forgets all)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def register_search_path() -> None:
