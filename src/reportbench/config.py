@@ -33,6 +33,7 @@ from reportbench.conf_checks import (  # noqa: F401 - re-exported: check_package
     remembered_overrides,
     selected_benchmarks,
     split_applicable,
+    yaml_problem,
 )
 from reportbench.errors import ConfigError
 from reportbench.plan import register_resolvers
@@ -216,7 +217,10 @@ def load_params(path: Path | str = PARAMS_FILE) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: not found; run `reportbench compose` (or `dvc exp run`) first")
-    data = yamlio.safe_load(path.read_text())
+    try:
+        data = yamlio.safe_load(path.read_text())
+    except yaml.YAMLError:
+        raise ConfigError(yaml_problem(path) or f"{path}: not valid YAML") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return data
