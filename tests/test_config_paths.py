@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from dvc_helpers import copy_working_tree, run_ok, subprocess_env
-from reportbench import benchmarks, config, preflight
+from reportbench import benchmarks, config
 from reportbench.errors import ConfigError
 from reportbench.judges.errors import FatalJudgeError
 
@@ -49,7 +49,7 @@ def error_lines(text: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def clone(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The working tree as a fresh clone (one commit); each test puts it back with `git reset --hard` + `clean`."""
+    """The working tree as a fresh clone (one commit); `repo` puts it back after each test."""
     if not (repo_root / ".git").exists():
         pytest.skip("not a git checkout")
     return copy_working_tree(repo_root, tmp_path_factory.mktemp("paths") / "repo")
@@ -57,8 +57,9 @@ def clone(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture()
 def repo(clone: Path) -> Iterator[Path]:
+    base = run_ok(["git", "rev-parse", "HEAD"], clone).stdout.strip()
     yield clone
-    run_ok(["git", "reset", "-q", "--hard"], clone)
+    run_ok(["git", "reset", "-q", "--hard", base], clone)  # the fresh clone's commit, whatever a test committed
     run_ok(["git", "clean", "-qfdx", "-e", ".dvc/cache"], clone)
 
 
@@ -95,6 +96,8 @@ def test_the_default_selection_is_every_installed_benchmark(monkeypatch: pytest.
 
 @pytest.mark.core
 def test_a_params_file_selecting_an_uninstalled_benchmark_is_refused_before_work() -> None:
+    from reportbench import preflight
+
     params = config.load_params()
     params["benchmarks"] = {**params["benchmarks"], "nope": {}}
     with pytest.raises(ConfigError, match=r"benchmark 'nope' is selected but not installed.*reportbench compose"):
@@ -220,6 +223,8 @@ def test_no_key_stops_dvc_repro_at_its_first_stage(repo: Path) -> None:
 
 @pytest.mark.core
 def test_every_configured_judge_role_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reportbench import preflight
+
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000")
     params = config.load_params()
@@ -240,6 +245,7 @@ def test_every_configured_judge_role_is_checked(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.core
 def test_the_provider_table_agrees_with_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
     """preflight.PROVIDER_KEYS (checked without importing litellm) names exactly what litellm asks for."""
+    from reportbench import preflight
     from reportbench.judges.litellm_loader import _litellm
 
     for name in preflight.PROVIDER_KEYS.values():

@@ -21,8 +21,7 @@ from pathlib import Path
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.plugins.search_path_plugin import SearchPathPlugin
 
-from reportbench import conf_checks
-from reportbench.benchmarks import benchmark_conf_dirs, benchmark_entry_points
+from reportbench import benchmarks, conf_checks
 from reportbench.conf_checks import check_package_headers, check_yaml_syntax, fail
 from reportbench.errors import ConfigError
 
@@ -39,7 +38,7 @@ def store_installed_default() -> list[str]:
     """Store `benchmarks/installed` (defaults: every installed benchmark, by name); returns the names."""
     from hydra.core.config_store import ConfigStore
 
-    names = sorted(benchmark_entry_points())
+    names = sorted(benchmarks.benchmark_entry_points())
     ConfigStore.instance().store(
         group="benchmarks", name=INSTALLED_OPTION, node={"defaults": [*names, "_self_"]}, provider="reportbench"
     )
@@ -55,7 +54,7 @@ class BenchmarkConfSearchPath(SearchPathPlugin):
         main = Path(mains[0].removeprefix("file://")) if mains else None
         if main is not None:
             _main_conf.append(main)
-        folders = benchmark_conf_dirs()
+        folders = benchmarks.benchmark_conf_dirs()
         for name, folder in folders.items():
             search_path.append(provider=f"reportbench-benchmark-{name}", path=f"file://{Path(folder).resolve()}")
         # before Hydra reads a file: its own errors name neither (ScannerError) nor refuse a header-less file
