@@ -98,6 +98,7 @@ def test_the_default_selection_is_every_installed_benchmark(monkeypatch: pytest.
 def test_a_params_file_selecting_an_uninstalled_benchmark_is_refused_before_work() -> None:
     from reportbench import preflight
 
+    assert preflight.ENTRY_POINT_GROUP == benchmarks.ENTRY_POINT_GROUP
     params = config.load_params()
     params["benchmarks"] = {**params["benchmarks"], "nope": {}}
     with pytest.raises(ConfigError, match=r"benchmark 'nope' is selected but not installed.*reportbench compose"):
