@@ -255,3 +255,15 @@ def test_the_provider_table_agrees_with_litellm(monkeypatch: pytest.MonkeyPatch)
     for provider, name in preflight.PROVIDER_KEYS.items():
         missing = litellm.validate_environment(model=f"{provider}/some-model").get("missing_keys")
         assert missing == [name], (provider, missing)
+
+
+@pytest.mark.integration
+def test_choosing_a_group_of_an_unselected_benchmark_names_the_fix(tmp_path: Path) -> None:
+    """Hydra's "Could not override 'researcherbench/systems'" used to suggest `+researcherbench/systems=...`."""
+    from reportbench.stage_errors import one_line_error
+
+    with pytest.raises(Exception) as info:
+        config.compose_params(["benchmarks=[deepscholar]", "researcherbench/systems=demo"], tmp_path / "p.yaml")
+    line = one_line_error(info.value) or ""
+    assert "benchmark researcherbench is not selected" in line and "'benchmarks=[deepscholar,researcherbench]'" in line
+    assert "+researcherbench" not in line
