@@ -3,8 +3,8 @@
 import argparse
 from pathlib import Path
 
-from reportbench.config import load_params
 from reportbench.pipeline import setup_logging
+from reportbench.preflight import stage_params
 from reportbench.stage_errors import exit_on_error
 from reportbench.stage_guard import guard_stage
 
@@ -26,9 +26,9 @@ if __name__ == "__main__":
     with exit_on_error():
         from reportbench.stale import prune_stale_outputs  # folders of systems no longer configured (docs/dvc.md)
 
-        prune_stale_outputs(load_params(), args.benchmark, runs_dir=args.runs, judgments_dir=args.judgments)
+        prune_stale_outputs(stage_params(), args.benchmark, runs_dir=args.runs, judgments_dir=args.judgments)
         run_agreement_stage(
-            load_params(),
+            stage_params(),
             args.benchmark,
             args.release,
             args.runs,

@@ -3,8 +3,8 @@
 import argparse
 from pathlib import Path
 
-from reportbench.config import load_params
 from reportbench.pipeline import build_release, setup_logging
+from reportbench.preflight import stage_params
 from reportbench.stage_errors import exit_on_error
 from reportbench.stage_guard import guard_stage
 
@@ -16,4 +16,4 @@ if __name__ == "__main__":
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     with exit_on_error():
-        build_release(load_params(), args.benchmark, args.out)
+        build_release(stage_params(credentials=True), args.benchmark, args.out)

@@ -5,8 +5,8 @@ docs/site.md."""
 import argparse
 from pathlib import Path
 
-from reportbench.config import load_params
 from reportbench.pipeline import setup_logging
+from reportbench.preflight import stage_params
 from reportbench.site.build import DEFAULT_MAX_SAMPLES, build_benchmark_site, build_index, build_site
 from reportbench.stage_errors import exit_on_error
 from reportbench.stage_guard import guard_stage
@@ -26,7 +26,7 @@ if __name__ == "__main__":
     )
     args = ap.parse_args()
     with exit_on_error():
-        params = load_params()
+        params = stage_params()
         if args.all:
             c = build_site(params, Path("."), args.site, max_samples=args.max_samples)
             print(f"site: {c['system_pages']} system pages, {c['sample_pages']} sample pages, {args.site}/index.html")

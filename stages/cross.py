@@ -4,8 +4,8 @@ Exits 3 (tables kept, DVC records nothing) while judge calls are unanswered (doc
 import argparse
 from pathlib import Path
 
-from reportbench.config import load_params
 from reportbench.pipeline import cross_stage, setup_logging
+from reportbench.preflight import stage_params
 from reportbench.stage_errors import exit_on_error
 from reportbench.stage_guard import guard_stage
 
@@ -19,4 +19,4 @@ if __name__ == "__main__":
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     with exit_on_error():
-        cross_stage(load_params(), args.benchmark, args.release, args.runs, args.out, enforce_bounds=True)
+        cross_stage(stage_params(), args.benchmark, args.release, args.runs, args.out, enforce_bounds=True)

@@ -3,8 +3,8 @@
 import argparse
 from pathlib import Path
 
-from reportbench.config import load_params
 from reportbench.pipeline import fetch_stage, setup_logging
+from reportbench.preflight import stage_params
 from reportbench.stage_errors import exit_on_error
 from reportbench.stage_guard import guard_stage
 
@@ -18,4 +18,4 @@ if __name__ == "__main__":
     ap.add_argument("--out", type=Path, required=True, help="page snapshot table (parquet)")
     args = ap.parse_args()
     with exit_on_error():
-        fetch_stage(load_params(), args.benchmark, args.runs, args.release, args.out)
+        fetch_stage(stage_params(credentials=True), args.benchmark, args.runs, args.release, args.out)

@@ -7,8 +7,8 @@ Exits 3 (records kept, DVC records nothing) while unanswered calls remain or fai
 import argparse
 from pathlib import Path
 
-from reportbench.config import load_params
 from reportbench.pipeline import run_benchmark_judge_stage, setup_logging
+from reportbench.preflight import stage_params
 from reportbench.stage_errors import exit_on_error
 from reportbench.stage_guard import guard_stage
 
@@ -25,5 +25,5 @@ if __name__ == "__main__":
     args = ap.parse_args()
     with exit_on_error():
         run_benchmark_judge_stage(
-            load_params(), args.benchmark, args.release, args.runs, args.out, args.usage, pages_dir=args.pages
+            stage_params(), args.benchmark, args.release, args.runs, args.out, args.usage, pages_dir=args.pages
         )

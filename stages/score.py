@@ -3,8 +3,8 @@
 import argparse
 from pathlib import Path
 
-from reportbench.config import load_params
 from reportbench.pipeline import score_stage, setup_logging
+from reportbench.preflight import stage_params
 from reportbench.stage_errors import exit_on_error
 from reportbench.stage_guard import guard_stage
 
@@ -22,7 +22,7 @@ if __name__ == "__main__":
     args = ap.parse_args()
     with exit_on_error():
         score_stage(
-            load_params(),
+            stage_params(),
             args.benchmark,
             args.release,
             args.runs,

@@ -308,11 +308,12 @@ def installed_benchmarks() -> list[str]:
 def benchmark_conf_dirs() -> dict[str, Path]:
     """name -> its own Hydra config tree, for every installed (or registered) benchmark that ships one.
 
-    Benchmarks of reportbench's own distribution are configured in the project's conf/ and are not imported here
+    The protocols under `reportbench.protocols` are configured in the project's conf/ and are not imported here
     (loading all five costs seconds at every composition); every other entry point is loaded (a broken one is
-    logged, not fatal for the others)."""
+    logged, not fatal for the others), the DeepResearch Bench plug-in that ships with reportbench's distribution
+    included."""
     for name, ep in benchmark_entry_points().items():
-        if name in _BENCHMARKS or (ep.dist is not None and ep.dist.name == "reportbench"):
+        if name in _BENCHMARKS or ep.value.startswith("reportbench.protocols."):
             continue
         try:
             get_benchmark(name)

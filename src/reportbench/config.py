@@ -22,6 +22,19 @@ from typing import Any
 import yaml
 
 from reportbench import yamlio
+from reportbench.conf_checks import (  # noqa: F401 - re-exported: check_package_headers, benchmark_of, ...
+    OVERRIDES_FILE,
+    _override_key,
+    benchmark_of,
+    check_package_headers,
+    composing,
+    overrides_path,
+    remembered_notes,
+    remembered_overrides,
+    selected_benchmarks,
+    split_applicable,
+    yaml_problem,
+)
 from reportbench.errors import ConfigError
 from reportbench.plan import register_resolvers
 
@@ -29,17 +42,7 @@ PARAMS_FILE = Path("params.yaml")
 CONF_DIR = Path("conf")
 
 
-OVERRIDES_FILE = "overrides.yaml"  # next to conf/: the overrides `reportbench compose` remembers
 REMEMBERED_GROUP, REMEMBERED_OPTION = "remembered", "overrides"  # conf/remembered/overrides.yaml, for dvc exp run
-
-
-def overrides_path(conf_dir: Path | str = CONF_DIR) -> Path:
-    return Path(conf_dir).parent / OVERRIDES_FILE
-
-
-def _override_key(override: str) -> str:
-    """`+a.b=1` -> `a.b`: two overrides with one key are one choice (the later wins)."""
-    return override.split("=", 1)[0].lstrip("+~")
 
 
 def remembers_key(overrides: list[str], key: str) -> bool:
@@ -57,21 +60,6 @@ def merge_overrides(old: list[str], new: list[str]) -> list[str]:
         else:
             out.append(o)
     return out
-
-
-def remembered_overrides(conf_dir: Path | str = CONF_DIR) -> list[str]:
-    """The overrides `reportbench compose` remembered (empty when there is no `overrides.yaml`)."""
-    path = overrides_path(conf_dir)
-    if not path.is_file():
-        return []
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    items = data.get("overrides") if isinstance(data, dict) else None
-    if not isinstance(items, list) or not all(isinstance(o, str) for o in items):
-        raise ConfigError(f"{path}: field 'overrides' must be a list of Hydra overrides (strings)")
-    return list(items)
 
 
 def remembered_conf_path(conf_dir: Path | str = CONF_DIR) -> Path:
@@ -133,7 +121,8 @@ def remembered_as_config(overrides: list[str], conf_dir: Path | str = CONF_DIR) 
 
 def remembered_conf_text(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> tuple[str | None, list[str]]:
     """The text of `conf/remembered/overrides.yaml` for `overrides` (None: no file), and the unrepresentable."""
-    config, unrepresentable = remembered_as_config(overrides, conf_dir)
+    # only what the remembered selection can apply (an override of an unselected benchmark has no match)
+    config, unrepresentable = remembered_as_config(split_applicable(overrides, conf_dir=conf_dir)[0], conf_dir)
     if not config or unrepresentable:  # all or nothing: never a half-applied configuration
         return None, unrepresentable
     head = (
@@ -192,25 +181,6 @@ def save_overrides(overrides: list[str], conf_dir: Path | str = CONF_DIR) -> Pat
     return path
 
 
-def check_package_headers(conf_dir: Path | str = CONF_DIR) -> None:
-    """Every option file of a benchmark's config group (`conf/<b>/<group>/*.yaml`) must start its package line
-    `# @package benchmarks.<b>.<group>`. Why: without it Hydra puts the file at a top-level `<b>.<group>` key,
-    `compose` succeeds, and the system silently never runs."""
-    conf = Path(conf_dir)
-    for bfile in sorted((conf / "benchmarks").glob("*.yaml")):
-        b = bfile.stem
-        for group_dir in sorted(p for p in (conf / b).glob("*") if p.is_dir()):
-            want = f"# @package benchmarks.{b}.{group_dir.name}"
-            for option in sorted(group_dir.glob("*.yaml")):
-                lines = option.read_text(encoding="utf-8").splitlines()
-                # `_global_` is an explicit choice too (presets set the judge and their benchmark's keys)
-                if not any(ln.strip() in (want, "# @package _global_") for ln in lines[:5]):
-                    raise ConfigError(
-                        f"{option}: missing the header line `{want}` (first line of the file); without it "
-                        f"Hydra puts its entries outside benchmarks.{b} and they are silently ignored"
-                    )
-
-
 def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, conf_dir: Path = CONF_DIR) -> Path:
     """Compose conf/ with Hydra overrides and write `out` exactly as `dvc exp run` would."""
     from dvc.utils.hydra import compose_and_dump
@@ -218,10 +188,10 @@ def compose_params(overrides: list[str] | None = None, out: Path = PARAMS_FILE, 
     from reportbench.hydra_search import register_search_path  # lazy: +1269 ms to import (python -X importtime)
 
     register_resolvers()
-    register_search_path()  # installed benchmarks' own conf/ trees (plug-ins)
-    check_package_headers(conf_dir)
+    register_search_path()  # installed benchmarks' own conf/ trees (plug-ins); YAML and package-line checks
     overrides = without_remembered_conf(list(overrides or []), conf_dir)
-    compose_and_dump(str(out), str(Path(conf_dir).resolve()), None, "config", "", overrides)
+    with composing():  # the checks raise ConfigError here (inside `dvc exp run` they print it and exit 2)
+        compose_and_dump(str(out), str(Path(conf_dir).resolve()), None, "config", "", overrides)
     return out
 
 
@@ -234,7 +204,8 @@ def composed_params(
     import tempfile
 
     if remembered if remembered is not None else Path(conf_dir) == CONF_DIR:
-        overrides = merge_overrides(remembered_overrides(conf_dir), list(overrides or []))
+        explicit = list(overrides or [])
+        overrides = split_applicable(merge_overrides(remembered_overrides(conf_dir), explicit), explicit, conf_dir)[0]
 
     with tempfile.TemporaryDirectory() as tmp:
         path = compose_params(overrides, Path(tmp) / "params.yaml", conf_dir)
@@ -246,7 +217,10 @@ def load_params(path: Path | str = PARAMS_FILE) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: not found; run `reportbench compose` (or `dvc exp run`) first")
-    data = yamlio.safe_load(path.read_text())
+    try:
+        data = yamlio.safe_load(path.read_text())
+    except yaml.YAMLError:
+        raise ConfigError(yaml_problem(path) or f"{path}: not valid YAML") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return data
@@ -281,9 +255,12 @@ def diff_params(expected: dict[str, Any], actual: dict[str, Any], prefix: str = 
 def _cmd_compose(args: argparse.Namespace) -> int:
     base = [] if args.reset else remembered_overrides()
     overrides = merge_overrides(base, list(args.overrides))
-    shown = " ".join(overrides) or "(none)"
+    applied, skipped = split_applicable(overrides, list(args.overrides))
+    for line in remembered_notes([o for o in base if o not in args.overrides], applied, skipped):
+        print(line, file=sys.stderr)
+    shown = " ".join(applied) or "(none)"
     if args.check:
-        expected = composed_params(overrides, remembered=False)
+        expected = composed_params(applied, remembered=False)
         actual = load_params(args.out)
         problems = diff_params(expected, actual)
         if problems:
@@ -298,7 +275,7 @@ def _cmd_compose(args: argparse.Namespace) -> int:
             return 1
         print(f"{args.out} matches conf/ + overrides {shown}")
         return 0
-    compose_params(overrides, Path(args.out))
+    compose_params(applied, Path(args.out))
     if Path(args.out) == PARAMS_FILE:
         saved = save_overrides(overrides)
         print(f"wrote {args.out} (overrides: {shown}" + (f"; remembered in {saved})" if overrides else ")"))

@@ -91,7 +91,8 @@ def select_config_group(name: str, root: Path = Path(".")) -> str | None:
     if config.remembers_key(remembered, group):
         return None
     overrides = config.merge_overrides(remembered, [f"{group}=default"])
-    config.compose_params(overrides, root / config.PARAMS_FILE, conf_dir)
+    applied = config.split_applicable(overrides, [f"{group}=default"], conf_dir)[0]  # as `compose` applies them
+    config.compose_params(applied, root / config.PARAMS_FILE, conf_dir)
     config.save_overrides(overrides, conf_dir)
     return f"{group}=default"
 

@@ -75,8 +75,17 @@ def _systems(conf: Path) -> list[str]:
     lines = []
     groups = [(f"{b}/systems", _conf_for(conf, b) / b / "systems") for b in installed_benchmarks()]
     groups.append(("agents", conf / "agents"))
+    from reportbench.conf_checks import missing_headers  # lazy: +2 ms to import (python -X importtime)
+
+    roots = {conf, *(folder.parent.parent for _, folder in groups[:-1])}
+    unheaded = {path.resolve(): want for root in roots for path, want in missing_headers(root)}
     for group, folder in groups:
         for option, data, comment in _conf_options(folder):
+            want = unheaded.get((folder / f"{option}.yaml").resolve())
+            if want:
+                warning = f"{folder / option}.yaml has no `{want}` line: compose and dvc exp run refuse it"
+                print(f"warning: {warning} (make it the file's first line)", file=sys.stderr)
+                comment = f"WARNING: no package line, refused ({want})"
             systems = ", ".join(
                 f"{n} ({(s or {}).get('kind')})" for n, s in data.items() if n != "defaults" and isinstance(s, dict)
             )

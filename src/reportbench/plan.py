@@ -213,8 +213,25 @@ def _resolve_plan(*, _root_: Any) -> Any:
         node = _root_.get(key)
         return OmegaConf.to_container(node, resolve=True) if OmegaConf.is_dict(node) else {}  # type: ignore[return-value]
 
+    from reportbench.conf_checks import fail, stray_keys_problem  # lazy: +2 ms to import (python -X importtime)
+    from reportbench.errors import ConfigError  # lazy: +0 ms to import (python -X importtime)
+    from reportbench.hydra_search import main_conf_dir  # lazy: +1269 ms to import (python -X importtime)
+
+    # the top-level keys only (reading `plan` here would call this resolver again); a stray key's first child
+    keys = {str(k): None for k in _root_.keys()}
+    for k in keys:
+        node = _root_._get_node(k)
+        if OmegaConf.is_dict(node) and k not in ("plan", "judge_identity"):
+            keys[k] = {str(c): None for c in node.keys()}
+    problem = stray_keys_problem(keys, main_conf_dir(), source="the composition")
+    if problem:
+        fail(ConfigError(problem))
+    try:
+        plan = build_plan(plain("benchmarks"), plain("agents"), plain("judge"), plain("agreement"))
+    except (PlanError, ConfigError) as exc:
+        fail(exc)  # inside DVC: one `error:` line and exit 2, not "unexpected error" and a traceback
     # a Container (not a dict), so OmegaConf.resolve() — what DVC calls — can store it in place
-    return OmegaConf.create(build_plan(plain("benchmarks"), plain("agents"), plain("judge"), plain("agreement")))
+    return OmegaConf.create(plan)
 
 
 def _resolve_judge_identity(*, _root_: Any) -> Any:

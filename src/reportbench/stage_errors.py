@@ -77,6 +77,8 @@ def _hydra_line(exc: BaseException, conf_dir: Path) -> str | None:
             return f"no option {option!r} in config group '{group}'; choose one of {', '.join(options) or '(none)'}"
     if name == "ConfigCompositionException":
         m = re.search(r"Could not override '([^']+)'", text)
+        if m and "/" in m.group(1):
+            return _group_not_selected(m.group(1), conf_dir)
         if m:
             key = m.group(1)
             parent, _, leaf = key.rpartition(".")
@@ -87,6 +89,25 @@ def _hydra_line(exc: BaseException, conf_dir: Path) -> str | None:
         lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("See https://")]
         return "invalid override: " + "; ".join(lines) + " (syntax: key=value, group=option, +new_key=value)"
     return None
+
+
+def _group_not_selected(group: str, conf_dir: Path) -> str:
+    """`<b>/systems=x` when benchmark b is not selected: Hydra's "No match in the defaults list", said plainly."""
+    from reportbench.config import (  # lazy: +50 ms to import (python -X importtime)
+        benchmark_of,
+        overrides_path,
+        remembered_overrides,
+    )
+
+    b = benchmark_of(f"{group}=x", conf_dir)
+    if b is None:
+        return f"{group}: no such config group in this composition (is the group that holds it selected?)"
+    remembered = [o for o in remembered_overrides(conf_dir) if o.split("=", 1)[0] == group]
+    where = f" ({remembered[0]} is remembered in {overrides_path(conf_dir)})" if remembered else ""
+    return (
+        f"{group}: benchmark {b} is not selected{where}: select it too, e.g. 'benchmarks=[deepscholar,{b}]', "
+        f"or leave out the {group} override"
+    )
 
 
 def _known_keys(parent: str, conf_dir: Path) -> list[str]:

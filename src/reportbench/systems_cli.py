@@ -29,6 +29,7 @@ from reportbench.config import (
     merge_overrides,
     remembered_overrides,
     save_overrides,
+    split_applicable,
 )
 
 DEFAULT_GROUP = "my_systems"
@@ -133,8 +134,9 @@ def _cmd_add(args: argparse.Namespace) -> int:
         return 2
     group_file = write_group(args.benchmark, args.name, entry, args.group)
     print(f"wrote {group_file} (system {args.name}: kind {entry['kind']})")
-    overrides = merge_overrides(remembered_overrides(), [f"{args.benchmark}/systems={args.group}"])
-    compose_params(overrides, PARAMS_FILE)
+    choice = f"{args.benchmark}/systems={args.group}"
+    overrides = merge_overrides(remembered_overrides(), [choice])
+    compose_params(split_applicable(overrides, [choice])[0], PARAMS_FILE)  # not another benchmark's unselected one
     saved = save_overrides(overrides)
     print(f"wrote {PARAMS_FILE} (overrides: {' '.join(overrides)}; remembered in {saved})")
     params = load_params()
