@@ -116,6 +116,9 @@ def summarise_metric(per_task: pl.DataFrame, spec: MetricSpec) -> dict[str, Any]
     return out
 
 
+EVIDENCE_CODES = ("not_checked", "no_pages", "no_counts", "no_labels", "no_games")
+"""Reason codes that say the evidence a value needs is absent (REASON_CODES' first group)."""
+
 NO_EVIDENCE_NEEDED = "zero:"
 """Reason prefix of a defined per-task value that needed no evidence (a report citing nothing scores 0)."""
 
@@ -126,7 +129,10 @@ def _evidence_rule(out: dict[str, Any], spec: MetricSpec, status: Sequence[str],
     it (reason code = the metric's `no_evidence`). A 0.000 (1/63) from the one report with nothing to check,
     when nothing was checked for the other 62, is not a score (docs/reading-scores.md)."""
     if not math.isnan(out["mean"]) and spec.no_evidence != "failed":
-        lacked = any(st != "ok" and reason_code(r) == spec.no_evidence for st, r in zip(status, reasons, strict=True))
+        lacked = any(
+            st != "ok" and reason_code(r) in (spec.no_evidence, *EVIDENCE_CODES)
+            for st, r in zip(status, reasons, strict=True)
+        )
         rested = any(st == "ok" and not str(r or "").startswith(NO_EVIDENCE_NEEDED)
                      for st, r in zip(status, reasons, strict=True))
         if lacked and not rested:
@@ -169,6 +175,39 @@ def summarise_rows(
         "metrics": {s.name: summarise_metric(per_task, s) for s in specs},
         **extra,
     }
+
+
+def summarise_by_group(
+    per_task: pl.DataFrame, specs: Sequence[MetricSpec], group_of: Mapping[str, str], *, digits: int | None = 4
+) -> dict[str, dict[str, Any]]:
+    """Per-category breakdown under the same rules as the system value (missing-report policy, evidence rule):
+    `{group: {metric: value or None, "n_tasks": n, "reasons": {metric: code}}}`. A category whose defined tasks
+    needed no evidence while the others lacked it is None with the metric's `no_evidence` code, as the system
+    value would be; it is never a bare 0.0 from the one task that cited nothing (docs/reading-scores.md)."""
+    by_name = {s.name: s for s in specs}
+    per_task = apply_missing_policy(per_task, by_name)
+    groups: dict[str, list[str]] = {}
+    for tid, g in group_of.items():
+        groups.setdefault(g, []).append(tid)
+    out: dict[str, dict[str, Any]] = {}
+    for g, tids in sorted(groups.items()):
+        sub = per_task.filter(pl.col("task_id").is_in(tids))
+        row: dict[str, Any] = {"n_tasks": len(tids)}
+        reasons: dict[str, str] = {}
+        for spec in specs:
+            if not sub.filter(pl.col("metric") == spec.name).height:
+                continue
+            m = summarise_metric(sub, spec)
+            mean = m["mean"]
+            if mean is None or math.isnan(mean):
+                row[spec.name] = None
+                reasons[spec.name] = str(m.get("reason") or "undefined")
+            else:
+                row[spec.name] = round(mean, digits) if digits is not None else mean
+        if reasons:
+            row["reasons"] = reasons
+        out[g] = row
+    return out
 
 
 FACTOR_SCHEMA: dict[str, Any] = {

@@ -142,20 +142,35 @@ def win_rate(outcomes: Iterable[str]) -> tuple[float, int, int, int]:
 
 def code_win_rates(winners_by_judge: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The authors' aggregation: each call's declared winner is a game (2 per task per judge); per judge
-    W/(W+L)·100 (0 when none is decisive but games were played, as their code does); the ensemble is the mean
-    of the judges' rates. A judge with no game at all has no rate (None, reason `no_games`), never 0: their 0
-    is for ties, not for comparisons that never happened."""
+    W/(W+L)·100; the ensemble is the mean of the judges' rates. A judge with no game at all has no rate (None,
+    `no_games`). A judge whose games were all ties has no rate either (None, "ties only"): the authors' code
+    scores it 0, kept beside as `authors_win_rate` and, while another judge has decisive games, inside the
+    ensemble mean as their code computes it (listed in `ties_only_judges`). With no decisive game for any
+    judge the ensemble is None ("no_games: ties only"), never a silent 0 (spec: 0 decisive games -> NaN)."""
     per_judge: dict[str, dict[str, Any]] = {}
     for judge, winners in sorted(winners_by_judge.items()):
         rate, w, lost, t = win_rate(winners)
         if not winners:
             per_judge[judge] = {"win_rate": None, "reason": "no_games", "wins": 0, "losses": 0, "ties": 0}
-            continue
-        per_judge[judge] = {"win_rate": 0.0 if rate != rate else 100.0 * rate, "wins": w, "losses": lost, "ties": t}
-    rates = [v["win_rate"] for v in per_judge.values() if v["win_rate"] is not None]
-    if not rates:
+        elif rate != rate:
+            per_judge[judge] = {"win_rate": None, "reason": f"no_games: ties only ({t} tie(s))",
+                                "authors_win_rate": 0.0, "wins": w, "losses": lost, "ties": t}  # fmt: skip
+        else:
+            per_judge[judge] = {"win_rate": 100.0 * rate, "wins": w, "losses": lost, "ties": t}
+    played = {j: v for j, v in per_judge.items() if v.get("reason") != "no_games"}
+    authors = [v["win_rate"] if v["win_rate"] is not None else v["authors_win_rate"] for v in played.values()]
+    ties_only = sorted(j for j, v in played.items() if v["win_rate"] is None)
+    if not played:
         return {"win_rate": None, "reason": "no_games", "by_judge": per_judge}
-    return {"win_rate": sum(rates) / len(rates), "by_judge": per_judge}
+    authors_rate = sum(authors) / len(authors)
+    if len(ties_only) == len(played):
+        n_ties = sum(v["ties"] for v in played.values())
+        return {"win_rate": None, "reason": f"no_games: ties only ({n_ties} tie(s), no decisive game)",
+                "authors_win_rate": authors_rate, "by_judge": per_judge}  # fmt: skip
+    out: dict[str, Any] = {"win_rate": authors_rate, "by_judge": per_judge}
+    if ties_only:
+        out["ties_only_judges"] = ties_only
+    return out
 
 
 # ------------------------------------------------------------------------------------ citation accuracy
