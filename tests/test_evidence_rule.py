@@ -157,6 +157,21 @@ def test_a_category_resting_on_no_evidence_is_undefined() -> None:
     assert out["Tech"]["ground"] == 0.5 and out["Tech"]["n_tasks"] == 2
 
 
+@pytest.mark.core
+def test_group_mean_groups_follow_the_evidence_rule() -> None:
+    """DEER-style `group_mean`: a domain whose only defined task needed no evidence is NaN, not 0.0."""
+    from reportbench.metrics.aggregate import summarise_metric
+
+    spec = MetricSpec("g", "toy", "toy", aggregation="group_mean", group_by="domain", no_evidence="no_pages")
+    rows = [
+        metric_row("s", "t1", "g", 0.0, reason="zero: no claim cites a source", group="A"),
+        metric_row("s", "t2", "g", math.nan, "undefined", "no_pages: nothing fetched", group="A"),
+        metric_row("s", "t3", "g", 0.8, group="B"),
+    ]
+    out = summarise_metric(rows_frame(rows), spec)
+    assert math.isnan(out["groups"]["A"]) and out["groups"]["B"] == 0.8
+
+
 # ---------------------------------------------------------------------------------------- depth ties
 
 

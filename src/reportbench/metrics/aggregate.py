@@ -101,10 +101,17 @@ def summarise_metric(per_task: pl.DataFrame, spec: MetricSpec) -> dict[str, Any]
         "unit": spec.unit,
     }
     if spec.aggregation == "group_mean":
-        groups: dict[str, list[float]] = {}
-        for g, v in zip(sub["group"].to_list(), values, strict=True):
-            groups.setdefault(g or "", []).append(v)
-        group_means = {g: nan_mean(vs).mean for g, vs in sorted(groups.items())}
+        groups: dict[str, list[tuple[float, str, str | None]]] = {}
+        for g, v, st, why in zip(sub["group"].to_list(), values, status, sub["reason"].to_list(), strict=True):
+            groups.setdefault(g or "", []).append((v, st, why))
+        # each group's mean under the evidence rule too: a group resting only on tasks that needed no evidence
+        # while its others lacked it is NaN ("—"), as the system value would be
+        group_means = {
+            g: math.nan
+            if _rests_on_no_evidence(spec, [st for _, st, _ in vs], [w for _, _, w in vs])
+            else nan_mean(v for v, _, _ in vs).mean
+            for g, vs in sorted(groups.items())
+        }
         mr = nan_mean(group_means.values())
         out.update({"mean": mr.mean, "n_defined": sum(1 for v in values if v == v), "groups": group_means})
         out["task_weighted_mean"] = nan_mean(values).mean
@@ -128,20 +135,23 @@ def _evidence_rule(out: dict[str, Any], spec: MetricSpec, status: Sequence[str],
     every defined task needed none (reason `zero:…`, e.g. a report citing nothing) while other tasks lacked
     it (reason code = the metric's `no_evidence`). A 0.000 (1/63) from the one report with nothing to check,
     when nothing was checked for the other 62, is not a score (docs/reading-scores.md)."""
-    if not math.isnan(out["mean"]) and spec.no_evidence != "failed":
-        lacked = any(
-            st != "ok" and reason_code(r) in (spec.no_evidence, *EVIDENCE_CODES)
-            for st, r in zip(status, reasons, strict=True)
-        )
-        rested = any(st == "ok" and not str(r or "").startswith(NO_EVIDENCE_NEEDED)
-                     for st, r in zip(status, reasons, strict=True))
-        if lacked and not rested:
-            out["mean_without_evidence"] = out["mean"]
-            out["mean"] = math.nan
-            out["reason"] = spec.no_evidence
-            return
+    if not math.isnan(out["mean"]) and _rests_on_no_evidence(spec, status, reasons):
+        out["mean_without_evidence"] = out["mean"]
+        out["mean"] = math.nan
+        out["reason"] = spec.no_evidence
+        return
     if math.isnan(out["mean"]):
         out["reason"] = undefined_reason(status, reasons)
+
+
+def _rests_on_no_evidence(spec: MetricSpec, status: Sequence[str], reasons: Sequence[str | None]) -> bool:
+    """True when some task lacked the metric's evidence and every defined task needed none (`zero:` reasons)."""
+    if spec.no_evidence == "failed":
+        return False
+    pairs = list(zip(status, reasons, strict=True))
+    lacked = any(st != "ok" and reason_code(r) in (spec.no_evidence, *EVIDENCE_CODES) for st, r in pairs)
+    rested = any(st == "ok" and not str(r or "").startswith(NO_EVIDENCE_NEEDED) for st, r in pairs)
+    return lacked and not rested
 
 
 def undefined_reason(statuses: Sequence[str | None], reasons: Sequence[str | None]) -> str:
