@@ -109,6 +109,7 @@ def summarise_metric(per_task: pl.DataFrame, spec: MetricSpec) -> dict[str, Any]
         group_means = {
             g: math.nan
             if _rests_on_no_evidence(spec, [st for _, st, _ in vs], [w for _, _, w in vs])
+            or _rests_on_missing_zeros([st for _, st, _ in vs])
             else nan_mean(v for v, _, _ in vs).mean
             for g, vs in sorted(groups.items())
         }
@@ -140,8 +141,22 @@ def _evidence_rule(out: dict[str, Any], spec: MetricSpec, status: Sequence[str],
         out["mean"] = math.nan
         out["reason"] = spec.no_evidence
         return
+    if not math.isnan(out["mean"]) and _rests_on_missing_zeros(status):
+        # every report the system gave failed (or lacked evidence): the 0s of the reports it did not give are
+        # not its score (issue 34: "all judge calls failed" must not print 0.0)
+        out["mean_without_evidence"] = out["mean"]
+        out["mean"] = math.nan
     if math.isnan(out["mean"]):
         out["reason"] = undefined_reason(status, reasons)
+
+
+MISSING_STATUSES = ("no_report", "nothing_to_score")
+
+
+def _rests_on_missing_zeros(status: Sequence[str]) -> bool:
+    """True when no task has an ok value, some answered task has none (failed/undefined), and the only
+    defined values are the missing-report policy's zeros."""
+    return "ok" not in status and any(st not in MISSING_STATUSES for st in status)
 
 
 def _rests_on_no_evidence(spec: MetricSpec, status: Sequence[str], reasons: Sequence[str | None]) -> bool:
@@ -202,7 +217,8 @@ def summarise_by_group(
     out: dict[str, dict[str, Any]] = {}
     for g, tids in sorted(groups.items()):
         sub = per_task.filter(pl.col("task_id").is_in(tids))
-        row: dict[str, Any] = {"n_tasks": len(tids)}
+        no_report = sub.filter(pl.col("status") == "no_report")["task_id"].n_unique()
+        row: dict[str, Any] = {"n_tasks": len(tids), **({"n_no_report": no_report} if no_report else {})}
         reasons: dict[str, str] = {}
         for spec in specs:
             if not sub.filter(pl.col("metric") == spec.name).height:

@@ -349,6 +349,7 @@ METRICS = [
         "RACE overall: S_int(target) / (S_int(target) + S_int(reference))",
         short="RACE",
         missing_report="zero",
+        judge_tasks=("drb_race",),
     ),
     *(
         MetricSpec(
@@ -357,6 +358,7 @@ METRICS = [
             f"RACE {d}: weighted dimension score relative to the reference",
             short=d.replace("_", " ").title(),
             missing_report="zero",
+            judge_tasks=("drb_race",),
         )
         for d in race_math.DIMENSIONS
     ),
@@ -366,6 +368,7 @@ METRICS = [
         "FACT citation accuracy: supported / judged statement-URL pairs",
         short="C.Acc",
         judge_tasks=("drb_fact_extract", "drb_fact_validate"),
+        evidence_kinds=("judgments", "pages", "validations"),
         evidence=_FACT_EVIDENCE,
         no_evidence="no_pages",
     ),
@@ -378,6 +381,7 @@ METRICS = [
         short="E.Cit",
         missing_report="zero",
         judge_tasks=("drb_fact_extract", "drb_fact_validate"),
+        evidence_kinds=("judgments", "pages", "validations"),
         evidence=_FACT_EVIDENCE,
         no_evidence="no_pages",
     ),

@@ -53,19 +53,26 @@ STEP_OF = {
     "citation_association": "citation",
 }
 CIT_METRICS = ("cit_e1", "cit_e2", "cit_e3", "cit_total", "cit_n_urls", "cit_blocked", "cit_not_checked")
-_POINTS = {"unit": "points", "value_range": (0.0, 100.0)}
+_SCALE: dict[str, Any] = {"unit": "points", "value_range": (0.0, 100.0)}
+_POINTS: dict[str, Any] = {**_SCALE, "evidence_kinds": ("judgments",)}
 _COUNT = {"aggregation": "count_mean", "unit": "count", "value_range": None}
 _FETCHED = {
     **_COUNT,
     "evidence": "a fetched status (ok, invalid, blocked) for a cited URL",
     "no_evidence": "not_checked",
+    "evidence_kinds": ("pages",),
 }
 _CHECKED = {
     **_COUNT,
     "evidence": "a fetch status and a relevance or support verdict for a cited URL or (claim, source) pair",
     "no_evidence": "not_checked",
+    "evidence_kinds": ("pages", "judgments"),
 }
-_DEPTH = {"evidence": "a decisive depth comparison (win or loss) against the reference", "no_evidence": "no_games"}
+_DEPTH = {
+    "evidence": "a decisive depth comparison (win or loss) against the reference",
+    "no_evidence": "no_games",
+    "evidence_kinds": ("judgments", "games"),
+}
 
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("presentation", NAME, "pass rate of the ten presentation checks (0-100)", short="Pres", **_POINTS),
@@ -79,7 +86,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "depth W/(W+L) vs the reference, ties excluded (0-100)",
         aggregation="win_rate",
         short="Depth",
-        **_POINTS,
+        **_SCALE,
         **_DEPTH,
     ),
     MetricSpec(
@@ -88,7 +95,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "depth win rate without degenerate reference reports",
         aggregation="win_rate",
         short="Depth*",
-        **_POINTS,
+        **_SCALE,
         **_DEPTH,
     ),
     MetricSpec(
@@ -102,6 +109,7 @@ METRICS: tuple[MetricSpec, ...] = (
         NAME,
         "distinct cited URLs per report (read the error counts with it)",
         evidence="the report's cited URLs (counted: a measurement, no judgment needed)",
+        evidence_kinds=("report",),
         **_COUNT,
     ),
     MetricSpec(
@@ -117,6 +125,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "URLs or pairs not checked (not fetched, failed judgment)",
         higher_is_better=False,
         evidence="the report's cited URLs and what the fetch and judge stages did with them (a measurement)",
+        evidence_kinds=("report",),
         **_COUNT,
     ),
 )
@@ -786,6 +795,16 @@ def _depth_rows(
     return rows
 
 
+def _has_evidence(c: R.AccuracyCounts, need: str | None) -> bool:
+    """Whether a member's counts rest on something checked: `need` for E1/E2/E3/blocked; for the total,
+    every stage it needs: a fetched URL, and a verdict whenever a fetched page left something to judge."""
+    if need is not None:
+        return getattr(c, need) > 0
+    if c.n_fetched == 0:
+        return False
+    return c.n_to_judge == 0 or c.n_relevance_judged + c.n_support_judged > 0
+
+
 def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mapping[str, Any]) -> list[dict[str, Any]]:
     blocked_is_e1 = bool(_cfg(scoring, "citation_accuracy").get("blocked_is_e1", False))
     by_task = {r.task_id: r for r in ctx.reports[s]}
@@ -828,8 +847,14 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
             # Evidence (docs/reading-scores.md): an error count exists only where something was checked — E1 and
             # blocked need a fetched URL, E2/E3/total a verdict. A member that checked nothing has no count (its
             # 0 would read as "no errors"); with no member left the value is undefined, reason not_checked.
-            need = "n_fetched" if attr in ("e1", "blocked") else "n_checked"
-            usable = per_member if attr == "not_checked" else [c for c in per_member if getattr(c, need) > 0]
+            # E2 needs a relevance verdict, E3 a support verdict, and the total both wherever a fetched page
+            # left something to judge (an E1 link alone does not make "0 irrelevant links": issue 34)
+            need = {"e1": "n_fetched", "blocked": "n_fetched", "e2": "n_relevance_judged", "e3": "n_support_judged"}
+            usable = (
+                per_member
+                if attr == "not_checked"
+                else [c for c in per_member if _has_evidence(c, need.get(attr))]
+            )
             if not usable:
                 done = "fetched" if need == "n_fetched" else "checked"
                 why = f"not_checked: none of {n_urls} cited URL(s) was {done}"

@@ -187,6 +187,9 @@ class AccuracyCounts:
     n_pairs: int = 0
     n_fetched: int = 0  # URLs the fetch stage gave a status (ok, invalid, blocked): the evidence for E1/blocked
     n_checked: int = 0  # URLs with a verdict (E1, blocked, E2, or relevant) + pairs with a support verdict
+    n_relevance_judged: int = 0  # fetched-ok URLs with a relevance verdict: the evidence for E2
+    n_support_judged: int = 0  # (claim, source) pairs with a support verdict: the evidence for E3
+    n_to_judge: int = 0  # fetched-ok URLs (E2 to judge) + pairs under them (E3 to judge)
     flags: list[str] = field(default_factory=list)
 
     @property
@@ -228,17 +231,26 @@ def count_errors(
             stopped.add(u)
         elif relevant.get(u) is None:
             c.not_checked += 1
+            c.n_to_judge += 1
             stopped.add(u)
         elif relevant[u] is False:
             c.e2 += 1
+            c.n_to_judge += 1
+            c.n_relevance_judged += 1
             stopped.add(u)
+        else:
+            c.n_to_judge += 1
+            c.n_relevance_judged += 1
     c.n_checked = c.e1 + c.blocked + c.e2 + sum(1 for u in urls if u not in stopped)  # + relevant URLs
     for claim, u in pairs:
         if u in stopped:
             continue
         s = supported.get((claim, u))
+        c.n_to_judge += 1
         if s is None:
             c.not_checked += 1
-        elif not s:
-            c.e3 += 1
+        else:
+            c.n_support_judged += 1
+            if not s:
+                c.e3 += 1
     return c
