@@ -1,11 +1,11 @@
 """Issue 34: the evidence rule as a property of the registry, for built-in benchmarks and plug-ins alike.
 
 Every installed benchmark (the DeepResearch Bench plug-in included) runs its demo with one kind of evidence
-withheld: every judge call failed. Then no value that needs a judgment (a metric declaring judge tasks, or any
-metric not declared a plain measurement) may be a number: not a per-task cell, not the system value, not a
-leaderboard cell, not a per-category breakdown or export number in extra.json. The other kinds (no pages, no
-validations, no counts, no labels) are per-benchmark evidence and run in tests/test_undefined_<benchmark>.py and
-tests/test_evidence_rule.py; this test needs no knowledge of a benchmark beyond its registered metrics.
+withheld — every judge call failed; or no page fetched (no seeds, an empty page cache: offline), which also
+leaves nothing to validate — and then no value whose declared evidence (`MetricSpec.kinds`) includes the withheld
+kind may be a number: not a per-task cell, not the system value, not a leaderboard cell, not a per-category or
+per-domain breakdown. Only the registry is read: a plug-in is covered by registering its metrics. Counts and
+labels (DeepScholar's only) are withheld in tests/test_undefined_deepscholar.py.
 """
 
 from __future__ import annotations
@@ -104,6 +104,68 @@ def every_call_fails() -> Iterator[None]:
             object.__setattr__(TASKS[name], "offline", fn)
 
 
+def _numbers_without_evidence(root: Path, metrics: list[str]) -> list[str]:
+    """Every number among `metrics` that rests on no evidence: per-task cells (except the protocol's 0 for what
+    the system left out, and values that need none: reason `zero:`), system means, leaderboard cells, and
+    per-group / per-category breakdowns whose group has a task lacking evidence and none with any."""
+    bad: list[str] = []
+    tasks = pl.read_parquet(root / "releases" / "tasks.parquet")
+    pairs = zip(tasks["task_id"].to_list(), tasks["categories"].to_list(), strict=True)
+    category = {t: (c[0] if c else "") for t, c in pairs}
+    rows_of: dict[str, pl.DataFrame] = {}
+    for parquet in sorted((root / "scores").glob("*.parquet")):
+        per = pl.read_parquet(parquet).filter(pl.col("metric").is_in(metrics))
+        if "status" not in per.columns:  # DeepScholar's own per-task table: the reason says what a 0 is
+            per = per.with_columns(
+                pl.when(pl.col("reason").str.starts_with("zero:") | (pl.col("reason") == "no_report"))
+                .then(pl.lit("nothing_to_score"))
+                .otherwise(pl.when(pl.col("value").is_nan()).then(pl.lit("undefined")).otherwise(pl.lit("ok")))
+                .alias("status")
+            )
+        excused = pl.col("status").is_in(["no_report", "nothing_to_score"]) | pl.col("reason").fill_null(
+            ""
+        ).str.starts_with("zero:")
+        per = per.with_columns(excused.alias("excused"))
+        rows_of[parquet.stem] = per
+        nums = per.filter(pl.col("value").is_not_nan() & ~pl.col("excused"))
+        bad += [f"{parquet.stem}/{r['task_id']}/{r['metric']}={r['value']} ({r['status']})" for r in nums.to_dicts()]
+
+    def unsupported(system: str, metric: str, task_ids: set[str]) -> bool:
+        sub = rows_of.get(system)
+        if sub is None:
+            return False
+        sub = sub.filter((pl.col("metric") == metric) & pl.col("task_id").is_in(list(task_ids)))
+        lacking = sub.filter(pl.col("status").is_in(["failed", "undefined"])).height > 0
+        evidenced = sub.filter((pl.col("status") == "ok") & ~pl.col("excused")).height > 0
+        return lacking and not evidenced
+
+    systems = json.loads((root / "metrics" / "systems.json").read_text())
+    for s, summary in systems.items():
+        per = rows_of.get(s)
+        for m in metrics:
+            mm = (summary.get("metrics") or {}).get(m) or {}
+            if _is_number(mm.get("mean")):
+                bad.append(f"systems.json {s}.{m}.mean={mm['mean']}")
+            for g, v in (mm.get("groups") or {}).items():
+                ids = set() if per is None else set(per.filter(pl.col("group") == g)["task_id"].to_list())
+                if _is_number(v) and unsupported(s, m, ids):
+                    bad.append(f"systems.json {s}.{m}.groups.{g}={v}")
+        for cat, row in (summary.get("by_category") or {}).items():
+            ids = {t for t, c in category.items() if c == cat}
+            bad += [
+                f"systems.json {s}.by_category.{cat}.{m}={row[m]}"
+                for m in metrics
+                if _is_number(row.get(m)) and unsupported(s, m, ids)
+            ]
+    lb = json.loads((root / "metrics" / "leaderboard.json").read_text())
+    for row in lb.get("rows") or []:
+        for m in metrics:
+            v = (row.get("metrics") or {}).get(m)
+            if _is_number(v):
+                bad.append(f"leaderboard.json {row['system']}.{m}={v}")
+    return bad
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("benchmark", SIX)
 def test_no_judged_value_is_a_number_when_every_judge_call_failed(
@@ -119,34 +181,22 @@ def test_no_judged_value_is_a_number_when_every_judge_call_failed(
 
     judged = [m for m in get_benchmark(benchmark).metric_names if _judged(get_metric(m, benchmark))]
     assert judged, benchmark
-    bad: list[str] = []
-    for parquet in sorted((root / "scores").glob("*.parquet")):
-        per = pl.read_parquet(parquet).filter(pl.col("metric").is_in(judged))
-        if "status" not in per.columns:  # DeepScholar's own per-task table: the reason says what a 0 is
-            per = per.with_columns(
-                pl.when(pl.col("reason").str.starts_with("zero:") | (pl.col("reason") == "no_report"))
-                .then(pl.lit("nothing_to_score"))
-                .otherwise(pl.lit("ok"))
-                .alias("status")
-            )
-        # a per-task 0 is allowed only where the system left something out (the protocol's missing-report 0)
-        nums = per.filter(pl.col("value").is_not_nan() & ~pl.col("status").is_in(["no_report", "nothing_to_score"]))
-        bad += [f"{parquet.stem}/{r['task_id']}/{r['metric']}={r['value']} ({r['status']})" for r in nums.to_dicts()]
-    systems = json.loads((root / "metrics" / "systems.json").read_text())
-    for s, summary in systems.items():
-        for m in judged:
-            mm = (summary.get("metrics") or {}).get(m) or {}
-            if mm.get("mean") is not None and not math.isnan(mm["mean"]):
-                bad.append(f"systems.json {s}.{m}.mean={mm['mean']}")
-            bad += [f"systems.json {s}.{m}.groups{p}={v}" for p, v in _numbers(mm.get("groups"))]
-        for cat, row in (summary.get("by_category") or {}).items():
-            if row.get("n_no_report") == row.get("n_tasks"):
-                continue  # the system gave no report in this category: the protocol's missing-report 0
-            bad += [f"systems.json {s}.by_category.{cat}.{m}={row[m]}" for m in judged if _is_number(row.get(m))]
-    lb = json.loads((root / "metrics" / "leaderboard.json").read_text())
-    for row in lb.get("rows") or []:
-        for m in judged:
-            v = (row.get("metrics") or {}).get(m)
-            if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
-                bad.append(f"leaderboard.json {row['system']}.{m}={v}")
+    bad = _numbers_without_evidence(root, judged)
     assert not bad, f"{benchmark}: numbers without evidence: {bad[:12]} ({len(bad)} in all)"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("benchmark", SIX)
+def test_no_page_based_value_is_a_number_without_pages(benchmark: str, repo_root: Path, tmp_path: Path) -> None:
+    from spine_helpers import run_benchmark
+
+    params = _params(repo_root, benchmark, tmp_path)
+    if benchmark not in params["plan"]["fetch"]:
+        pytest.skip(f"{benchmark} fetches no pages")
+    params["benchmarks"][benchmark]["fetch_seeds"] = []
+    params["fetch"]["cache_path"] = str(tmp_path / "empty-pages.sqlite")
+    root = run_benchmark(params, benchmark, tmp_path / "run")
+    needs_pages = [m for m in get_benchmark(benchmark).metric_names if "pages" in get_metric(m, benchmark).kinds]
+    assert needs_pages, f"{benchmark} fetches pages but no metric declares it needs them"
+    bad = _numbers_without_evidence(root, needs_pages)
+    assert not bad, f"{benchmark}: numbers without pages: {bad[:12]} ({len(bad)} in all)"

@@ -62,6 +62,7 @@ METRICS = [
         short="Faith.",
         evidence="a fetched page for at least one cited claim, and the verifier's verdict on it",
         no_evidence="no_pages",
+        evidence_kinds=("judgments", "pages"),
     ),
     MetricSpec(
         "groundedness",
@@ -71,6 +72,7 @@ METRICS = [
         short="Ground.",
         evidence="extracted claims; when claims cite sources, a fetched page for at least one of them",
         no_evidence="no_pages",
+        evidence_kinds=("judgments", "pages"),
     ),
 ]
 
