@@ -163,6 +163,26 @@ def _numbers_without_evidence(root: Path, metrics: list[str]) -> list[str]:
             v = (row.get("metrics") or {}).get(m)
             if _is_number(v):
                 bad.append(f"leaderboard.json {row['system']}.{m}={v}")
+    # the site's benchmark page: every such cell reads "— code", never a number
+    from reportbench.site.leaderboard_page import BenchmarkData, render_benchmark_page
+    from undefined_helpers import site_cell
+
+    html = render_benchmark_page(BenchmarkData(benchmark="b", release="r", metrics_rel=".", leaderboard=lb))
+    for row in lb.get("rows") or []:
+        for m in metrics:
+            if m in (lb.get("metrics") or []):
+                cell = site_cell(html, str(row["system"]), m)
+                if "— " not in cell or 'class="num"' in cell.split("</span>")[0]:
+                    bad.append(f"site {row['system']}.{m}: {cell[:80]}")
+    # the authors'-format export of a plug-in (DeepResearch Bench: fact_result.txt / race_result.txt numbers)
+    extra = (
+        json.loads((root / "metrics" / "extra.json").read_text()) if (root / "metrics" / "extra.json").exists() else {}
+    )
+    for system, res in (extra.get("authors_results") or {}).items():
+        fact = (res or {}).get("fact") or {}
+        if {"citation_accuracy", "effective_citations"} & set(metrics):
+            bad += [f"extra.json authors_results.{system}.fact.{k}={fact[k]}" for k in
+                    ("total_citations", "total_valid_citations", "valid_rate") if _is_number(fact.get(k))]  # fmt: skip
     return bad
 
 
