@@ -4,8 +4,9 @@ Every installed benchmark (the DeepResearch Bench plug-in included) runs its dem
 withheld — every judge call failed; or no page fetched (no seeds, an empty page cache: offline), which also
 leaves nothing to validate — and then no value whose declared evidence (`MetricSpec.kinds`) includes the withheld
 kind may be a number: not a per-task cell, not the system value, not a leaderboard cell, not a per-category or
-per-domain breakdown. Only the registry is read: a plug-in is covered by registering its metrics. Counts and
-labels (DeepScholar's only) are withheld in tests/test_undefined_deepscholar.py.
+per-domain breakdown, site cell or the plug-in's authors'-format export. Only the registry is read: a plug-in is
+covered by registering its metrics. Labels (DeepScholar's importance labels) are withheld here too; counts in
+tests/test_undefined_deepscholar.py (they also come from the count cache, not only the release).
 """
 
 from __future__ import annotations
@@ -220,3 +221,38 @@ def test_no_page_based_value_is_a_number_without_pages(benchmark: str, repo_root
     assert needs_pages, f"{benchmark} fetches pages but no metric declares it needs them"
     bad = _numbers_without_evidence(root, needs_pages)
     assert not bad, f"{benchmark}: numbers without pages: {bad[:12]} ({len(bad)} in all)"
+
+
+@pytest.mark.integration
+def test_no_label_based_value_is_a_number_without_labels(repo_root: Path, tmp_path: Path) -> None:
+    """Labels are release data (DeepScholar's importance labels on the exemplar's references): the demo is scored
+    again from a release declaring none, and no metric declaring `labels` may be a number. (Counts: DeepScholar's
+    counts come from the count cache as well as the release; tests/test_undefined_deepscholar.py withholds them.)"""
+    import hashlib
+
+    from reportbench import pipeline
+    from spine_helpers import run_benchmark
+
+    benchmark = "deepscholar"
+    params = _params(repo_root, benchmark, tmp_path)
+    root = run_benchmark(params, benchmark, tmp_path / "run")
+    rel = root / "releases"
+    meta = json.loads((rel / "release.json").read_text())
+    refs = pl.read_parquet(rel / "exemplar_refs.parquet")
+    assert refs["is_important"].any(), "the demo release has no importance labels to withhold"
+    tables = {
+        "exemplar_refs": refs.with_columns(pl.lit(None, dtype=refs.schema["is_important"]).alias("is_important")),
+        "important_refs": pl.read_parquet(rel / "important_refs.parquet").clear(),
+    }
+    for name, frame in tables.items():
+        frame.write_parquet(rel / f"{name}.parquet")
+        digest = hashlib.sha256((rel / f"{name}.parquet").read_bytes()).hexdigest()
+        meta["tables"][name].update(rows=frame.height, sha256=digest)
+        meta["counts"][name] = frame.height
+    meta["has_important_refs"] = False
+    (rel / "release.json").write_text(json.dumps(meta))
+    pipeline.score_stage(params, benchmark, rel, root / "runs", root / "judgments", root / "scores", root / "metrics")
+    needing = [m for m in get_benchmark(benchmark).metric_names if "labels" in get_metric(m, benchmark).kinds]
+    assert needing == ["reference_coverage"]
+    bad = _numbers_without_evidence(root, needing)
+    assert not bad, f"{benchmark}: numbers without labels: {bad[:12]} ({len(bad)} in all)"
