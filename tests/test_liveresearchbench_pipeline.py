@@ -73,7 +73,8 @@ def test_demo_depth_table(demo_run: Path) -> None:
     assert set(extra["depth_code_aggregation"]) == {"careful_analyst", "thin_summariser"}
     assert set(extra["presentation_breakdown"]["careful_analyst"]) == {f"p{i}" for i in range(1, 11)}
     assert "market_analysis" in extra["citation_accuracy_by_category"]["careful_analyst"]
-    assert extra["flags"]["open_deep_research"] == ["demotopicVarrowClk02: refusal/plan/none-found report"]
+    (flag,) = extra["flags"]["open_deep_research"]  # the detector's flag with its span; the score is untouched
+    assert flag.startswith("demotopicVarrowClk02: refusal (detector only") and "I cannot satisfy" in flag
     summaries = json.loads((demo_run / "metrics" / "systems.json").read_text())
     ca = summaries["careful_analyst"]["metrics"]
     assert ca["depth_win_rate"]["n_defined"] == 3 and ca["depth_win_rate_nondegenerate"]["n_defined"] == 2

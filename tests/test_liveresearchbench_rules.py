@@ -106,8 +106,10 @@ def test_win_rate_ties_excluded_and_nan_without_decisive_game() -> None:
 def test_depth_code_aggregation() -> None:
     out = R.code_win_rates({"a": ["eval", "eval", "ref", "tie"], "b": ["tie", "tie"]})
     assert out["by_judge"]["a"]["win_rate"] == pytest.approx(200 / 3)
-    assert out["by_judge"]["b"]["win_rate"] == 0.0  # the authors' 0 for no decisive game
-    assert out["win_rate"] == pytest.approx(100 / 3)
+    # judge b played ties only: no rate of its own ("ties only"); the authors' 0 is kept beside and, while judge a
+    # has decisive games, inside their ensemble mean, which lists b
+    assert out["by_judge"]["b"]["win_rate"] is None and out["by_judge"]["b"]["authors_win_rate"] == 0.0
+    assert out["win_rate"] == pytest.approx(100 / 3) and out["ties_only_judges"] == ["b"]
 
 
 def test_citation_accuracy_counts_claim_with_several_sources() -> None:

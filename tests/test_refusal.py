@@ -1,5 +1,6 @@
 """Issue 21 §5: refusals and plans are not answers — one detector for every benchmark, flags in the outcomes,
-and the protocol deciding what a flagged report scores (LRB: coverage 0, as the authors' coverage prompt says).
+and the protocol deciding what a flagged report scores (issue 34: detectors flag, protocols score; no benchmark
+here zeroes a flagged report: LRB's coverage judge grades each checklist item as written).
 
 Fixtures (tests/fixtures/refusal/, self-authored): one report per pattern and a real answer that mentions
 "next steps" and "no significant effect was found" and must not be flagged.
@@ -65,11 +66,11 @@ def test_flags_reach_the_outcomes(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_lrb_scores_a_not_found_report_coverage_zero(
+def test_lrb_flags_a_not_found_report_and_scores_it_as_written(
     repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The offline judge gave "No primary-source materials were provided … Sources: None provided" Coverage 75;
-    the authors' coverage prompt gives it 0. The other criteria are graded as written; the report is tagged."""
+    """"No primary-source materials were provided … Sources: None provided": flagged `not_found` with the span;
+    its coverage is the coverage judge's grading (the detector never sets a score, issue 34)."""
     import json
     import shutil
 
@@ -94,11 +95,12 @@ def test_lrb_scores_a_not_found_report_coverage_zero(
     tid = first.name.removeprefix("qid_").removesuffix("_report.md")
     rows = pl.read_parquet(root / "scores" / "noanswer.parquet").filter(pl.col("task_id") == tid)
     cov = rows.filter(pl.col("metric") == "coverage").to_dicts()[0]
-    assert cov["value"] == 0.0 and "not_found" in cov["reason"]
+    assert cov["status"] == "ok" and cov["value"] > 0 and "not_found" not in str(cov["reason"])
     ref = pl.read_parquet(root / "scores" / "careful_analyst.parquet")
     assert ref.filter((pl.col("task_id") == tid) & (pl.col("metric") == "coverage"))["value"][0] > 0
     summary = json.loads((root / "metrics" / "systems.json").read_text())["noanswer"]
     assert summary["refusal_like_reports"] == [tid] and summary["non_answer_reports"]["not_found"] == 1
+    assert "No primary-source materials" in summary["detector_flags"][tid]["span"]
 
 
 @pytest.mark.core

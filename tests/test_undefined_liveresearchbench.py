@@ -55,8 +55,10 @@ def test_depth_code_aggregation_without_games_is_no_games() -> None:
     out = R.code_win_rates({"gpt5": [], "gemini": []})
     assert out["win_rate"] is None and out["reason"] == "no_games"
     assert out["by_judge"]["gpt5"]["win_rate"] is None
-    # ties only: games were played, the authors' code scores 0 (kept)
-    assert R.code_win_rates({"gpt5": ["tie", "tie"]})["win_rate"] == 0.0
+    # ties only (issue 34): games were played but none decisive -> no value, saying so; the authors' 0 kept beside
+    ties = R.code_win_rates({"gpt5": ["tie", "tie"]})
+    assert ties["win_rate"] is None and ties["reason"].startswith("no_games: ties only")
+    assert ties["authors_win_rate"] == 0.0 and ties["by_judge"]["gpt5"]["win_rate"] is None
 
 
 @pytest.mark.core

@@ -101,10 +101,18 @@ def summarise_metric(per_task: pl.DataFrame, spec: MetricSpec) -> dict[str, Any]
         "unit": spec.unit,
     }
     if spec.aggregation == "group_mean":
-        groups: dict[str, list[float]] = {}
-        for g, v in zip(sub["group"].to_list(), values, strict=True):
-            groups.setdefault(g or "", []).append(v)
-        group_means = {g: nan_mean(vs).mean for g, vs in sorted(groups.items())}
+        groups: dict[str, list[tuple[float, str, str | None]]] = {}
+        for g, v, st, why in zip(sub["group"].to_list(), values, status, sub["reason"].to_list(), strict=True):
+            groups.setdefault(g or "", []).append((v, st, why))
+        # each group's mean under the evidence rule too: a group resting only on tasks that needed no evidence
+        # while its others lacked it is NaN ("—"), as the system value would be
+        group_means = {
+            g: math.nan
+            if _rests_on_no_evidence(spec, [st for _, st, _ in vs], [w for _, _, w in vs])
+            or _rests_on_missing_zeros([st for _, st, _ in vs])
+            else nan_mean(v for v, _, _ in vs).mean
+            for g, vs in sorted(groups.items())
+        }
         mr = nan_mean(group_means.values())
         out.update({"mean": mr.mean, "n_defined": sum(1 for v in values if v == v), "groups": group_means})
         out["task_weighted_mean"] = nan_mean(values).mean
@@ -116,6 +124,9 @@ def summarise_metric(per_task: pl.DataFrame, spec: MetricSpec) -> dict[str, Any]
     return out
 
 
+EVIDENCE_CODES = ("not_checked", "no_pages", "no_counts", "no_labels", "no_games")
+"""Reason codes that say the evidence a value needs is absent (REASON_CODES' first group)."""
+
 NO_EVIDENCE_NEEDED = "zero:"
 """Reason prefix of a defined per-task value that needed no evidence (a report citing nothing scores 0)."""
 
@@ -125,17 +136,37 @@ def _evidence_rule(out: dict[str, Any], spec: MetricSpec, status: Sequence[str],
     every defined task needed none (reason `zero:…`, e.g. a report citing nothing) while other tasks lacked
     it (reason code = the metric's `no_evidence`). A 0.000 (1/63) from the one report with nothing to check,
     when nothing was checked for the other 62, is not a score (docs/reading-scores.md)."""
-    if not math.isnan(out["mean"]) and spec.no_evidence != "failed":
-        lacked = any(st != "ok" and reason_code(r) == spec.no_evidence for st, r in zip(status, reasons, strict=True))
-        rested = any(st == "ok" and not str(r or "").startswith(NO_EVIDENCE_NEEDED)
-                     for st, r in zip(status, reasons, strict=True))
-        if lacked and not rested:
-            out["mean_without_evidence"] = out["mean"]
-            out["mean"] = math.nan
-            out["reason"] = spec.no_evidence
-            return
+    if not math.isnan(out["mean"]) and _rests_on_no_evidence(spec, status, reasons):
+        out["mean_without_evidence"] = out["mean"]
+        out["mean"] = math.nan
+        out["reason"] = spec.no_evidence
+        return
+    if not math.isnan(out["mean"]) and _rests_on_missing_zeros(status):
+        # every report the system gave failed (or lacked evidence): the 0s of the reports it did not give are
+        # not its score (issue 34: "all judge calls failed" must not print 0.0)
+        out["mean_without_evidence"] = out["mean"]
+        out["mean"] = math.nan
     if math.isnan(out["mean"]):
         out["reason"] = undefined_reason(status, reasons)
+
+
+MISSING_STATUSES = ("no_report", "nothing_to_score")
+
+
+def _rests_on_missing_zeros(status: Sequence[str]) -> bool:
+    """True when no task has an ok value, some answered task has none (failed/undefined), and the only
+    defined values are the missing-report policy's zeros."""
+    return "ok" not in status and any(st not in MISSING_STATUSES for st in status)
+
+
+def _rests_on_no_evidence(spec: MetricSpec, status: Sequence[str], reasons: Sequence[str | None]) -> bool:
+    """True when some task lacked the metric's evidence and every defined task needed none (`zero:` reasons)."""
+    if spec.no_evidence == "failed":
+        return False
+    pairs = list(zip(status, reasons, strict=True))
+    lacked = any(st != "ok" and reason_code(r) in (spec.no_evidence, *EVIDENCE_CODES) for st, r in pairs)
+    rested = any(st == "ok" and not str(r or "").startswith(NO_EVIDENCE_NEEDED) for st, r in pairs)
+    return lacked and not rested
 
 
 def undefined_reason(statuses: Sequence[str | None], reasons: Sequence[str | None]) -> str:
@@ -169,6 +200,40 @@ def summarise_rows(
         "metrics": {s.name: summarise_metric(per_task, s) for s in specs},
         **extra,
     }
+
+
+def summarise_by_group(
+    per_task: pl.DataFrame, specs: Sequence[MetricSpec], group_of: Mapping[str, str], *, digits: int | None = 4
+) -> dict[str, dict[str, Any]]:
+    """Per-category breakdown under the same rules as the system value (missing-report policy, evidence rule):
+    `{group: {metric: value or None, "n_tasks": n, "reasons": {metric: code}}}`. A category whose defined tasks
+    needed no evidence while the others lacked it is None with the metric's `no_evidence` code, as the system
+    value would be; it is never a bare 0.0 from the one task that cited nothing (docs/reading-scores.md)."""
+    by_name = {s.name: s for s in specs}
+    per_task = apply_missing_policy(per_task, by_name)
+    groups: dict[str, list[str]] = {}
+    for tid, g in group_of.items():
+        groups.setdefault(g, []).append(tid)
+    out: dict[str, dict[str, Any]] = {}
+    for g, tids in sorted(groups.items()):
+        sub = per_task.filter(pl.col("task_id").is_in(tids))
+        no_report = sub.filter(pl.col("status") == "no_report")["task_id"].n_unique()
+        row: dict[str, Any] = {"n_tasks": len(tids), **({"n_no_report": no_report} if no_report else {})}
+        reasons: dict[str, str] = {}
+        for spec in specs:
+            if not sub.filter(pl.col("metric") == spec.name).height:
+                continue
+            m = summarise_metric(sub, spec)
+            mean = m["mean"]
+            if mean is None or math.isnan(mean):
+                row[spec.name] = None
+                reasons[spec.name] = str(m.get("reason") or "undefined")
+            else:
+                row[spec.name] = round(mean, digits) if digits is not None else mean
+        if reasons:
+            row["reasons"] = reasons
+        out[g] = row
+    return out
 
 
 FACTOR_SCHEMA: dict[str, Any] = {

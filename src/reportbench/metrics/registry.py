@@ -22,6 +22,11 @@ Aggregation = Literal["mean", "group_mean", "count_mean", "win_rate", "rating"]
 - `rating`: computed across systems by a cross/rank stage (Bradley–Terry); the leaderboard only reads it.
 """
 MissingReport = Literal["undefined", "zero"]
+EvidenceKind = Literal["judgments", "pages", "validations", "counts", "labels", "games", "report"]
+EVIDENCE_KINDS: tuple[str, ...] = ("judgments", "pages", "validations", "counts", "labels", "games", "report")
+"""What a value can rest on (issue 34): judge verdicts, fetched pages, validator verdicts on (claim, page)
+pairs, citation counts, release labels, decisive games, or the report itself (a measurement, no judgment).
+tests/test_evidence_registry.py withholds each kind from every benchmark and checks no value is a number."""
 
 REASON_CODES: Mapping[str, str] = MappingProxyType(
     {
@@ -96,6 +101,13 @@ class MetricSpec:
     task_range: tuple[float, float | None] | None = None
     evidence: str = ""  # empty: the judgments of `judge_tasks` (see `needs`)
     no_evidence: str = "failed"
+    # the kinds of evidence (EVIDENCE_KINDS) a value needs; empty: ("judgments",) when it declares judge tasks
+    evidence_kinds: tuple[EvidenceKind, ...] = ()
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The declared evidence kinds (`evidence_kinds`, else judgments when the metric has judge tasks)."""
+        return tuple(self.evidence_kinds) or (("judgments",) if self.judge_tasks else ())
 
     @property
     def key(self) -> str:

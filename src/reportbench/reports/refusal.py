@@ -35,7 +35,8 @@ _REFUSAL_RE = re.compile(
     r"|am\s+not\s+able\s+to|won't|will\s+not)\s+(?:\w+\s+){0,3}?"
     r"(?:satisfy|fulfil|fulfill|complete|provide|produce|write|answer|help|comply|assist|generate|meet)\b"
     r"|\b(?:i'm|i\s+am|i’m)\s+sorry,?\s+but\b"
-    r"|\bas\s+an\s+ai(?:\s+language\s+model)?\b"
+    # "As an AI language model, I …" / "As an AI, I cannot": never "acting as an AI layer", "as an AI disruptor"
+    r"|\bas\s+an\s+ai(?:\s+(?:language\s+model|assistant|model))?\s*,\s*(?:i|we)\b"
     r"|\bunable\s+to\s+(?:satisfy|fulfil|fulfill|comply\s+with)\s+(?:your|the|this)\s+(?:request|requirements?)\b",
     re.I,
 )
@@ -101,7 +102,10 @@ def detect(body: str, n_sources: int, references_text: str = "") -> list[NonAnsw
     m = next((hit for line in _title_lines(opening) if (hit := _PLAN_TITLE_RE.search(line))), None)
     if m is None:
         hits = list(_PLAN_SENTENCE_RE.finditer(opening))
-        m = hits[0] if hits and (len(hits) >= 2 or len(text) < 2 * OPENING_CHARS) else None
+        # "I'll search for …" chatter before a full, sourced report (DeepResearch Bench's claude-3-7 articles)
+        # is a preamble, not a plan instead of an answer: sentences flag a plan only in an unsourced or short text
+        answered = n_sources > 0 and len(text) >= 2 * OPENING_CHARS
+        m = hits[0] if hits and not answered and (len(hits) >= 2 or len(text) < 2 * OPENING_CHARS) else None
     if m:
         found.append(NonAnswer(PLAN, _snippet(m.string, m)))
     refs = references_text[:MAX_SCAN_CHARS]
@@ -126,7 +130,14 @@ def flags_of(report: Any) -> list[str]:
     return [f for f in ALL_FLAGS if f in got]
 
 
+def non_answer_hit(report: Any) -> NonAnswer | None:
+    """The first non-answer flag (refusal, plan, not found) of a report with the span that triggered it."""
+    got = {f.flag: f for f in detect_report(report)}
+    return next((got[f] for f in NON_ANSWER_FLAGS if f in got), None)
+
+
 def non_answer(report: Any) -> str | None:
-    """The first non-answer flag (refusal, plan, not found) of a report, or None: what protocols score."""
-    got = flags_of(report)
-    return next((f for f in NON_ANSWER_FLAGS if f in got), None)
+    """The first non-answer flag (refusal, plan, not found) of a report, or None. A flag, not a score: a
+    protocol changes a score on it only where its authors' protocol says so (`BenchmarkSpec.flagged_reports`)."""
+    hit = non_answer_hit(report)
+    return hit.flag if hit else None

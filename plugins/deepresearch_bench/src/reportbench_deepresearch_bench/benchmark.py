@@ -15,7 +15,7 @@ import polars as pl
 from reportbench.benchmarks import BenchmarkSpec, JudgeContext, JudgeStep, ScoreContext, ScoreResult, SystemScore
 from reportbench.config import ConfigError
 from reportbench.judges.tasks import register_task
-from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
+from reportbench.metrics.aggregate import NO_EVIDENCE_NEEDED, metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench_deepresearch_bench import CONF_DIR
@@ -339,6 +339,9 @@ def validations_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
 # ------------------------------------------------------------------------------------------- score
 RACE_METRICS = ("race_overall", *(f"race_{d}" for d in race_math.DIMENSIONS))
 FACT_METRICS = ("citation_accuracy", "effective_citations")
+_FACT_EVIDENCE = (
+    "a validator verdict on at least one cited statement (its page fetched), unless the report cites nothing"
+)
 METRICS = [
     MetricSpec(
         "race_overall",
@@ -346,6 +349,7 @@ METRICS = [
         "RACE overall: S_int(target) / (S_int(target) + S_int(reference))",
         short="RACE",
         missing_report="zero",
+        judge_tasks=("drb_race",),
     ),
     *(
         MetricSpec(
@@ -354,11 +358,19 @@ METRICS = [
             f"RACE {d}: weighted dimension score relative to the reference",
             short=d.replace("_", " ").title(),
             missing_report="zero",
+            judge_tasks=("drb_race",),
         )
         for d in race_math.DIMENSIONS
     ),
     MetricSpec(
-        "citation_accuracy", NAME, "FACT citation accuracy: supported / judged statement-URL pairs", short="C.Acc"
+        "citation_accuracy",
+        NAME,
+        "FACT citation accuracy: supported / judged statement-URL pairs",
+        short="C.Acc",
+        judge_tasks=("drb_fact_extract", "drb_fact_validate"),
+        evidence_kinds=("judgments", "pages", "validations"),
+        evidence=_FACT_EVIDENCE,
+        no_evidence="no_pages",
     ),
     MetricSpec(
         "effective_citations",
@@ -368,6 +380,10 @@ METRICS = [
         value_range=None,
         short="E.Cit",
         missing_report="zero",
+        judge_tasks=("drb_fact_extract", "drb_fact_validate"),
+        evidence_kinds=("judgments", "pages", "validations"),
+        evidence=_FACT_EVIDENCE,
+        no_evidence="no_pages",
     ),
 ]
 
@@ -400,6 +416,11 @@ def _race_task(
     return {"race_overall": res["overall_score"], **{f"race_{d}": res[d] for d in race_math.DIMENSIONS}}, None
 
 
+def _cited_urls(rep: Any) -> int:
+    """The number of http(s) sources the parsed report lists (its own citations, whatever the extractor found)."""
+    return sum(1 for src in (getattr(rep, "sources", {}) or {}).values() if str(src.url or "").startswith("http"))
+
+
 def _fact_task(
     rep: Any, steps: Mapping[str, list[Any]], derived: Mapping[str, pl.DataFrame], sc: Mapping[str, Any]
 ) -> fact_math.TaskFact:
@@ -413,8 +434,9 @@ def _fact_task(
     bad = [r for r in rows if r["status"] in ("failed", "dedup_failed")]
     if bad and (sc["fact"] == "paper" or any(r["status"] == "dedup_failed" for r in bad)):
         return fact_math.TaskFact(rep.task_id, 0, 0, n_cit, failed=True)
-    s, u = fact_math.count_results(r for r in rows if r["status"] == "ok")
-    return fact_math.TaskFact(rep.task_id, s, u, n_cit)
+    ok = [r for r in rows if r["status"] == "ok"]
+    s, u = fact_math.count_results(ok)
+    return fact_math.TaskFact(rep.task_id, s, u, n_cit, n_validated=len(ok))
 
 
 def score(ctx: ScoreContext) -> ScoreResult:
@@ -459,6 +481,20 @@ def score(ctx: ScoreContext) -> ScoreResult:
                         )
                     )
                 continue
+            if tf.unchecked:  # it cites, but nothing was validated: no value (never 0), the reason says why
+                why = f"no_pages: none of its {tf.n_citations} cited statement(s) was validated (page not fetched)"
+                for m in FACT_METRICS:
+                    rows.append(metric_row(system, tid, m, math.nan, "undefined", why, group=g))
+                continue
+            urls = _cited_urls(rep)
+            if tf.n_citations == 0 and urls:
+                # "cites nothing" is the report's property, not the extractor's: a report listing sources whose
+                # extraction gave no statement-URL pair had nothing validated either, so it has no value
+                why = f"not_checked: it lists {urls} source URL(s), no statement-URL pair was extracted or validated"
+                for m in FACT_METRICS:
+                    rows.append(metric_row(system, tid, m, math.nan, "undefined", why, group=g))
+                facts[-1] = fact_math.TaskFact(tid, 0, 0, urls, n_validated=0)  # unchecked in the export too
+                continue
             acc = fact_math.citation_accuracy(tf.supported, tf.unsupported)
             n_j = tf.supported + tf.unsupported
             rows.append(
@@ -470,7 +506,15 @@ def score(ctx: ScoreContext) -> ScoreResult:
             )
             eff = fact_math.effective_citations(tf, sc["fact"])
             rows.append(
-                metric_row(system, tid, "effective_citations", eff, n_items=n_j, group=g)
+                metric_row(
+                    system,
+                    tid,
+                    "effective_citations",
+                    eff,
+                    n_items=n_j,
+                    group=g,
+                    reason=f"{NO_EVIDENCE_NEEDED} the report cites nothing" if tf.n_citations == 0 else None,
+                )
                 if eff is not None
                 else metric_row(
                     system,

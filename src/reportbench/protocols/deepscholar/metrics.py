@@ -92,6 +92,7 @@ REFERENCE_COVERAGE = register_metric(
         PROTOCOL,
         "Share of the exemplar's important arXiv references the report includes (id, then fuzzy title).",
         short="RefCov",
+        evidence_kinds=("labels", "report"),
     )
 )
 DOCUMENT_IMPORTANCE = register_metric(
@@ -107,6 +108,7 @@ DOCUMENT_IMPORTANCE = register_metric(
         task_range=(0.0, None),
         evidence="a citation count for at least one of the report's cited arXiv papers",
         no_evidence="no_counts",
+        evidence_kinds=("counts", "report"),
     )
 )
 CITATION_PRECISION = register_metric(

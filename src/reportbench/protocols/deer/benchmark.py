@@ -543,6 +543,7 @@ METRIC_NAMES = (*DIMENSIONS, "deer_mean")
 _FACT_EVIDENCE: dict[str, Any] = {
     "evidence": "the report's claims verified against at least one fetched cited page",
     "no_evidence": "no_pages",
+    "evidence_kinds": ("judgments", "pages", "validations"),
 }
 METRICS = [
     *(
@@ -556,7 +557,11 @@ METRICS = [
             value_range=(0.0, 10.0),
             missing_report="zero",
             short=PAPER_NAMES[d],
-            **(_FACT_EVIDENCE if d in ("information_integrity", "information_sufficiency") else {}),
+            **(
+                _FACT_EVIDENCE
+                if d in ("information_integrity", "information_sufficiency")
+                else {"evidence_kinds": ("judgments",)}
+            ),
             full_name=PAPER_NAMES[d],  # the paper's name everywhere (the key is the authors' code key)
         )
         for d in DIMENSIONS

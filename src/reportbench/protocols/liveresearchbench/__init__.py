@@ -46,7 +46,7 @@ BENCHMARK = BenchmarkSpec(
     task_payload=task_payload,
     description="Six DeepEval protocols; depth against the authors' Open Deep Research reports as reference.",
     task_naming=TASK_NAMING,
-    flagged_reports="coverage 0 for a refusal, plan or not-found report (the authors' coverage prompt); flagged",
+    flagged_reports="scored as written (the authors' coverage judge grades each checklist item); flagged with the span",
 )
 
 __all__ = ["BENCHMARK"]

@@ -21,7 +21,7 @@ from reportbench.benchmarks import CrossContext, JudgeContext, ScoreContext, Sco
 from reportbench.config import ConfigError
 from reportbench.judges import factory  # `factory.make_judge` at call time: `reportbench estimate` swaps it
 from reportbench.judges.runner import run_judgments_sync
-from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
+from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_by_group, summarise_rows
 from reportbench.metrics.registry import MetricSpec
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.liveresearchbench import rules as R
@@ -42,7 +42,7 @@ from reportbench.protocols.liveresearchbench.tasks import (
     RelevanceInput,
     SupportInput,
 )
-from reportbench.reports.refusal import non_answer
+from reportbench.reports.refusal import non_answer, non_answer_hit
 from reportbench.validate import judge_config
 
 REPORT_CRITERIA = ("presentation", "consistency", "coverage", "citation_association")
@@ -53,19 +53,26 @@ STEP_OF = {
     "citation_association": "citation",
 }
 CIT_METRICS = ("cit_e1", "cit_e2", "cit_e3", "cit_total", "cit_n_urls", "cit_blocked", "cit_not_checked")
-_POINTS = {"unit": "points", "value_range": (0.0, 100.0)}
+_SCALE: dict[str, Any] = {"unit": "points", "value_range": (0.0, 100.0)}
+_POINTS: dict[str, Any] = {**_SCALE, "evidence_kinds": ("judgments",)}
 _COUNT = {"aggregation": "count_mean", "unit": "count", "value_range": None}
 _FETCHED = {
     **_COUNT,
     "evidence": "a fetched status (ok, invalid, blocked) for a cited URL",
     "no_evidence": "not_checked",
+    "evidence_kinds": ("pages",),
 }
 _CHECKED = {
     **_COUNT,
     "evidence": "a fetch status and a relevance or support verdict for a cited URL or (claim, source) pair",
     "no_evidence": "not_checked",
+    "evidence_kinds": ("pages", "judgments"),
 }
-_DEPTH = {"evidence": "a decisive depth comparison (win or loss) against the reference", "no_evidence": "no_games"}
+_DEPTH = {
+    "evidence": "a decisive depth comparison (win or loss) against the reference",
+    "no_evidence": "no_games",
+    "evidence_kinds": ("judgments", "games"),
+}
 
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("presentation", NAME, "pass rate of the ten presentation checks (0-100)", short="Pres", **_POINTS),
@@ -79,7 +86,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "depth W/(W+L) vs the reference, ties excluded (0-100)",
         aggregation="win_rate",
         short="Depth",
-        **_POINTS,
+        **_SCALE,
         **_DEPTH,
     ),
     MetricSpec(
@@ -88,7 +95,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "depth win rate without degenerate reference reports",
         aggregation="win_rate",
         short="Depth*",
-        **_POINTS,
+        **_SCALE,
         **_DEPTH,
     ),
     MetricSpec(
@@ -102,6 +109,7 @@ METRICS: tuple[MetricSpec, ...] = (
         NAME,
         "distinct cited URLs per report (read the error counts with it)",
         evidence="the report's cited URLs (counted: a measurement, no judgment needed)",
+        evidence_kinds=("report",),
         **_COUNT,
     ),
     MetricSpec(
@@ -117,6 +125,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "URLs or pairs not checked (not fetched, failed judgment)",
         higher_is_better=False,
         evidence="the report's cited URLs and what the fetch and judge stages did with them (a measurement)",
+        evidence_kinds=("report",),
         **_COUNT,
     ),
 )
@@ -555,12 +564,6 @@ def score(ctx: ScoreContext) -> ScoreResult:
                     rows.append(metric_row(s, tid, criterion, math.nan, "undefined", "no checklist for this task"))
                     values[criterion] = math.nan
                     continue
-                if criterion == "coverage" and (flag := non_answer(by_task[tid])):
-                    # the authors' coverage prompt: a plan, a refusal or "not found" delivers no item -> 0
-                    why = f"{flag} report: no checklist item delivered"
-                    rows.append(metric_row(s, tid, criterion, 0.0, reason=why))
-                    values[criterion] = 0.0
-                    continue
                 member_vals, flags = [], []
                 for m in members:
                     js = [j for j in jud.get(m, {}).get(step, []) if j.input_ids.get("task_id") == tid]
@@ -611,10 +614,19 @@ def score(ctx: ScoreContext) -> ScoreResult:
             }
         )
         coverage_report[s] = cov
-        refusals = [r.task_id for r in ctx.reports[s] if non_answer(r)]
-        if refusals:  # coverage 0 (the authors' coverage prompt), other criteria graded as written; tagged
-            flags_out.setdefault(s, []).extend(f"{t}: refusal/plan/none-found report" for t in sorted(refusals))
-            summary["refusal_like_reports"] = sorted(refusals)
+        # detectors flag, the protocol scores: the authors' coverage prompt judges every checklist item of a
+        # refusal / plan / "none found" report as written (it never zeroes a report); the flag and the span
+        # that triggered it are shown (docs/mapping.md)
+        detected = {r.task_id: hit for r in ctx.reports[s] if (hit := non_answer_hit(r)) is not None}
+        if detected:
+            flags_out.setdefault(s, []).extend(
+                f"{t}: {detected[t].flag} (detector only, scored as written): \"{detected[t].evidence}\""
+                for t in sorted(detected)
+            )
+            summary["refusal_like_reports"] = sorted(detected)
+            summary["detector_flags"] = {
+                t: {"flag": detected[t].flag, "span": detected[t].evidence} for t in sorted(detected)
+            }
         systems_out.append(SystemScore(s, per_task, summary))
     extra = {
         "eval_date": ctx.release.meta.provenance.get("eval_date"),
@@ -650,14 +662,12 @@ def presentation_breakdown(judgments: Mapping[str, Any], members: list[str]) -> 
     return {k: 100.0 * sum(passed[k]) / len(passed[k]) for k in order}
 
 
-def by_category(per_task: pl.DataFrame, release: Any) -> dict[str, dict[str, float]]:
-    """Mean citation-accuracy counts per task category (paper Table 2 is per category x system)."""
+def by_category(per_task: pl.DataFrame, release: Any) -> dict[str, dict[str, Any]]:
+    """Mean citation-accuracy counts per task category (paper Table 2 is per category x system), under the
+    system value's rules: a category with nothing checked is None with its reason (`reasons`), never 0."""
     cat = {t.task_id: (t.categories or ["?"])[0] for t in release.tasks}
-    rows = per_task.filter(pl.col("metric").is_in(list(CIT_METRICS)) & (pl.col("status") == "ok"))
-    out: dict[str, dict[str, float]] = {}
-    for r in rows.iter_rows(named=True):
-        out.setdefault(cat[r["task_id"]], {}).setdefault(r["metric"], []).append(r["value"])  # type: ignore[arg-type]
-    return {c: {m: sum(v) / len(v) for m, v in sorted(ms.items())} for c, ms in sorted(out.items())}  # type: ignore[misc]
+    specs = [m for m in METRICS if m.name in CIT_METRICS]
+    return summarise_by_group(per_task, specs, cat, digits=None)
 
 
 def family_means(systems: list[SystemScore], families: Mapping[str, Any]) -> dict[str, dict[str, float]]:
@@ -708,6 +718,13 @@ def _code_depth_means(summary: dict[str, Any], code: Mapping[str, Any] | None) -
         m["paper_mean"] = m["mean"]
         m["mean"] = math.nan if rate is None else float(rate)
         m["depth_aggregation"] = "code" if rate is not None else "code: no_games"
+        if rate is None:  # no decisive game (none played, or ties only): "— no_games", with what happened
+            m["reason"] = "no_games"
+            m["reason_detail"] = str((rates or {}).get("reason") or "no_games")
+            if (rates or {}).get("authors_win_rate") is not None:
+                m["authors_mean"] = rates["authors_win_rate"]  # type: ignore[index]
+        else:
+            m.pop("reason", None)
 
 
 def _depth_rows(
@@ -778,6 +795,16 @@ def _depth_rows(
     return rows
 
 
+def _has_evidence(c: R.AccuracyCounts, need: str | None) -> bool:
+    """Whether a member's counts rest on something checked: `need` for E1/E2/E3/blocked; for the total,
+    every stage it needs: a fetched URL, and a verdict whenever a fetched page left something to judge."""
+    if need is not None:
+        return getattr(c, need) > 0
+    if c.n_fetched == 0:
+        return False
+    return c.n_to_judge == 0 or c.n_relevance_judged + c.n_support_judged > 0
+
+
 def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mapping[str, Any]) -> list[dict[str, Any]]:
     blocked_is_e1 = bool(_cfg(scoring, "citation_accuracy").get("blocked_is_e1", False))
     by_task = {r.task_id: r for r in ctx.reports[s]}
@@ -820,8 +847,14 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
             # Evidence (docs/reading-scores.md): an error count exists only where something was checked — E1 and
             # blocked need a fetched URL, E2/E3/total a verdict. A member that checked nothing has no count (its
             # 0 would read as "no errors"); with no member left the value is undefined, reason not_checked.
-            need = "n_fetched" if attr in ("e1", "blocked") else "n_checked"
-            usable = per_member if attr == "not_checked" else [c for c in per_member if getattr(c, need) > 0]
+            # E2 needs a relevance verdict, E3 a support verdict, and the total both wherever a fetched page
+            # left something to judge (an E1 link alone does not make "0 irrelevant links": issue 34)
+            need = {"e1": "n_fetched", "blocked": "n_fetched", "e2": "n_relevance_judged", "e3": "n_support_judged"}
+            usable = (
+                per_member
+                if attr == "not_checked"
+                else [c for c in per_member if _has_evidence(c, need.get(attr))]
+            )
             if not usable:
                 done = "fetched" if need == "n_fetched" else "checked"
                 why = f"not_checked: none of {n_urls} cited URL(s) was {done}"

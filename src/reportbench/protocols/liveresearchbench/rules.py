@@ -142,20 +142,35 @@ def win_rate(outcomes: Iterable[str]) -> tuple[float, int, int, int]:
 
 def code_win_rates(winners_by_judge: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The authors' aggregation: each call's declared winner is a game (2 per task per judge); per judge
-    W/(W+L)·100 (0 when none is decisive but games were played, as their code does); the ensemble is the mean
-    of the judges' rates. A judge with no game at all has no rate (None, reason `no_games`), never 0: their 0
-    is for ties, not for comparisons that never happened."""
+    W/(W+L)·100; the ensemble is the mean of the judges' rates. A judge with no game at all has no rate (None,
+    `no_games`). A judge whose games were all ties has no rate either (None, "ties only"): the authors' code
+    scores it 0, kept beside as `authors_win_rate` and, while another judge has decisive games, inside the
+    ensemble mean as their code computes it (listed in `ties_only_judges`). With no decisive game for any
+    judge the ensemble is None ("no_games: ties only"), never a silent 0 (spec: 0 decisive games -> NaN)."""
     per_judge: dict[str, dict[str, Any]] = {}
     for judge, winners in sorted(winners_by_judge.items()):
         rate, w, lost, t = win_rate(winners)
         if not winners:
             per_judge[judge] = {"win_rate": None, "reason": "no_games", "wins": 0, "losses": 0, "ties": 0}
-            continue
-        per_judge[judge] = {"win_rate": 0.0 if rate != rate else 100.0 * rate, "wins": w, "losses": lost, "ties": t}
-    rates = [v["win_rate"] for v in per_judge.values() if v["win_rate"] is not None]
-    if not rates:
+        elif rate != rate:
+            per_judge[judge] = {"win_rate": None, "reason": f"no_games: ties only ({t} tie(s))",
+                                "authors_win_rate": 0.0, "wins": w, "losses": lost, "ties": t}  # fmt: skip
+        else:
+            per_judge[judge] = {"win_rate": 100.0 * rate, "wins": w, "losses": lost, "ties": t}
+    played = {j: v for j, v in per_judge.items() if v.get("reason") != "no_games"}
+    authors = [v["win_rate"] if v["win_rate"] is not None else v["authors_win_rate"] for v in played.values()]
+    ties_only = sorted(j for j, v in played.items() if v["win_rate"] is None)
+    if not played:
         return {"win_rate": None, "reason": "no_games", "by_judge": per_judge}
-    return {"win_rate": sum(rates) / len(rates), "by_judge": per_judge}
+    authors_rate = sum(authors) / len(authors)
+    if len(ties_only) == len(played):
+        n_ties = sum(v["ties"] for v in played.values())
+        return {"win_rate": None, "reason": f"no_games: ties only ({n_ties} tie(s), no decisive game)",
+                "authors_win_rate": authors_rate, "by_judge": per_judge}  # fmt: skip
+    out: dict[str, Any] = {"win_rate": authors_rate, "by_judge": per_judge}
+    if ties_only:
+        out["ties_only_judges"] = ties_only
+    return out
 
 
 # ------------------------------------------------------------------------------------ citation accuracy
@@ -172,6 +187,9 @@ class AccuracyCounts:
     n_pairs: int = 0
     n_fetched: int = 0  # URLs the fetch stage gave a status (ok, invalid, blocked): the evidence for E1/blocked
     n_checked: int = 0  # URLs with a verdict (E1, blocked, E2, or relevant) + pairs with a support verdict
+    n_relevance_judged: int = 0  # fetched-ok URLs with a relevance verdict: the evidence for E2
+    n_support_judged: int = 0  # (claim, source) pairs with a support verdict: the evidence for E3
+    n_to_judge: int = 0  # fetched-ok URLs (E2 to judge) + pairs under them (E3 to judge)
     flags: list[str] = field(default_factory=list)
 
     @property
@@ -213,17 +231,26 @@ def count_errors(
             stopped.add(u)
         elif relevant.get(u) is None:
             c.not_checked += 1
+            c.n_to_judge += 1
             stopped.add(u)
         elif relevant[u] is False:
             c.e2 += 1
+            c.n_to_judge += 1
+            c.n_relevance_judged += 1
             stopped.add(u)
+        else:
+            c.n_to_judge += 1
+            c.n_relevance_judged += 1
     c.n_checked = c.e1 + c.blocked + c.e2 + sum(1 for u in urls if u not in stopped)  # + relevant URLs
     for claim, u in pairs:
         if u in stopped:
             continue
         s = supported.get((claim, u))
+        c.n_to_judge += 1
         if s is None:
             c.not_checked += 1
-        elif not s:
-            c.e3 += 1
+        else:
+            c.n_support_judged += 1
+            if not s:
+                c.e3 += 1
     return c

@@ -21,11 +21,11 @@ import polars as pl
 
 from reportbench.benchmarks import BenchmarkSpec, JudgeContext, JudgeStep, ScoreContext, ScoreResult, SystemScore
 from reportbench.config import ConfigError
-from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
+from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_by_group, summarise_rows
 from reportbench.metrics.registry import MetricSpec
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.researcherbench import metrics as M
-from reportbench.protocols.researcherbench.release import CATEGORIES, NAME, build_release, category_of
+from reportbench.protocols.researcherbench.release import NAME, build_release, category_of
 from reportbench.protocols.researcherbench.responses import (
     KIND,
     TASK_NAMING,
@@ -62,6 +62,7 @@ METRICS = [
         short="Faith.",
         evidence="a fetched page for at least one cited claim, and the verifier's verdict on it",
         no_evidence="no_pages",
+        evidence_kinds=("judgments", "pages"),
     ),
     MetricSpec(
         "groundedness",
@@ -71,6 +72,7 @@ METRICS = [
         short="Ground.",
         evidence="extracted claims; when claims cite sources, a fetched page for at least one of them",
         no_evidence="no_pages",
+        evidence_kinds=("judgments", "pages"),
     ),
 ]
 
@@ -374,13 +376,10 @@ def score(ctx: ScoreContext) -> ScoreResult:
         reported = {r.task_id for r in ctx.reports[s]}
         rows = []
         claim_counts: dict[str, int] = {r: 0 for r in M.RESULTS}
-        by_cat: dict[str, dict[str, list[float]]] = {c: defaultdict(list) for c in CATEGORIES}
         for t in ctx.release.tasks:
-            cat = category_of(t) or ""
             if t.task_id not in reported:
                 for name in specs:
                     rows.append(metric_row(s, t.task_id, name, math.nan, "no_report", "no report"))
-                by_cat.setdefault(cat, defaultdict(list))["coverage"].append(0.0)
                 continue
             for name in specs:
                 v = (
@@ -389,27 +388,19 @@ def score(ctx: ScoreContext) -> ScoreResult:
                     else M.Value(math.nan, "failed", "no judge member")
                 )
                 rows.append(metric_row(s, t.task_id, name, v.value, v.status, v.reason))
-                if v.status == "ok":
-                    by_cat.setdefault(cat, defaultdict(list))[name].append(v.value)
             if per_member:
                 for k in M.RESULTS:
                     claim_counts[k] += int(per_member[0][t.task_id]["faithfulness"].details.get(k, 0))
         per_task = rows_frame(rows)
         summary = summarise_rows(s, NAME, per_task, METRICS)
-        categories = {
-            c: {m: (round(M.macro_mean(v), 4) if v else None) for m, v in d.items()} | {"n_tasks": _n(ctx, c)}
-            for c, d in by_cat.items()
-            if _n(ctx, c)
-        }
+        # the same rules as the system value: a category's 0.0 resting only on tasks with no cited claim, while
+        # its other tasks have no page, is "— no_pages", not 0.0 (summarise_by_group)
+        categories = summarise_by_group(per_task, METRICS, {t.task_id: category_of(t) or "" for t in ctx.release.tasks})
         summary["by_category"] = categories
         summary["claims"] = claim_counts
         out.append(SystemScore(s, per_task, summary))
         extra[s] = {"by_category": categories, "claims": claim_counts}
     return ScoreResult(out, extra_metrics={"researcherbench": extra}, overall=None)
-
-
-def _n(ctx: ScoreContext, category: str) -> int:
-    return sum(1 for t in ctx.release.tasks if category_of(t) == category)
 
 
 # Task ids `q<id>`; the authors number questions 1..65 (response files' `id`), so `7.md` is q7.
