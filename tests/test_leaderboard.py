@@ -109,3 +109,19 @@ def test_build_from_plain_summaries_and_roundtrip(three: list[SystemScores], tmp
     assert "Paired" not in to_markdown(lb)
     with pytest.raises(ValueError):
         build_leaderboard([])
+
+
+def test_an_unsandboxed_system_says_so_wherever_its_name_appears(three: list[SystemScores], tmp_path: Path) -> None:
+    """`sandbox: none` (issue 33): systems.json's "unsandboxed" reaches the leaderboard's md, csv, json and html."""
+    summaries = [dict(s.summary) for s in three]
+    summaries[1]["sandbox"] = "unsandboxed"  # "high" opted out
+    summaries[0]["sandbox"] = "bwrap"
+    paths = write_leaderboard(build_leaderboard(summaries), tmp_path)
+    md = paths["md"].read_text()
+    assert "| high [unsandboxed] |" in md and "low [unsandboxed]" not in md
+    csv = pl.read_csv(paths["csv"])
+    assert dict(zip(csv["system"], csv["sandbox"].fill_null(""), strict=True)) == {
+        "high": "unsandboxed", "low": "", "undef": ""}  # fmt: skip
+    rows = {r["system"]: r for r in json.loads(paths["json"].read_text())["rows"]}
+    assert rows["high"]["sandbox"] == "unsandboxed" and "sandbox" not in rows["low"]
+    assert ">unsandboxed</span>" in paths["html"].read_text()

@@ -288,6 +288,8 @@ def build_leaderboard(
                 "n_no_report": max(0, int(s.get("n_missing_reports", 0)) - int(s.get("n_failed_tasks", 0))),
                 **({"first_failure": dict(s["first_failure"])} if s.get("first_failure") else {}),
                 "n_failed_items": int(sum(ms.get(m, {}).get("n_failed_items", 0) for m in names)),
+                # a system whose code ran outside the sandbox (`sandbox: none`) says so wherever its name appears
+                **({"sandbox": "unsandboxed"} if s.get("sandbox") == "unsandboxed" else {}),
                 # reports flagged at ingestion (e.g. text addressed to the judge), when the protocol counts them
                 **({"flagged_reports": int(s["flagged_reports"])} if "flagged_reports" in s else {}),
             }
@@ -600,6 +602,7 @@ def to_markdown(lb: Leaderboard) -> str:
     for r in lb.rows:
         rank = "—" if r["rank"] is None else (f"={r['rank']}" if r.get("tied") else str(r["rank"]))
         name = r["system"] + (f" (partial: {r['n_answered']}/{r['n_release_tasks']})" if r.get("partial") else "")
+        name += " [unsandboxed]" if r.get("sandbox") == "unsandboxed" else ""
         cells = [rank] if show_overall else []
         cells.append(name)
         cells += [_cell(r, m, _is_rating(lb, m)) for m in lb.metrics]
@@ -705,6 +708,8 @@ def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
                 "first_failure": failure_text(r) if r.get("n_failed_tasks") else "",
                 "n_failed_items": r["n_failed_items"],
                 "ranked_why_not": r.get("unranked_reason") or "",
+                # a column only when some system ran unsandboxed (full releases' bytes unchanged otherwise)
+                **({"sandbox": r.get("sandbox") or ""} if any(x.get("sandbox") for x in lb.rows) else {}),
                 # a quick subset: the same line on every row (metrics/notice.py); no column on a full release
                 **({"subset": notice(lb.meta)} if notice(lb.meta) else {}),
             }

@@ -167,6 +167,8 @@ def leaderboard_table(d: BenchmarkData) -> str:
             if r.get("partial")
             else ""
         )
+        if r.get("sandbox") == "unsandboxed":  # its code ran outside the sandbox (`sandbox: none`)
+            partial_html += ' <span class="cnt" title="sandbox: none: its code ran unsandboxed">unsandboxed</span>'
         if d.sample_href:
             name_html = f'<a href="{esc(d.sample_href(sysname, None))}">{name_html}</a>'
         cells.append(f'<td class="s" data-sort="{esc(sysname)}">{name_html}{partial_html}</td>')
