@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reportbench.benchmark_arg import add_benchmark_argument
 from reportbench.judges.pricing import Price, o200k_tokenizer, price_for
 from reportbench.plan import build_plan, judge_units
 
@@ -477,7 +478,8 @@ def _unknown_names(params: dict[str, Any], benchmarks: list[str], systems: list[
     plan = (params.get("plan") or {}).get("benchmarks") or {}
     for b in benchmarks:
         if b not in plan:
-            return f"unknown --benchmark {b!r}; choices: {', '.join(plan)}"
+            return (f"--benchmark {b!r} is installed but not enabled in this config; enabled: {', '.join(plan)} "
+                    f"(add it with e.g. -S 'benchmarks=[{b}]')")
     chosen = [e for b, e in plan.items() if not benchmarks or b in benchmarks]
     names = sorted({str(s) for e in chosen for s in e.get("systems") or []})
     for s in systems:
@@ -533,7 +535,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("overrides", nargs="*", help="Hydra overrides, as for `reportbench compose` (e.g. judge=llm)")
     p.add_argument("-S", "--set", action="append", nargs="+", metavar="OVERRIDE",
                    help="Hydra overrides, as for `dvc exp run -S` (e.g. -S judge=llm -S judge.model=openai/gpt-4.1)")
-    p.add_argument("--benchmark", action="append", help="only this benchmark (repeatable)")
+    add_benchmark_argument(p, repeatable=True)
     p.add_argument("--system", action="append", help="only this system (repeatable)")
     p.add_argument("--completion-tokens", type=int, default=None, help="assumed completion tokens per call")
     p.add_argument("--cache", default=None, help="response cache to subtract hits from (default: judge.runtime)")

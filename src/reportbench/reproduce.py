@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench import benchmarks  # `benchmarks.installed_benchmarks` at call time: tests swap it
+from reportbench.benchmark_arg import add_benchmark_argument
 from reportbench.benchmarks import BenchmarkError, CannotRun, ReproducibleCell, ReproducibleTable
 from reportbench.interop.deer import (
     authors_responder,
@@ -368,9 +369,11 @@ def all_tables() -> dict[str, Table]:
 
 
 # ------------------------------------------------------------------------------------------------ CLI
-def format_list() -> list[str]:
+def format_list(benchmark: str | None = None) -> list[str]:
     lines = [f"{'table':<30} {'offline':<8} {'preset':<10} title / needs"]
     for t in all_tables().values():
+        if benchmark and t.key.split("/")[0] != benchmark:
+            continue
         lines.append(f"{t.key:<30} {'yes' if t.offline else 'no':<8} {t.preset:<10} {t.title}")
         lines.append(f"{'':<50} needs: {t.needs}")
     return lines
@@ -417,17 +420,24 @@ def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
 def _cmd(args: argparse.Namespace) -> int:
     CONF["dir"] = Path(args.conf)
     if args.list or not args.table:
-        sys.stdout.write("\n".join(format_list()) + "\n")
+        sys.stdout.write("\n".join(format_list(args.benchmark)) + "\n")
         return 0
-    code, lines = run_table(args.table, args)
+    key = args.table
+    if args.benchmark:  # `-b researcherbench table2` names researcherbench/table2
+        if "/" in key and key.split("/")[0] != args.benchmark:
+            print(f"error: table {key!r} is not one of --benchmark {args.benchmark}'s", file=sys.stderr)
+            return 2
+        key = key if "/" in key else f"{args.benchmark}/{key}"
+    code, lines = run_table(key, args)
     sys.stdout.write("\n".join(lines) + "\n")
     return code
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="rerun one published table under its preset; expected vs obtained per cell")
-    p.add_argument("table", nargs="?", help="<benchmark>/<table> (see --list)")
+    p.add_argument("table", nargs="?", help="<benchmark>/<table>, or <table> with -b (see --list)")
     p.add_argument("--list", action="store_true", help="every headline table, what it needs, whether it runs offline")
+    add_benchmark_argument(p, help="only this benchmark's tables")
     p.add_argument("--conf", default="conf", help="the Hydra config folder (default: conf)")
     p.add_argument("--data", default=None, help="the data folder the table reads (default: ../shared/data/...)")
     p.add_argument("--battles", default=None, help="researchqa/table3-elo: battles CSV (leaderboard_winner_df format)")
