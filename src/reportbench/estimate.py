@@ -395,8 +395,11 @@ def _estimating(ledger: Ledger, probe: _CacheProbe, stage: list[str]) -> Iterato
         factory.make_judge = original  # type: ignore[assignment]
 
 
-def _ensure_built(params: dict[str, Any], b: str, work: Path, log: list[str]) -> tuple[Path, Path, Path | None]:
-    """(release dir, runs dir, pages dir) for benchmark b: DVC's outputs when present, else built in `work`."""
+def _ensure_built(
+    params: dict[str, Any], b: str, work: Path, log: list[str]
+) -> tuple[Path, Path, Path | None, dict[str, Any]]:
+    """(release dir, runs dir, pages dir, params scoped to the systems that have a run) for benchmark b: DVC's
+    outputs when present, else built in `work`. A system whose run cannot be built here is named and left out."""
     from reportbench import pipeline  # lazy: +379 ms to import (python -X importtime)
 
     plan = params["plan"]["benchmarks"][b]
@@ -426,26 +429,39 @@ def _ensure_built(params: dict[str, Any], b: str, work: Path, log: list[str]) ->
     missing = [s for s in systems if not (runs / s / "outcomes.jsonl").is_file()]
     if missing:
         tmp_runs = work / b / "runs"
+        built = []
         for s in systems:
             src = runs / s
             dst = tmp_runs / s
             if (src / "outcomes.jsonl").is_file() or (dst / "outcomes.jsonl").is_file():
                 continue
-            pipeline.run_system(params, b, s, release, dst)
+            try:
+                pipeline.run_system(params, b, s, release, dst)
+                built.append(s)
+            except Exception as exc:  # noqa: BLE001 - one system that cannot run here never hides the others
+                first = (str(exc).strip().splitlines() or [""])[0]
+                log.append(f"{b}: system {s} not estimated: its run cannot be built here ({type(exc).__name__}: "
+                           f"{first[:400]})")
+                not_run.append(s)
         for s in systems:
             if (runs / s / "outcomes.jsonl").is_file() and not (tmp_runs / s).exists():
                 (tmp_runs / s).parent.mkdir(parents=True, exist_ok=True)
                 (tmp_runs / s).symlink_to((runs / s).resolve())
         runs = tmp_runs
-        log.append(f"{b}: system runs {missing} built in a temp dir")
+        if built:
+            log.append(f"{b}: system runs {built} built in a temp dir")
+    ran = [s for s in plan["systems"] if s not in not_run]
+    # the fetch and cross stages read every system of the plan: here, the ones that have a run
+    scoped = {**params, "plan": {**params["plan"], "benchmarks": {**params["plan"]["benchmarks"],
+                                                                  b: {**plan, "systems": ran}}}}
     pages: Path | None = None
-    if b in params["plan"]["fetch"]:
+    if b in params["plan"]["fetch"] and ran:
         pages = Path("data/pages") / b / rel
         if not (pages / "pages.parquet").is_file():
             pages = work / b / "pages"
             if not (pages / "pages.parquet").is_file():
-                pipeline.fetch_stage(params, b, runs, release, pages / "pages.parquet")
-    return release, runs, pages
+                pipeline.fetch_stage(scoped, b, runs, release, pages / "pages.parquet")
+    return release, runs, pages, scoped
 
 
 def estimate(
@@ -487,19 +503,20 @@ def estimate(
         contextlib.redirect_stdout(sys.stderr),  # stage functions print progress; stdout is the estimate
     ):
         work = Path(tmp)
+        _private_caches(params, wanted, work)
         for b in wanted:
             try:
-                release, runs, pages = _ensure_built(params, b, work, log)
+                release, runs, pages, scoped = _ensure_built(params, b, work, log)
             except Exception as exc:  # noqa: BLE001 - one benchmark's missing data never hides the others
                 first = (str(exc).strip().splitlines() or [""])[0]
-                log.append(f"{b}: not estimated: its release or runs cannot be built here ({type(exc).__name__}: "
-                           f"{first})")
+                log.append(f"{b}: not estimated: its release cannot be built here ({type(exc).__name__}: "
+                           f"{first[:400]})")
                 continue
             for name, j in judge_units(plan).items():
                 if j["benchmark"] != b or (systems and j["system"] not in systems):
                     continue
-                if not (runs / j["system"] / "outcomes.jsonl").is_file():
-                    continue  # an agent not run yet (see _ensure_built's note)
+                if j["system"] not in scoped["plan"]["benchmarks"][b]["systems"]:
+                    continue  # not run here (see _ensure_built's note)
                 unit = name.removeprefix(f"{b}.").replace(".", "/")  # system[/member]
                 stage[0] = f"judge@{b} ({unit})"  # the DVC stage and its unit, as retry and the stage name them
                 out = work / b / "judgments" / j["system"] / j["member"]
@@ -509,13 +526,43 @@ def estimate(
                         work / b / "usage" / f"{name}.json", pages_dir=pages,
                     )
             ledger.agents.extend(_agent_budgets(params, b, release, systems))
-            if b in plan["cross"]:
+            if b in plan["cross"] and scoped["plan"]["benchmarks"][b]["systems"]:
                 stage[0] = f"cross@{b}"
                 with _quiet():
-                    pipeline.cross_stage(params, b, release, runs, work / b / "cross")
+                    pipeline.cross_stage(scoped, b, release, runs, work / b / "cross")
     _mark_chained(ledger)
     ledger.skipped = log
     return ledger
+
+
+def _private_caches(params: dict[str, Any], benchmarks: list[str], work: Path) -> list[str]:
+    """Point every cache a benchmark's steps open (keys with `cache` in their name, e.g. DeepScholar's OpenAlex
+    counts) at a copy in `work`: the steps read what the cache holds, and whatever they write goes to the copy.
+    Returns the caches redirected."""
+    import shutil
+
+    moved = []
+
+    def walk(node: Any, where: str) -> None:
+        if not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            if isinstance(value, dict):
+                walk(value, f"{where}.{key}")
+            elif "cache" in str(key) and isinstance(value, str) and value:
+                src = Path(value)
+                dst = work / "caches" / f"{where}.{key}".strip(".") / src.name
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                if src.is_file():
+                    shutil.copy2(src, dst)
+                elif src.is_dir():
+                    shutil.copytree(src, dst)
+                node[key] = str(dst)
+                moved.append(f"{where}.{key}")
+
+    for b in benchmarks:
+        walk(params["benchmarks"][b], f"benchmarks.{b}")
+    return moved
 
 
 @contextlib.contextmanager
@@ -775,6 +822,10 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         return 2
     summary = summarise(ledger, params)
     print(json.dumps(summary, indent=2) if args.json else format_table(summary))
+    if not ledger.steps and not ledger.agents and any(" not estimated: " in n for n in ledger.skipped):
+        print("error: nothing estimated: " + "; ".join(n for n in ledger.skipped if " not estimated: " in n),
+              file=sys.stderr)
+        return 2
     return 0
 
 

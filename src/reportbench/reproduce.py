@@ -304,7 +304,8 @@ TABLES: dict[str, Table] = {
     for t in (
         Table("deepscholar/table2", "DeepScholar-bench Table 2: main results (7 metrics + geometric mean)",
               "published", "../shared/data/deepscholar-bench, an OpenAI key (GPT-4o/4.1), OpenAlex for Doc. Imp.",
-              False, commands=_llm_run("deepscholar", " -S deepscholar/release=deepscholar")),
+              False, commands=_llm_run("deepscholar", " -S deepscholar/release=deepscholar"
+                                                " -S deepscholar/systems=deepscholar_baselines")),
         Table("deepscholar/table6-exemplar", "DeepScholar-bench Table 6: report statistics, human exemplar row",
               "defaults", "../shared/data/deepscholar-bench", True, run_deepscholar_table6),
         Table("deepscholar/table5-oracle", "DeepScholar-bench Table 5: oracle retrieval settings of DeepScholar-ref",
@@ -342,10 +343,12 @@ TABLES: dict[str, Table] = {
               commands=_llm_run("researchqa", " -S researchqa/release=researchqa")),
         Table("liveresearchbench/table1", "LiveResearchBench Table 1: six protocols per system, two judges",
               "published", "the 80 public tasks + systems' reports, OpenAI (GPT-5) and Gemini keys", False,
-              commands=_llm_run("liveresearchbench", " -S liveresearchbench/release=public80")),
+              commands=_llm_run("liveresearchbench", " -S liveresearchbench/release=public80"
+                                " -S liveresearchbench/systems=reference")),
         Table("liveresearchbench/table2", "LiveResearchBench Table 2: citation accuracy (E1/E2/E3 per report)",
               "published", "the market-analysis and wide-info-search tasks' reports, keys, page fetching", False,
-              commands=_llm_run("liveresearchbench", " -S liveresearchbench/release=public80 -S fetch.mode=use")),
+              commands=_llm_run("liveresearchbench", " -S liveresearchbench/release=public80"
+                                " -S liveresearchbench/systems=reference -S fetch.mode=use")),
     )
 }
 
@@ -390,6 +393,14 @@ def format_cells(cells: list[Cell]) -> list[str]:
     return lines
 
 
+def _one_benchmark(command: str, benchmark: str) -> str:
+    """An estimate command prices only the table's benchmark (`-b`): the others of the config are not its cost."""
+    words = command.split()
+    if words[:2] != ["reportbench", "estimate"] or {"-b", "--benchmark"} & set(words):
+        return command
+    return f"reportbench estimate -b {benchmark} " + command.removeprefix("reportbench estimate").lstrip()
+
+
 def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
     """(exit code, lines) for one table."""
     table = all_tables().get(key)
@@ -399,7 +410,7 @@ def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
               else "none (the switches are in the commands)")
     head = [f"{table.key}: {table.title}", f"preset: {preset}"]
     if table.run is None:
-        how = [f"  {c}" for c in table.commands]
+        how = [f"  {_one_benchmark(c, key.split('/')[0])}" for c in table.commands]
         return 2, head + [f"not run here: needs {table.needs}. Price it, then run it:", *how]
     try:
         cells = table.run(args)
