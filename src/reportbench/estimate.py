@@ -840,5 +840,5 @@ def register(subparsers: Any) -> None:
     p.add_argument("--system", action="append", help="only this system (repeatable)")
     p.add_argument("--completion-tokens", type=int, default=None, help="assumed completion tokens per call")
     p.add_argument("--cache", default=None, help="response cache to subtract hits from (default: judge.runtime)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the estimate as JSON (rows, totals, what is unknown)")
     p.set_defaults(func=_cmd_estimate)

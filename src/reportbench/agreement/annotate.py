@@ -207,10 +207,10 @@ def register(subparsers: Any) -> None:
         description=__doc__.split("\n")[0],
     )
     add_benchmark_argument(p, required=True, help="the benchmark whose judged items are sampled")
-    p.add_argument("--params", type=Path, default=Path("params.yaml"))
+    p.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (default: params.yaml)")
     p.add_argument("--task", action="append", default=None, help="judge task(s) to sample (default: all)")
     p.add_argument("-n", "--n", type=int, default=150, help="items in the sample (100-300 is an hour's work)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the stratified sample (same seed, same items)")
     p.add_argument("--member", default=None, help="ensemble member whose verdicts stratify (default: the first)")
     p.add_argument("--out", type=Path, default=None, help="default: annotate/<benchmark>-<release>.html")
     p.set_defaults(func=_main)
