@@ -132,13 +132,20 @@ class Ledger:
 # ------------------------------------------------------------------------------------------------
 
 
+def read_only_sqlite(path: Path) -> sqlite3.Connection:
+    """A cache opened for reading without creating a file beside it: `immutable` when no writer left a -wal file
+    (a plain read-only open of a WAL database creates -wal and -shm), else read-only (both files exist)."""
+    wal = path.with_name(path.name + "-wal").exists() and path.with_name(path.name + "-shm").exists()
+    return sqlite3.connect(f"file:{path}?mode=ro{'' if wal else '&immutable=1'}", uri=True, check_same_thread=False)
+
+
 class _CacheProbe:
     """Read-only lookups in the response cache (never creates the file)."""
 
     def __init__(self, path: str | None) -> None:
         self.db: sqlite3.Connection | None = None
         if path and Path(path).is_file():
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            self.db = read_only_sqlite(Path(path))
 
     def has(self, key: str, *, deterministic: bool = False) -> bool:
         """A stored answer; for a temperature-0 judge also stored unparseable answers (never re-asked: cache.py)."""
@@ -256,7 +263,7 @@ class _ReadOnlyPageCache:
     """The page cache for the fetch stage's offline lookups, opened read-only: nothing is created or stored."""
 
     def __init__(self, path: Path) -> None:
-        self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False) if path.is_file() else None
+        self.db = read_only_sqlite(path) if path.is_file() else None
 
     def get(self, backend: str, url: str) -> Any:
         from reportbench.fetch.cache import PageCache  # lazy: +293 ms to import (python -X importtime)
