@@ -22,14 +22,38 @@ import pytest
 from reportbench.cli import main
 
 AUDIT_HOOK = """
-import os, sys
+import os, sys, tempfile
 _log = os.environ.get("RB_NETWORK_AUDIT_LOG")
-_EVENTS = {"socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr",
-           "socket.sendto", "socket.sendmsg"}
+_NET = {"socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr",
+        "socket.sendto", "socket.sendmsg"}
+_TMP = os.path.realpath(tempfile.gettempdir())
+_busy = []
+def _outside_tmp(path):
+    p = os.path.realpath(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else ""
+    return p and not p.startswith(_TMP + os.sep) and "__pycache__" not in p and p != "/dev/null"
+def _writes(event, args):
+    if event == "open" and len(args) >= 3:
+        mode, flags = args[1] or "", args[2] or 0
+        return (any(c in str(mode) for c in "wax+") or flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)) and \\
+            _outside_tmp(args[0])
+    if event in ("os.mkdir", "os.rename", "os.remove", "shutil.rmtree"):
+        dir_fd = args[-1] if event != "shutil.rmtree" else None  # relative to an open folder: rmtree of a temp dir
+        return (dir_fd is None or dir_fd < 0) and _outside_tmp(args[0])
+    if event == "sqlite3.connect":  # a cache opened for writing (a read-only open is a file: URI with mode=ro)
+        db = os.fsdecode(args[0]) if args and args[0] is not None else ""
+        return "mode=ro" not in db and db != ":memory:" and _outside_tmp(db.removeprefix("file:").split("?")[0])
+    return False
 def _hook(event, args):
-    if _log and event in _EVENTS:
-        with open(_log, "a", encoding="utf-8") as f:
-            f.write(f"{event} {args!r:.200}\\n")
+    if not _log or _busy:
+        return
+    kind = "network" if event in _NET else "write" if _writes(event, args) else None
+    if kind:
+        _busy.append(1)
+        try:
+            with open(_log, "a", encoding="utf-8") as f:
+                f.write(f"{kind} {event} {args!r:.200}\\n")
+        finally:
+            _busy.pop()
 sys.addaudithook(_hook)
 """
 REPORTBENCH = str(Path(sys.executable).parent / "reportbench")
@@ -61,10 +85,6 @@ def _estimate_commands(cwd: Path) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _tree(folder: Path) -> dict[str, float]:
-    return {str(p): p.stat().st_mtime for p in folder.rglob("*")} if folder.exists() else {}
-
-
 @pytest.mark.integration
 def test_every_reproduce_entrys_estimate_makes_no_network_request(repo_root: Path, tmp_path: Path) -> None:
     (tmp_path / "sitecustomize.py").write_text(AUDIT_HOOK)
@@ -72,7 +92,6 @@ def test_every_reproduce_entrys_estimate_makes_no_network_request(repo_root: Pat
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "RB_NETWORK_AUDIT_LOG": str(log)}
     env.pop("REPORTBENCH_AUTHORS_OFFLINE", None)  # the user's default: downloads allowed; estimate must not
     prefix = ["unshare", "-rn"] if _unshare_works() else []
-    caches_before = _tree(repo_root / ".reportbench")
     commands = _estimate_commands(repo_root)
     assert len(commands) >= 8, commands
     seen_pages_unknown = False
@@ -81,8 +100,11 @@ def test_every_reproduce_entrys_estimate_makes_no_network_request(repo_root: Pat
         proc = subprocess.run([*prefix, REPORTBENCH, *argv[1:], "--json"], cwd=repo_root, env=env,
                               capture_output=True, text=True, timeout=1800)
         err = proc.stderr.splitlines()
-        requests = log.read_text().splitlines() if log.is_file() else []
+        events = log.read_text().splitlines() if log.is_file() else []
+        requests = [e for e in events if e.startswith("network ")]
+        writes = [e for e in events if e.startswith("write ")]
         assert requests == [], (entry, requests[:5])
+        assert writes == [], (entry, writes[:5])  # no cache or file written outside its temp dir
         assert err and err[0].startswith("estimate: offline: no network request"), (entry, err[:3])
         said = [i for i, ln in enumerate(err) if ln.startswith("estimate: cannot know here: ")]
         other = [i for i, ln in enumerate(err) if not ln.startswith("estimate: ")]
@@ -97,7 +119,6 @@ def test_every_reproduce_entrys_estimate_makes_no_network_request(repo_root: Pat
         else:  # nothing of it can be estimated here (its data is not on this machine): one line says what
             assert proc.returncode == 2, (entry, proc.returncode, proc.stderr[-2000:])
             assert err[-1].startswith("error: ") and len(err[-1]) < 4000, (entry, err[-3:])
-    assert _tree(repo_root / ".reportbench") == caches_before  # no cache created or written
     if (repo_root.parent / "shared" / "data" / "researcherbench").is_dir():
         assert seen_pages_unknown  # researcherbench/table2: its 2,914 cited pages are counted as unknown
 
