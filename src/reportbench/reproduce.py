@@ -286,7 +286,7 @@ def run_deepscholar_table6(args: argparse.Namespace) -> list[Cell]:
             stats["sentences"]["mean"],
             0.0,
             checked=False,
-            note="the paper's sentence splitter is unknown (specs/deepscholar.md §5)",
+            note="the paper does not say which sentence splitter it used",
         ),
     ]
 
