@@ -119,6 +119,7 @@ class Ledger:
     unknowns: list[str] = field(default_factory=list)  # what the estimate cannot know here, and why
     network_refused: list[str] = field(default_factory=list)  # connects/lookups refused (should stay empty)
     pages_not_cached: set[str] = field(default_factory=set)  # cited URLs not in the page cache
+    pages_fetched_by_run: bool = False  # fetch.mode use/refresh: the real run fetches what the cache lacks
 
     def step(self, stage: str, task: str, model: str) -> StepCost:
         key = (stage, task, model)
@@ -302,7 +303,7 @@ def _read_only(ledger: Ledger) -> Iterator[None]:
             return None
         out = {}
         for url, snap in pages.items():
-            if snap.error_class == "not_fetched":
+            if snap.error_class == "not_fetched" and ledger.pages_fetched_by_run:
                 ledger.pages_not_cached.add(url)
                 snap = dataclasses.replace(snap, error_class="ok", error=None, text=PAGE_NOT_CACHED,
                                            content_type="text/plain")
@@ -334,11 +335,12 @@ def offline_params(params: dict[str, Any], benchmarks: list[str], ledger: Ledger
     fetch = params.setdefault("fetch", {}) or {}
     params["fetch"] = fetch
     fetching = [b for b in benchmarks if b in plan["fetch"]]
-    if fetching:
+    # fetch.mode offline (the default): the run itself reads only the cache and seeds, so the estimate is exact
+    if fetching and fetch.get("mode", "offline") != "offline":
+        ledger.pages_fetched_by_run = True
         cache = Path(str(fetch.get("cache_path") or ".reportbench/cache/pages.sqlite"))
         held = "holds" if cache.is_file() else "does not exist: it holds"
-        given = fetch.get("mode", "offline")
-        mode = f" (fetch.mode={given} is run offline here)" if given != "offline" else ""
+        mode = f" (fetch.mode={fetch.get('mode')} is run offline here)"
         ledger.unknowns.append(
             f"{', '.join(fetching)}: cited pages are read from the page cache only{mode}; {cache} {held} what "
             "`dvc repro` fetched before. Calls about a page not in it are counted with its text unknown "
@@ -790,8 +792,6 @@ def _announce(unknowns: list[str]) -> None:
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    print("estimate: offline: no network request; reads the response cache, the page cache and the authors' prompt "
-          "mirror/cache only (what it cannot know is said next)", file=sys.stderr, flush=True)
     from reportbench.config import ConfigError, composed_params  # lazy: +34 ms to import (python -X importtime)
 
     overrides = [*(args.overrides or []), *(o for group in args.set or [] for o in group)]
@@ -807,6 +807,8 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if unknown:
         print(f"error: {unknown}", file=sys.stderr)
         return 2
+    print("estimate: offline: no network request; reads the response cache, the page cache and the authors' prompt "
+          "mirror/cache only (what it cannot know is said next)", file=sys.stderr, flush=True)
     if (params.get("judge") or {}).get("backend") != "litellm":
         print(
             f"note: judge={params.get('judge', {}).get('name')} is the offline judge (no calls, $0); "
