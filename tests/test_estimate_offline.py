@@ -105,7 +105,7 @@ def test_every_reproduce_entrys_estimate_makes_no_network_request(repo_root: Pat
         writes = [e for e in events if e.startswith("write ")]
         assert requests == [], (entry, requests[:5])
         assert writes == [], (entry, writes[:5])  # no cache or file written outside its temp dir
-        assert err and err[0].startswith("estimate: offline: no network request"), (entry, err[:3])
+        assert err and err[0].startswith("estimate: offline: no network request; reads only caches"), (entry, err[:3])
         said = [i for i, ln in enumerate(err) if ln.startswith("estimate: cannot know here: ")]
         other = [i for i, ln in enumerate(err) if not ln.startswith("estimate: ")]
         assert not said or not other or max(said) < min(other), (entry, err[:10])  # said before any work

@@ -791,7 +791,21 @@ def _announce(unknowns: list[str]) -> None:
         print(f"estimate: cannot know here: {u}", file=sys.stderr, flush=True)
 
 
+def _offline_notice() -> str:
+    """The first line, before the config is composed: what an estimate reads, and which of it is absent here."""
+    from reportbench.prompt_packs.sources import MIRROR_ENV, cache_dir  # lazy: +33 ms to import (python -X importtime)
+
+    pages = Path(".reportbench/cache/pages.sqlite")
+    mirror = os.environ.get(MIRROR_ENV)
+    authors = f"{MIRROR_ENV}={mirror}" if mirror else f"{MIRROR_ENV} unset, cache {cache_dir()}" + (
+        "" if cache_dir().is_dir() else " absent")
+    return (f"estimate: offline: no network request; reads only caches (pages: {pages}"
+            f"{'' if pages.is_file() else ' absent'}; the authors' prompts: {authors}); what that leaves unknown "
+            "is said next")
+
+
 def _cmd_estimate(args: argparse.Namespace) -> int:
+    print(_offline_notice(), file=sys.stderr, flush=True)
     from reportbench.config import ConfigError, composed_params  # lazy: +34 ms to import (python -X importtime)
 
     overrides = [*(args.overrides or []), *(o for group in args.set or [] for o in group)]
@@ -807,8 +821,6 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if unknown:
         print(f"error: {unknown}", file=sys.stderr)
         return 2
-    print("estimate: offline: no network request; reads the response cache, the page cache and the authors' prompt "
-          "mirror/cache only (what it cannot know is said next)", file=sys.stderr, flush=True)
     if (params.get("judge") or {}).get("backend") != "litellm":
         print(
             f"note: judge={params.get('judge', {}).get('name')} is the offline judge (no calls, $0); "
