@@ -80,7 +80,7 @@ def _estimate_commands(cwd: Path) -> list[tuple[str, list[str]]]:
         lines = [ln.strip() for ln in shown if ln.strip().startswith("reportbench estimate")]
         # every entry that cannot run here says what it needs; none prints a placeholder to fill in
         assert any(ln.startswith("not run here: needs ") for ln in shown), (entry, shown)
-        out += [(entry, shlex.split(ln)) for ln in lines]
+        out += [(entry, shlex.split(ln)) for ln in lines if shlex.split(ln) not in [argv for _, argv in out]]
         assert not any("<" in ln for ln in lines), lines  # `<checkout>` would be a shell redirection
     return out
 
