@@ -93,7 +93,7 @@ def test_every_reproduce_entrys_estimate_makes_no_network_request(repo_root: Pat
     env.pop("REPORTBENCH_AUTHORS_OFFLINE", None)  # the user's default: downloads allowed; estimate must not
     prefix = ["unshare", "-rn"] if _unshare_works() else []
     commands = _estimate_commands(repo_root)
-    assert len(commands) >= 8, commands
+    assert len(commands) >= 7, commands  # 8 distinct with the DeepResearch Bench plug-in installed
     seen_pages_unknown = False
     for entry, argv in commands:
         log.unlink(missing_ok=True)
