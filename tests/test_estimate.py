@@ -76,8 +76,9 @@ def test_estimate_cli_is_one_table_and_errors_are_one_line(
     assert {r["stage"] for r in out["rows"]} >= {"cross@researchqa"}  # the pairwise battles are judge calls too
     assert out["totals"]["usd_online"] > 0
     assert main(["estimate", "-S", "judge=nope"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: ") and "judge=nope" in err[0]
+    err = capsys.readouterr().err.strip().splitlines()  # the offline notice comes first (docs/scale.md)
+    assert len(err) == 2 and err[0].startswith("estimate: offline: ")
+    assert err[1].startswith("error: ") and "judge=nope" in err[1]
 
 
 def _budget_run(repo_root: Path, out: Path, base_url: str, cache: Path, max_cost: float | None) -> Path:

@@ -15,7 +15,7 @@ def test_ls_lists_benchmarks_metrics_and_tasks(capsys: pytest.CaptureFixture[str
     assert main(["ls", "metrics", "--benchmark", "deepscholar"]) == 0
     out = capsys.readouterr().out
     assert "deepscholar/citation_precision" in out and "↑" in out
-    assert main(["ls", "tasks"]) == 0
+    assert main(["ls", "judge-tasks"]) == 0  # `ls tasks` lists a benchmark's task ids (tests/test_cli_names.py)
     assert "prompts/deepscholar/support.yaml" in capsys.readouterr().out
 
 

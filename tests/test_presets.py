@@ -83,7 +83,7 @@ def test_ls_presets_shows_every_switch_with_its_source(repo_root: Path) -> None:
     assert "researchqa/preset=published" in out
     assert "benchmarks.researchqa.scoring.rating.order = factorize    [leaderboard.ipynb cell 18" in out
     assert "NO SOURCE" not in out
-    assert "fetch.backend = reader    [specs/deer.md" in out
+    assert "fetch.backend = reader    [hanjanghoon/DEER@f81bd9c info_verification web_downloader" in out
 
 
 def test_researcherbench_compat_parsing_is_the_authors_rule_under_their_prompts() -> None:

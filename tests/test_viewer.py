@@ -153,7 +153,8 @@ def test_view_cli_writes_a_page_and_fails_in_one_line(tmp_path: Path, capsys: py
     assert main([*common, "-b", B, "-s", S, "-t", T, "--text"]) == 0
     assert "failure: parse:" in capsys.readouterr().out
     for argv, expect in [
-        (["-b", "nope"], "unknown benchmark 'nope'; enabled in params.yaml: deepscholar"),
+        (["-b", "nope"], "unknown benchmark 'nope'; choices: deepresearch_bench, deepscholar"),  # installed ones
+        (["-b", "deer"], "unknown benchmark 'deer'; enabled in params.yaml: deepscholar"),
         (["-b", B, "-s", "nope", "-t", T], f"unknown system 'nope' for {B}; choices: {S}"),
         (["-b", B, "-s", S, "-t", "nope"], "unknown task 'nope'"),
     ]:

@@ -54,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run one subcommand. Every error is one `error:` line on stderr (exit 2), never a traceback
     (`REPORTBENCH_DEBUG=1` shows it); a closed pipe (`reportbench parse ... | head`) ends quietly."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error (exit 2, its one line already printed) or --help (0): a code, as below
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()

@@ -401,7 +401,8 @@ def prune_lock(plan: dict[str, Any], lock_path: Path = LOCK_FILE, pipeline_path:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compose", help="compose conf/ (Hydra) into params.yaml, as `dvc exp run` does")
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. judge=llm judge.model=openai/gpt-4.1")
-    p.add_argument("--out", default=str(PARAMS_FILE))
+    p.add_argument("--out", default=str(PARAMS_FILE), metavar="PATH",
+                   help=f"where to write the composed params (default: {PARAMS_FILE}, the file DVC's stages read)")
     p.add_argument("--check", action="store_true", help="exit 1 if params.yaml differs from conf/ + overrides")
     p.add_argument("--reset", action="store_true", help="forget the remembered overrides (overrides.yaml)")
     p.add_argument(

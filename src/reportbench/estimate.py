@@ -8,6 +8,18 @@ litellm ships: no download), and answers with the offline judge so later steps a
 Releases and system runs that `dvc repro` has not built yet are built into a temporary directory with the
 same functions (offline system kinds only).
 
+An estimate never touches the network and writes no cache (docs/scale.md "Estimate first"): every socket connect
+and name lookup in the process is refused (and counted, then shown), the page fetcher runs in `offline` mode on a
+read-only page cache, the authors' prompts are read from the mirror or cache only (`REPORTBENCH_AUTHORS_OFFLINE`),
+and systems whose run could call a model or run a program (command, endpoint, deepscholar_ref, agents) are not
+run. What it therefore cannot know is said first, on stderr, then the rest is estimated:
+- cited pages not in the page cache: their verification calls are counted (one per call the benchmark would make
+  if the page were fetched: an upper bound, since some pages fail to fetch) with the page text unknown (their
+  prompt tokens leave it out: a floor); rows marked `pages?`;
+- the authors' prompts not in the mirror or cache: that benchmark is counted with our wording (`judge.prompts:
+  ours`): calls are the same, tokens approximate;
+- a release whose data is not on this machine, or systems that were not run: not estimated, named.
+
 What is exact and what is estimated, said in the output:
 - items, calls and cache hits of a benchmark's *first* judge step are exact for the config; steps that read an
   earlier step's answers (claims extracted, then verified) get their item counts from the offline judge's
@@ -23,17 +35,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
+import dataclasses
 import functools
 import json
 import math
+import os
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from reportbench.benchmark_arg import add_benchmark_argument
 from reportbench.judges.pricing import Price, o200k_tokenizer, price_for
 from reportbench.plan import build_plan, judge_units
 
@@ -75,6 +91,7 @@ class StepCost:
     budget: int = 0  # the step's output budget per call
     cached_prompt_tokens: int = 0
     exact_items: bool = True
+    unknown_page_items: int = 0  # calls whose cited page is not in the page cache (its text left out of the count)
 
     @property
     def calls(self) -> int:
@@ -99,6 +116,10 @@ class Ledger:
     offline_only: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     agents: list[dict[str, Any]] = field(default_factory=list)  # agent systems' worst case from their budgets
+    unknowns: list[str] = field(default_factory=list)  # what the estimate cannot know here, and why
+    network_refused: list[str] = field(default_factory=list)  # connects/lookups refused (should stay empty)
+    pages_not_cached: set[str] = field(default_factory=set)  # cited URLs not in the page cache
+    pages_fetched_by_run: bool = False  # fetch.mode use/refresh: the real run fetches what the cache lacks
 
     def step(self, stage: str, task: str, model: str) -> StepCost:
         key = (stage, task, model)
@@ -112,13 +133,20 @@ class Ledger:
 # ------------------------------------------------------------------------------------------------
 
 
+def read_only_sqlite(path: Path) -> sqlite3.Connection:
+    """A cache opened for reading without creating a file beside it: `immutable` when no writer left a -wal file
+    (a plain read-only open of a WAL database creates -wal and -shm), else read-only (both files exist)."""
+    wal = path.with_name(path.name + "-wal").exists() and path.with_name(path.name + "-shm").exists()
+    return sqlite3.connect(f"file:{path}?mode=ro{'' if wal else '&immutable=1'}", uri=True, check_same_thread=False)
+
+
 class _CacheProbe:
     """Read-only lookups in the response cache (never creates the file)."""
 
     def __init__(self, path: str | None) -> None:
         self.db: sqlite3.Connection | None = None
         if path and Path(path).is_file():
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            self.db = read_only_sqlite(Path(path))
 
     def has(self, key: str, *, deterministic: bool = False) -> bool:
         """A stored answer; for a temperature-0 judge also stored unparseable answers (never re-asked: cache.py)."""
@@ -165,6 +193,9 @@ class EstimatingJudge:
         judgment = await self.offline(item_id, inputs, input_ids)
         e = self.entry
         e.items += 1
+        if any(PAGE_NOT_CACHED in str(m.get("content", "")) for m in messages):
+            e.unknown_page_items += 1
+            pt -= count_text(PAGE_NOT_CACHED)  # the page's text is unknown: counted as nothing (a floor)
         deterministic = bool(getattr(self.llm, "deterministic", False)) and not getattr(
             self.llm, "reask_parse_failures", False
         )
@@ -180,6 +211,168 @@ class EstimatingJudge:
             else:
                 e.completion_tokens += count_text((judgment.parsed or "") + (judgment.explanation or ""))
         return judgment
+
+
+# ------------------------------------------------------------------------------------------------
+# Offline: no network, no cache written
+# ------------------------------------------------------------------------------------------------
+
+# the text a cited page not in the page cache gets, so its verification calls are still counted
+PAGE_NOT_CACHED = "[reportbench estimate: this page is not in the page cache; its text is unknown]"
+# system kinds whose run could call a model, search the web or run a program: never run by an estimate
+NETWORK_KINDS = ("command", "endpoint", "deepscholar_ref")
+
+
+class NetworkRefused(ConnectionRefusedError):
+    """A connection or name lookup attempted while estimating (an estimate makes no network request)."""
+
+
+@contextlib.contextmanager
+def no_network(ledger: Ledger) -> Iterator[None]:
+    """Refuse every socket connect and name lookup of this process (loopback included), counting each attempt:
+    whatever code path tries the network fails at once instead of waiting on it (docs/scale.md)."""
+    import socket
+
+    saved = (socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo, socket.create_connection)
+
+    def refuse(what: object) -> NoReturn:
+        ledger.network_refused.append(str(what)[:200])
+        raise NetworkRefused(f"reportbench estimate makes no network request (refused: {what})")
+
+    def connect(self: socket.socket, address: object) -> None:
+        refuse(address)
+
+    def connect_ex(self: socket.socket, address: object) -> int:
+        refuse(address)
+
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> Any:
+        refuse(host)
+
+    def create_connection(address: object, *args: object, **kwargs: object) -> Any:
+        refuse(address)
+
+    socket.socket.connect, socket.socket.connect_ex = connect, connect_ex  # type: ignore[method-assign]
+    socket.getaddrinfo, socket.create_connection = getaddrinfo, create_connection  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        socket.socket.connect, socket.socket.connect_ex = saved[0], saved[1]  # type: ignore[method-assign]
+        socket.getaddrinfo, socket.create_connection = saved[2], saved[3]  # type: ignore[assignment]
+
+
+class _ReadOnlyPageCache:
+    """The page cache for the fetch stage's offline lookups, opened read-only: nothing is created or stored."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = read_only_sqlite(path) if path.is_file() else None
+
+    def get(self, backend: str, url: str) -> Any:
+        from reportbench.fetch.cache import PageCache  # lazy: +293 ms to import (python -X importtime)
+        from reportbench.fetch.snapshot import PageSnapshot  # lazy: +0 ms to import (python -X importtime)
+
+        if self.db is None:
+            return None
+        try:
+            row = self.db.execute("SELECT record FROM pages WHERE key = ?", (PageCache.key(backend, url),)).fetchone()
+        except sqlite3.DatabaseError:  # not a page cache: as if empty
+            return None
+        return None if row is None else PageSnapshot.from_row(json.loads(row[0]))
+
+    def put(self, backend: str, snap: Any) -> None:
+        """An estimate stores nothing."""
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+
+
+@contextlib.contextmanager
+def _read_only(ledger: Ledger) -> Iterator[None]:
+    """The stage functions as an estimate runs them: nothing written or deleted outside its temp dir. The fetch
+    stage reads a read-only page cache; a cited page it does not hold reaches the judge steps as a fetched page
+    whose text is PAGE_NOT_CACHED, so the calls that would verify claims against it are counted; no stage prunes
+    the outputs of systems the estimate leaves out (`--system`)."""
+    from reportbench import pipeline  # lazy: +379 ms to import (python -X importtime)
+    from reportbench.fetch import stage as fetch_stage  # lazy: +293 ms to import (python -X importtime)
+
+    original_cache, original_load, original_prune = fetch_stage.PageCache, pipeline._load_pages, pipeline._prune_stale
+
+    def load_pages(pages_dir: Path | None) -> dict[str, Any] | None:
+        pages = original_load(pages_dir)
+        if pages is None:
+            return None
+        out = {}
+        for url, snap in pages.items():
+            if snap.error_class == "not_fetched" and ledger.pages_fetched_by_run:
+                ledger.pages_not_cached.add(url)
+                snap = dataclasses.replace(snap, error_class="ok", error=None, text=PAGE_NOT_CACHED,
+                                           content_type="text/plain")
+            out[url] = snap
+        return out
+
+    fetch_stage.PageCache = _ReadOnlyPageCache  # type: ignore[assignment,misc]
+    pipeline._load_pages = load_pages  # type: ignore[assignment]
+    pipeline._prune_stale = lambda *args, **kwargs: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        fetch_stage.PageCache = original_cache  # type: ignore[misc]
+        pipeline._load_pages = original_load  # type: ignore[assignment]
+        pipeline._prune_stale = original_prune  # type: ignore[assignment]
+
+
+def offline_params(params: dict[str, Any], benchmarks: list[str], ledger: Ledger) -> dict[str, Any]:
+    """The config as an estimate runs it, and what it cannot know (ledger.unknowns), found before any work:
+    pages fetched offline from the cache, the authors' prompts only from the mirror or cache (else ours)."""
+    from reportbench.prompt_packs import steps_for  # lazy: +33 ms to import (python -X importtime)
+
+    # lazy: +33 ms to import (python -X importtime)
+    from reportbench.prompt_packs.sources import MIRROR_ENV, available, cache_dir
+    from reportbench.validate import judge_config  # lazy: +10 ms to import (python -X importtime)
+
+    params = copy.deepcopy(params)
+    plan = params["plan"]
+    fetch = params.setdefault("fetch", {}) or {}
+    params["fetch"] = fetch
+    fetching = [b for b in benchmarks if b in plan["fetch"]]
+    # fetch.mode offline (the default): the run itself reads only the cache and seeds, so the estimate is exact
+    if fetching and fetch.get("mode", "offline") != "offline":
+        ledger.pages_fetched_by_run = True
+        cache = Path(str(fetch.get("cache_path") or ".reportbench/cache/pages.sqlite"))
+        held = "holds" if cache.is_file() else "does not exist: it holds"
+        mode = f" (fetch.mode={fetch.get('mode')} is run offline here)"
+        ledger.unknowns.append(
+            f"{', '.join(fetching)}: cited pages are read from the page cache only{mode}; {cache} {held} what "
+            "`dvc repro` fetched before. Calls about a page not in it are counted with its text unknown "
+            "(rows marked ?: calls an upper bound, prompt tokens a floor)"
+        )
+        fetch["mode"] = "offline"
+    for b in benchmarks:
+        bcfg = params["benchmarks"][b]
+        members = plan["benchmarks"][b].get("members") or ["main"]
+        wants_authors = [m for m in members if judge_config(params, "", b, m).get("prompts") == "authors"]
+        if not wants_authors:
+            continue
+        missing = sorted({r.describe() for step in steps_for(b) for r in step.sources if not available(r)})
+        if missing:
+            why = (f"not in the mirror ({MIRROR_ENV}={os.environ.get(MIRROR_ENV) or 'unset'}) or the cache "
+                   f"({cache_dir()}): {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
+            ledger.unknowns.append(
+                f"{b}: the authors' prompts are {why}; counted with our wording (judge.prompts=ours: the same "
+                "calls, tokens approximate). docs/prompt-packs.md says how to get them"
+            )
+            judges = bcfg.get("judges") or {m: {} for m in members}
+            bcfg["judges"] = {m: {**(judges.get(m) or {}), "prompts": "ours"} for m in judges}
+    for b in benchmarks:
+        verification = ((params["benchmarks"][b].get("judging") or {}).get("verification") or {})
+        if verification.get("retrieval") == "embedding":  # DEER's `code` mode (protocols/deer)
+            ledger.unknowns.append(
+                f"{b}: embedding retrieval ({verification.get('embedding_model')}) calls a model to pick each "
+                "page's context: picked with BM25 here (the same number of chunks); the embedding calls are not "
+                "counted"
+            )
+            verification["retrieval"] = "bm25"
+    return params
 
 
 # ------------------------------------------------------------------------------------------------
@@ -211,8 +404,11 @@ def _estimating(ledger: Ledger, probe: _CacheProbe, stage: list[str]) -> Iterato
         factory.make_judge = original  # type: ignore[assignment]
 
 
-def _ensure_built(params: dict[str, Any], b: str, work: Path, log: list[str]) -> tuple[Path, Path, Path | None]:
-    """(release dir, runs dir, pages dir) for benchmark b: DVC's outputs when present, else built in `work`."""
+def _ensure_built(
+    params: dict[str, Any], b: str, work: Path, log: list[str]
+) -> tuple[Path, Path, Path | None, dict[str, Any]]:
+    """(release dir, runs dir, pages dir, params scoped to the systems that have a run) for benchmark b: DVC's
+    outputs when present, else built in `work`. A system whose run cannot be built here is named and left out."""
     from reportbench import pipeline  # lazy: +379 ms to import (python -X importtime)
 
     plan = params["plan"]["benchmarks"][b]
@@ -231,30 +427,50 @@ def _ensure_built(params: dict[str, Any], b: str, work: Path, log: list[str]) ->
                and not (runs / s / "outcomes.jsonl").is_file()]
     if not_run:
         log.append(f"{b}: agent systems {not_run} not run yet: their budgets are listed, their judging is not")
+    # nor a system that calls a model or runs a program: an estimate makes no network request
+    remote = [s for s in plan["systems"] if s not in not_run and not (runs / s / "outcomes.jsonl").is_file()
+              and str(pipeline.system_spec(params, b, s).get("kind")) in NETWORK_KINDS]
+    if remote:
+        log.append(f"{b}: systems {remote} not run yet (their kind calls a model or runs a program, which an "
+                   f"estimate never does): their judging is not estimated; `dvc repro` runs them")
+    not_run += remote
     systems = [s for s in plan["systems"] if s not in not_run]
     missing = [s for s in systems if not (runs / s / "outcomes.jsonl").is_file()]
     if missing:
         tmp_runs = work / b / "runs"
+        built = []
         for s in systems:
             src = runs / s
             dst = tmp_runs / s
             if (src / "outcomes.jsonl").is_file() or (dst / "outcomes.jsonl").is_file():
                 continue
-            pipeline.run_system(params, b, s, release, dst)
+            try:
+                pipeline.run_system(params, b, s, release, dst)
+                built.append(s)
+            except Exception as exc:  # noqa: BLE001 - one system that cannot run here never hides the others
+                first = (str(exc).strip().splitlines() or [""])[0]
+                log.append(f"{b}: system {s} not estimated: its run cannot be built here ({type(exc).__name__}: "
+                           f"{first[:400]})")
+                not_run.append(s)
         for s in systems:
             if (runs / s / "outcomes.jsonl").is_file() and not (tmp_runs / s).exists():
                 (tmp_runs / s).parent.mkdir(parents=True, exist_ok=True)
                 (tmp_runs / s).symlink_to((runs / s).resolve())
         runs = tmp_runs
-        log.append(f"{b}: system runs {missing} built in a temp dir")
+        if built:
+            log.append(f"{b}: system runs {built} built in a temp dir")
+    ran = [s for s in plan["systems"] if s not in not_run]
+    # the fetch and cross stages read every system of the plan: here, the ones that have a run
+    scoped = {**params, "plan": {**params["plan"], "benchmarks": {**params["plan"]["benchmarks"],
+                                                                  b: {**plan, "systems": ran}}}}
     pages: Path | None = None
-    if b in params["plan"]["fetch"]:
+    if b in params["plan"]["fetch"] and ran:
         pages = Path("data/pages") / b / rel
         if not (pages / "pages.parquet").is_file():
             pages = work / b / "pages"
             if not (pages / "pages.parquet").is_file():
-                pipeline.fetch_stage(params, b, runs, release, pages / "pages.parquet")
-    return release, runs, pages
+                pipeline.fetch_stage(scoped, b, runs, release, pages / "pages.parquet")
+    return release, runs, pages, scoped
 
 
 def estimate(
@@ -264,33 +480,52 @@ def estimate(
     systems: list[str] | None = None,
     completion_tokens: int | None = None,
     cache_path: str | None = None,
+    announce: Callable[[list[str]], None] | None = None,
 ) -> Ledger:
-    """Count every judge call the plan in `params` would make (minus cache hits); see the module docstring."""
+    """Count every judge call the plan in `params` would make (minus cache hits); see the module docstring.
+
+    No network request and no cache write (the module docstring says how); `announce` gets what cannot be known
+    here before any work starts."""
     from reportbench import pipeline  # lazy: +379 ms to import (python -X importtime)
+    from reportbench.prompt_packs.sources import OFFLINE_ENV  # lazy: +33 ms to import (python -X importtime)
 
     ledger = Ledger(completion_tokens=completion_tokens)
+    plan = params["plan"]
+    wanted = benchmarks or list(plan["benchmarks"])
+    for b in wanted:
+        if b not in plan["benchmarks"]:
+            raise ValueError(f"benchmark {b!r} is not enabled; enabled: {sorted(plan['benchmarks'])}")
+    params = offline_params(params, wanted, ledger)
+    if announce is not None:
+        announce(ledger.unknowns)
     judge = params.get("judge") or {}
     runtime = judge.get("runtime") or {}
     probe = _CacheProbe(cache_path if cache_path is not None else runtime.get("cache_path"))
     stage: list[str] = [""]
-    plan = params["plan"]
-    wanted = benchmarks or list(plan["benchmarks"])
     log: list[str] = []
     with (
         tempfile.TemporaryDirectory(prefix="rb-estimate-") as tmp,
         _estimating(ledger, probe, stage),
+        no_network(ledger),
+        _read_only(ledger),
+        _env(OFFLINE_ENV, "1"),  # the authors' prompts from the mirror or cache, never downloaded
         contextlib.redirect_stdout(sys.stderr),  # stage functions print progress; stdout is the estimate
     ):
         work = Path(tmp)
+        _private_caches(params, wanted, work)
         for b in wanted:
-            if b not in plan["benchmarks"]:
-                raise ValueError(f"benchmark {b!r} is not enabled; enabled: {sorted(plan['benchmarks'])}")
-            release, runs, pages = _ensure_built(params, b, work, log)
+            try:
+                release, runs, pages, scoped = _ensure_built(params, b, work, log)
+            except Exception as exc:  # noqa: BLE001 - one benchmark's missing data never hides the others
+                first = (str(exc).strip().splitlines() or [""])[0]
+                log.append(f"{b}: not estimated: its release cannot be built here ({type(exc).__name__}: "
+                           f"{first[:400]})")
+                continue
             for name, j in judge_units(plan).items():
                 if j["benchmark"] != b or (systems and j["system"] not in systems):
                     continue
-                if not (runs / j["system"] / "outcomes.jsonl").is_file():
-                    continue  # an agent not run yet (see _ensure_built's note)
+                if j["system"] not in scoped["plan"]["benchmarks"][b]["systems"]:
+                    continue  # not run here (see _ensure_built's note)
                 unit = name.removeprefix(f"{b}.").replace(".", "/")  # system[/member]
                 stage[0] = f"judge@{b} ({unit})"  # the DVC stage and its unit, as retry and the stage name them
                 out = work / b / "judgments" / j["system"] / j["member"]
@@ -300,13 +535,56 @@ def estimate(
                         work / b / "usage" / f"{name}.json", pages_dir=pages,
                     )
             ledger.agents.extend(_agent_budgets(params, b, release, systems))
-            if b in plan["cross"]:
+            if b in plan["cross"] and scoped["plan"]["benchmarks"][b]["systems"]:
                 stage[0] = f"cross@{b}"
                 with _quiet():
-                    pipeline.cross_stage(params, b, release, runs, work / b / "cross")
+                    pipeline.cross_stage(scoped, b, release, runs, work / b / "cross")
     _mark_chained(ledger)
     ledger.skipped = log
     return ledger
+
+
+def _private_caches(params: dict[str, Any], benchmarks: list[str], work: Path) -> list[str]:
+    """Point every cache a benchmark's steps open (keys with `cache` in their name, e.g. DeepScholar's OpenAlex
+    counts) at a copy in `work`: the steps read what the cache holds, and whatever they write goes to the copy.
+    Returns the caches redirected."""
+    import shutil
+
+    moved = []
+
+    def walk(node: Any, where: str) -> None:
+        if not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            if isinstance(value, dict):
+                walk(value, f"{where}.{key}")
+            elif "cache" in str(key) and isinstance(value, str) and value:
+                src = Path(value)
+                dst = work / "caches" / f"{where}.{key}".strip(".") / src.name
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                if src.is_file():
+                    shutil.copy2(src, dst)
+                elif src.is_dir():
+                    shutil.copytree(src, dst)
+                node[key] = str(dst)
+                moved.append(f"{where}.{key}")
+
+    for b in benchmarks:
+        walk(params["benchmarks"][b], f"benchmarks.{b}")
+    return moved
+
+
+@contextlib.contextmanager
+def _env(name: str, value: str) -> Iterator[None]:
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
 
 
 def _agent_budgets(params: dict[str, Any], b: str, release: Path, systems: list[str] | None) -> list[dict[str, Any]]:
@@ -342,6 +620,8 @@ def _mark_chained(ledger: Ledger) -> None:
     """Within a stage, every judge task after the first reads earlier answers: its item count is estimated."""
     seen: set[str] = set()
     for (stage, _task, _model), e in ledger.steps.items():
+        if e.items == 0:  # a judge built for a step that had nothing to ask (e.g. the other rubric variant)
+            continue
         e.exact_items = stage not in seen
         seen.add(stage)
 
@@ -403,6 +683,7 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
                 "usd_online": None if d_on is None else round(d_on, 4),
                 "usd_batch": None if d_b is None else round(d_b, 4),
                 "batch_price": bool(price and price.batch_input is not None),
+                "unknown_page_items": e.unknown_page_items,
             }
         )
         for k in totals:
@@ -422,6 +703,10 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
         "offline_stages": sorted(set(ledger.offline_only)),
         "notes": ledger.skipped,
         "agents": ledger.agents,
+        "unknowns": ledger.unknowns,
+        "pages_not_cached": len(ledger.pages_not_cached),
+        "network_requests_refused": len(ledger.network_refused),
+        "network_refused_first": ledger.network_refused[:3],
     }
 
 
@@ -441,7 +726,7 @@ def format_table(summary: Mapping[str, Any]) -> str:
     for r in summary["rows"]:
         if r["items"] == 0:
             continue
-        items = f"{r['items']}" + ("" if r["items_exact"] else "~")
+        items = f"{r['items']}" + ("" if r["items_exact"] else "~") + ("?" if r.get("unknown_page_items") else "")
         lines.append(
             f"{r['stage'][:52]:<52} {r['task']:<{tw}} {r['model'][:28]:<28} {items:>7} {r['cache_hits']:>6} "
             f"{r['calls']:>7} {r['prompt_tokens']:>11,} {r['completion_tokens']:>10,} {usd(r['usd_online']):>9} "
@@ -453,7 +738,21 @@ def format_table(summary: Mapping[str, Any]) -> str:
         f"{'total':<52} {'':<{tw}} {'':<28} {t['items']:>7} {t['cache_hits']:>6} {t['calls']:>7} "
         f"{t['prompt_tokens']:>11,} {t['completion_tokens']:>10,} {usd(t['usd_online']):>9} {usd(t['usd_batch']):>9}"
     )
-    notes = ["~ = a later step of its stage: its items may depend on earlier answers (counted with the offline judge)"]
+    notes = [f"cannot know here: {u}" for u in summary.get("unknowns") or []]
+    notes.append("~ = a later step of its stage: its items may depend on earlier answers (counted with the offline "
+                 "judge)")
+    unknown_calls = sum(r.get("unknown_page_items", 0) for r in summary["rows"])
+    if unknown_calls:
+        notes.append(
+            f"? = {unknown_calls:,} of these rows' calls are about {summary.get('pages_not_cached', 0):,} cited pages "
+            "not in the page cache: counted as if each page fetched (an upper bound), their text left out of the "
+            "prompt tokens (a floor)"
+        )
+    if summary.get("network_requests_refused"):
+        notes.append(
+            f"{summary['network_requests_refused']} network requests were attempted and refused (an estimate makes "
+            f"none; what needed them is not counted): {summary['network_refused_first']}"
+        )
     if summary["unpriced_models"]:
         notes.append(f"no price known for {summary['unpriced_models']}: set judge.input_cost_per_token/output_...")
     if summary["offline_stages"]:
@@ -477,7 +776,8 @@ def _unknown_names(params: dict[str, Any], benchmarks: list[str], systems: list[
     plan = (params.get("plan") or {}).get("benchmarks") or {}
     for b in benchmarks:
         if b not in plan:
-            return f"unknown --benchmark {b!r}; choices: {', '.join(plan)}"
+            return (f"--benchmark {b!r} is installed but not enabled in this config; enabled: {', '.join(plan)} "
+                    f"(add it with e.g. -S 'benchmarks=[{b}]')")
     chosen = [e for b, e in plan.items() if not benchmarks or b in benchmarks]
     names = sorted({str(s) for e in chosen for s in e.get("systems") or []})
     for s in systems:
@@ -486,7 +786,26 @@ def _unknown_names(params: dict[str, Any], benchmarks: list[str], systems: list[
     return None
 
 
+def _announce(unknowns: list[str]) -> None:
+    for u in unknowns:
+        print(f"estimate: cannot know here: {u}", file=sys.stderr, flush=True)
+
+
+def _offline_notice() -> str:
+    """The first line, before the config is composed: what an estimate reads, and which of it is absent here."""
+    from reportbench.prompt_packs.sources import MIRROR_ENV, cache_dir  # lazy: +33 ms to import (python -X importtime)
+
+    pages = Path(".reportbench/cache/pages.sqlite")
+    mirror = os.environ.get(MIRROR_ENV)
+    authors = f"{MIRROR_ENV}={mirror}" if mirror else f"{MIRROR_ENV} unset, cache {cache_dir()}" + (
+        "" if cache_dir().is_dir() else " absent")
+    return (f"estimate: offline: no network request; reads only caches (pages: {pages}"
+            f"{'' if pages.is_file() else ' absent'}; the authors' prompts: {authors}); what that leaves unknown "
+            "is said next")
+
+
 def _cmd_estimate(args: argparse.Namespace) -> int:
+    print(_offline_notice(), file=sys.stderr, flush=True)
     from reportbench.config import ConfigError, composed_params  # lazy: +34 ms to import (python -X importtime)
 
     overrides = [*(args.overrides or []), *(o for group in args.set or [] for o in group)]
@@ -517,12 +836,17 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
             systems=args.system or None,
             completion_tokens=args.completion_tokens,
             cache_path=args.cache,
+            announce=_announce,
         )
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary = summarise(ledger, params)
     print(json.dumps(summary, indent=2) if args.json else format_table(summary))
+    if not ledger.steps and not ledger.agents and any(" not estimated: " in n for n in ledger.skipped):
+        print("error: nothing estimated: " + "; ".join(n for n in ledger.skipped if " not estimated: " in n),
+              file=sys.stderr)
+        return 2
     return 0
 
 
@@ -533,9 +857,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("overrides", nargs="*", help="Hydra overrides, as for `reportbench compose` (e.g. judge=llm)")
     p.add_argument("-S", "--set", action="append", nargs="+", metavar="OVERRIDE",
                    help="Hydra overrides, as for `dvc exp run -S` (e.g. -S judge=llm -S judge.model=openai/gpt-4.1)")
-    p.add_argument("--benchmark", action="append", help="only this benchmark (repeatable)")
+    add_benchmark_argument(p, repeatable=True)
     p.add_argument("--system", action="append", help="only this system (repeatable)")
     p.add_argument("--completion-tokens", type=int, default=None, help="assumed completion tokens per call")
     p.add_argument("--cache", default=None, help="response cache to subtract hits from (default: judge.runtime)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the estimate as JSON (rows, totals, what is unknown)")
     p.set_defaults(func=_cmd_estimate)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from reportbench import benchmarks  # `benchmarks.installed_benchmarks` at call time: tests swap it
+from reportbench.benchmark_arg import add_benchmark_argument
 from reportbench.benchmarks import BenchmarkError, CannotRun, ReproducibleCell, ReproducibleTable
 from reportbench.interop.deer import (
     authors_responder,
@@ -285,7 +286,7 @@ def run_deepscholar_table6(args: argparse.Namespace) -> list[Cell]:
             stats["sentences"]["mean"],
             0.0,
             checked=False,
-            note="the paper's sentence splitter is unknown (specs/deepscholar.md §5)",
+            note="the paper does not say which sentence splitter it used",
         ),
     ]
 
@@ -303,7 +304,8 @@ TABLES: dict[str, Table] = {
     for t in (
         Table("deepscholar/table2", "DeepScholar-bench Table 2: main results (7 metrics + geometric mean)",
               "published", "../shared/data/deepscholar-bench, an OpenAI key (GPT-4o/4.1), OpenAlex for Doc. Imp.",
-              False, commands=_llm_run("deepscholar", " -S deepscholar/release=deepscholar")),
+              False, commands=_llm_run("deepscholar", " -S deepscholar/release=deepscholar"
+                                                " -S deepscholar/systems=deepscholar_baselines")),
         Table("deepscholar/table6-exemplar", "DeepScholar-bench Table 6: report statistics, human exemplar row",
               "defaults", "../shared/data/deepscholar-bench", True, run_deepscholar_table6),
         Table("deepscholar/table5-oracle", "DeepScholar-bench Table 5: oracle retrieval settings of DeepScholar-ref",
@@ -341,10 +343,12 @@ TABLES: dict[str, Table] = {
               commands=_llm_run("researchqa", " -S researchqa/release=researchqa")),
         Table("liveresearchbench/table1", "LiveResearchBench Table 1: six protocols per system, two judges",
               "published", "the 80 public tasks + systems' reports, OpenAI (GPT-5) and Gemini keys", False,
-              commands=_llm_run("liveresearchbench", " -S liveresearchbench/release=public80")),
+              commands=_llm_run("liveresearchbench", " -S liveresearchbench/release=public80"
+                                " -S liveresearchbench/systems=reference")),
         Table("liveresearchbench/table2", "LiveResearchBench Table 2: citation accuracy (E1/E2/E3 per report)",
               "published", "the market-analysis and wide-info-search tasks' reports, keys, page fetching", False,
-              commands=_llm_run("liveresearchbench", " -S liveresearchbench/release=public80 -S fetch.mode=use")),
+              commands=_llm_run("liveresearchbench", " -S liveresearchbench/release=public80"
+                                " -S liveresearchbench/systems=reference -S fetch.mode=use")),
     )
 }
 
@@ -368,9 +372,11 @@ def all_tables() -> dict[str, Table]:
 
 
 # ------------------------------------------------------------------------------------------------ CLI
-def format_list() -> list[str]:
+def format_list(benchmark: str | None = None) -> list[str]:
     lines = [f"{'table':<30} {'offline':<8} {'preset':<10} title / needs"]
     for t in all_tables().values():
+        if benchmark and t.key.split("/")[0] != benchmark:
+            continue
         lines.append(f"{t.key:<30} {'yes' if t.offline else 'no':<8} {t.preset:<10} {t.title}")
         lines.append(f"{'':<50} needs: {t.needs}")
     return lines
@@ -387,6 +393,14 @@ def format_cells(cells: list[Cell]) -> list[str]:
     return lines
 
 
+def _one_benchmark(command: str, benchmark: str) -> str:
+    """An estimate command prices only the table's benchmark (`-b`): the others of the config are not its cost."""
+    words = command.split()
+    if words[:2] != ["reportbench", "estimate"] or {"-b", "--benchmark"} & set(words):
+        return command
+    return f"reportbench estimate -b {benchmark} " + command.removeprefix("reportbench estimate").lstrip()
+
+
 def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
     """(exit code, lines) for one table."""
     table = all_tables().get(key)
@@ -396,7 +410,7 @@ def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
               else "none (the switches are in the commands)")
     head = [f"{table.key}: {table.title}", f"preset: {preset}"]
     if table.run is None:
-        how = [f"  {c}" for c in table.commands]
+        how = [f"  {_one_benchmark(c, key.split('/')[0])}" for c in table.commands]
         return 2, head + [f"not run here: needs {table.needs}. Price it, then run it:", *how]
     try:
         cells = table.run(args)
@@ -417,17 +431,24 @@ def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
 def _cmd(args: argparse.Namespace) -> int:
     CONF["dir"] = Path(args.conf)
     if args.list or not args.table:
-        sys.stdout.write("\n".join(format_list()) + "\n")
+        sys.stdout.write("\n".join(format_list(args.benchmark)) + "\n")
         return 0
-    code, lines = run_table(args.table, args)
+    key = args.table
+    if args.benchmark:  # `-b researcherbench table2` names researcherbench/table2
+        if "/" in key and key.split("/")[0] != args.benchmark:
+            print(f"error: table {key!r} is not one of --benchmark {args.benchmark}'s", file=sys.stderr)
+            return 2
+        key = key if "/" in key else f"{args.benchmark}/{key}"
+    code, lines = run_table(key, args)
     sys.stdout.write("\n".join(lines) + "\n")
     return code
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="rerun one published table under its preset; expected vs obtained per cell")
-    p.add_argument("table", nargs="?", help="<benchmark>/<table> (see --list)")
+    p.add_argument("table", nargs="?", help="<benchmark>/<table>, or <table> with -b (see --list)")
     p.add_argument("--list", action="store_true", help="every headline table, what it needs, whether it runs offline")
+    add_benchmark_argument(p, help="only this benchmark's tables")
     p.add_argument("--conf", default="conf", help="the Hydra config folder (default: conf)")
     p.add_argument("--data", default=None, help="the data folder the table reads (default: ../shared/data/...)")
     p.add_argument("--battles", default=None, help="researchqa/table3-elo: battles CSV (leaderboard_winner_df format)")

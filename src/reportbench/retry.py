@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reportbench.benchmark_arg import add_benchmark_argument
 from reportbench.judges.errors import failure_class
 from reportbench.plan import judge_units
 
@@ -134,6 +135,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--parse", action="store_true", help="also re-ask answers that did not parse")
     p.add_argument("--list", action="store_true", help="only list the failed items per stage")
-    p.add_argument("--benchmark", action="append", default=[], help="only this benchmark (repeatable)")
+    add_benchmark_argument(p, repeatable=True)
     p.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     p.set_defaults(func=_cmd_retry)

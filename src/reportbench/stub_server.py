@@ -1038,9 +1038,9 @@ def parse_faults(spec: str | None) -> dict[str, float] | None:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed at start)")
-    p.add_argument("--latency-ms", type=float, default=200.0)
+    p.add_argument("--latency-ms", type=float, default=200.0, help="delay before each answer (default 200)")
     p.add_argument("--fault-rate", type=float, default=0.0, help="total fault probability, spread over kinds")
     p.add_argument(
         "--faults",
@@ -1048,8 +1048,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
         help="per-kind rates, e.g. '429=0.05,timeout=0.02'; fatal kinds: 401, 404, quota, context_length; "
         "transport: reset, drip",
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout-sleep-s", type=float, default=30.0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the fault draws (same seed, same faults)")
+    p.add_argument("--timeout-sleep-s", type=float, default=30.0, help="how long a `timeout` fault holds a request")
     p.add_argument("--max-seconds", type=float, default=0.0, help="exit after this long (0 = never)")
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from reportbench.benchmark_arg import HELP as BENCHMARK_HELP
+from reportbench.benchmark_arg import benchmark_name
 from reportbench.config import (
     CONF_DIR,
     PARAMS_FILE,
@@ -33,6 +35,8 @@ from reportbench.config import (
 )
 
 DEFAULT_GROUP = "my_systems"
+# the --command example in the help: the shipped template's own contract (tests run it as written)
+COMMAND_EXAMPLE = "python examples/byo_command_system.py --task {task_json} --out {output}"
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 
 
@@ -117,12 +121,7 @@ def write_group(benchmark: str, name: str, entry: dict[str, Any], group: str, co
 
 
 def _cmd_add(args: argparse.Namespace) -> int:
-    from reportbench.benchmarks import installed_benchmarks  # lazy: +596 ms to import (python -X importtime)
-
-    try:
-        choices = list(installed_benchmarks())
-        if args.benchmark not in choices:
-            raise UsageError(f"unknown benchmark {args.benchmark!r}; choices: {', '.join(choices)}")
+    try:  # the benchmark name is checked when the command line is parsed (benchmark_arg)
         if not _NAME.match(args.name):
             raise UsageError(f"system name {args.name!r}: use letters, digits, '_' and '-' only")
         configured = ((load_params().get("benchmarks") or {}).get(args.benchmark) or {}).get("systems") or {}
@@ -155,11 +154,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = ssub.add_parser(
         "add", help="add a system (a folder of reports, a command or an API endpoint), compose, print the next step"
     )
-    a.add_argument("benchmark")
+    a.add_argument("benchmark", type=benchmark_name, help=f"the benchmark it answers ({BENCHMARK_HELP})")
     a.add_argument("name", help="the system's name (its leaderboard row)")
     how = a.add_mutually_exclusive_group(required=True)
     how.add_argument("--folder", help="a folder with one report per task (kind: folder)")
-    how.add_argument("--command", help="a program run once per task, e.g. 'python my.py {task_json} {output}'")
+    how.add_argument("--command", help=f"a program run once per task, e.g. '{COMMAND_EXAMPLE}' "
+                     "({task_json}: the task's JSON file, {output}: where to write the report; docs/systems.md)")
     how.add_argument("--endpoint", metavar="MODEL", help="a litellm model string, e.g. openai/my-agent")
     a.add_argument("--format", default=None, help="report format (adapter), default auto (folder) / markdown")
     a.add_argument("--path", default=None, help="--command: the file DVC tracks (default: the first existing argument)")

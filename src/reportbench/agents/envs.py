@@ -386,7 +386,7 @@ def register(subparsers: Any) -> None:
     ls.set_defaults(func=_cmd_ls)
     ins = sub.add_parser("install", help="build .reportbench/agents/<kind>/venv from our pinned requirements "
                          "(uv when found, else pip; kept when current)")
-    ins.add_argument("kind", choices=[*VENV_KINDS, "all"])
+    ins.add_argument("kind", choices=[*VENV_KINDS, "all"], help="the agent kind to install, or all")
     ins.add_argument("--pip-arg", action="append",
                      help="extra argument for the installer (`uv pip install` or `pip install`; repeatable)")
     ins.add_argument("--force", action="store_true", help="rebuild even when the venv is current")

@@ -18,6 +18,7 @@ from typing import Any
 
 from reportbench.agreement.records import HUMAN_LABEL_COLUMNS
 from reportbench.agreement.sampling import stratified_sample
+from reportbench.benchmark_arg import add_benchmark_argument
 
 MAX_FIELD_CHARS = 20_000  # a page longer than this is cut in the page (the label still refers to the item)
 
@@ -205,11 +206,11 @@ def register(subparsers: Any) -> None:
         help="write an offline HTML page to label a stratified sample of judged items (exports human_labels.csv)",
         description=__doc__.split("\n")[0],
     )
-    p.add_argument("--benchmark", required=True)
-    p.add_argument("--params", type=Path, default=Path("params.yaml"))
+    add_benchmark_argument(p, required=True, help="the benchmark whose judged items are sampled")
+    p.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (default: params.yaml)")
     p.add_argument("--task", action="append", default=None, help="judge task(s) to sample (default: all)")
     p.add_argument("-n", "--n", type=int, default=150, help="items in the sample (100-300 is an hour's work)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the stratified sample (same seed, same items)")
     p.add_argument("--member", default=None, help="ensemble member whose verdicts stratify (default: the first)")
     p.add_argument("--out", type=Path, default=None, help="default: annotate/<benchmark>-<release>.html")
     p.set_defaults(func=_main)

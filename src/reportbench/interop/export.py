@@ -1,4 +1,4 @@
-"""`reportbench export <benchmark> --scores data/scores/<b>/<R> --out DIR`: a score stage's per-task tables
+"""`reportbench export -b <benchmark> --scores data/scores/<b>/<R> --out DIR`: a score stage's per-task tables
 written in the benchmark authors' result formats (reportbench.interop.<b>), to diff against their scripts or
 submit to their leaderboards.
 
@@ -7,8 +7,12 @@ Only defined per-task values are written: a failed or undefined task is left out
 - researcherbench: `rubric_eval/<S>/<S>_evaluation_results.txt` (mean of per-question coverage);
 - deepscholar: `results.csv` (baseline_name x metric, mean over the tasks with a defined value, 2 dp);
 - liveresearchbench: `summary_reportbench.json` (their summary shape, one entry per system);
-- deer: `<S>/final/<task>.json` with `score_avgs` (the seven dimensions; "N/A" when undefined).
-ResearchQA's leaderboard table needs the bootstrap table (`interop.researchqa.write_leaderboard`).
+- deer: `<S>/final/<task>.json` with `score_avgs` (the seven dimensions; "N/A" when undefined);
+- researchqa: `leaderboard.csv` (the notebook's summary table: system, mean, std) from the score stage's rating
+  table (`metrics/researchqa/<R>/extra.json`, `--metrics`); a system without a defined rating is left out;
+- deepresearch_bench: `<S>/raw_results.jsonl` (one row per scored task; a failed task is their `error` row) and
+  `<S>/race_result.txt` (the means over scored tasks, 4 decimals, their labels).
+Every installed benchmark is a choice; one without a result format of its authors' says so (exit 2).
 """
 
 from __future__ import annotations
@@ -20,15 +24,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reportbench.benchmark_arg import add_benchmark_argument
 from reportbench.interop.deepscholar import write_results_csv
 from reportbench.interop.liveresearchbench import summary_json, write_summary
 from reportbench.interop.researcherbench import write_evaluation_results
+from reportbench.interop.researchqa import write_leaderboard
 
-EXPORTERS = ("researcherbench", "deepscholar", "liveresearchbench", "deer")
+EXPORTERS = ("researcherbench", "deepscholar", "liveresearchbench", "deer", "researchqa", "deepresearch_bench")
+# DeepResearch Bench's raw_results.jsonl fields and race_result.txt labels (their deepresearch_bench_race.py)
+RACE_FIELDS = {
+    "race_comprehensiveness": ("comprehensiveness", "Comprehensiveness"),
+    "race_insight": ("insight", "Insight"),
+    "race_instruction_following": ("instruction_following", "Instruction Following"),
+    "race_readability": ("readability", "Readability"),
+    "race_overall": ("overall_score", "Overall Score"),
+}
 
 
-def read_scores(scores_dir: Path) -> dict[str, dict[str, dict[str, float | None]]]:
-    """{system: {task_id: {metric: value or None}}} from a score stage's `<S>.parquet` tables."""
+def read_scores(
+    scores_dir: Path, failures: dict[tuple[str, str, str], str] | None = None
+) -> dict[str, dict[str, dict[str, float | None]]]:
+    """{system: {task_id: {metric: value or None}}} from a score stage's `<S>.parquet` tables; `failures` (when
+    given) gets (system, task, metric) -> reason for every value whose status is `failed`."""
     import polars as pl
 
     out: dict[str, dict[str, dict[str, float | None]]] = {}
@@ -44,6 +61,8 @@ def read_scores(scores_dir: Path) -> dict[str, dict[str, dict[str, float | None]
             v = row["value"]
             defined = row["status"] == "ok" and v is not None and not math.isnan(v)
             out.setdefault(row["system"], {}).setdefault(row["task_id"], {})[row["metric"]] = v if defined else None
+            if failures is not None and row["status"] == "failed":
+                failures[(row["system"], row["task_id"], row["metric"])] = str(row.get("reason") or "failed")
     return out
 
 
@@ -51,8 +70,14 @@ def _defined(values: list[float | None]) -> list[float]:
     return [v for v in values if v is not None]
 
 
-def export(benchmark: str, scores_dir: Path, out: Path) -> list[Path]:
-    scores = read_scores(scores_dir)
+def export(benchmark: str, scores_dir: Path, out: Path, metrics_dir: Path | None = None) -> list[Path]:
+    """Write the authors' result files for `benchmark` under `out`; `metrics_dir` (researchqa's rating table)
+    defaults to `metrics/<b>/<R>` for `scores_dir` = `data/scores/<b>/<R>`."""
+    if benchmark not in EXPORTERS:
+        raise ValueError(f"no exporter for {benchmark!r}: its authors publish no result format we write; have "
+                         f"{', '.join(EXPORTERS)}")
+    failures: dict[tuple[str, str, str], str] = {}
+    scores = read_scores(scores_dir, failures)
     written: list[Path] = []
     if benchmark == "researcherbench":
         for system, tasks in scores.items():
@@ -86,14 +111,62 @@ def export(benchmark: str, scores_dir: Path, out: Path) -> list[Path]:
                 rec = {"sample_id": task_id, "score_avgs": {d: ("N/A" if m.get(d) is None else m[d]) for d in dims}}
                 path.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
                 written.append(path)
-    else:
-        raise ValueError(f"no exporter for {benchmark!r}; have {EXPORTERS}")
+    elif benchmark == "researchqa":
+        written.append(_researchqa_leaderboard(scores_dir, out, metrics_dir))
+    else:  # deepresearch_bench
+        for system, tasks in scores.items():
+            written += _race_results(system, tasks, failures, out / system)
+    return written
+
+
+def _researchqa_leaderboard(scores_dir: Path, out: Path, metrics_dir: Path | None) -> Path:
+    """The notebook's leaderboard from the rating table the score stage chose (`ratings.reported`, `value`)."""
+    metrics_dir = metrics_dir or Path("metrics", *scores_dir.parts[-2:])
+    extra = metrics_dir / "extra.json"
+    if not extra.is_file():
+        raise FileNotFoundError(f"{extra}: no rating table (researchqa's score stage writes it; or pass --metrics)")
+    ratings = json.loads(extra.read_text(encoding="utf-8")).get("ratings") or {}
+    table = (ratings.get("tables") or {}).get(ratings.get("reported")) or []
+    column = {"mean": "boot_mean", "median": "boot_median", "point": "rating"}.get(str(ratings.get("value")), "rating")
+    rows = [
+        {"system": r["system"], "mean": r[column], "std": r["boot_std"]}
+        for r in table
+        if r.get(column) is not None and r.get("boot_std") is not None  # no bootstrap: not written as a 0
+    ]
+    return write_leaderboard(out / "leaderboard.csv", rows)
+
+
+def _race_results(
+    system: str, tasks: dict[str, dict[str, float | None]], failures: dict[tuple[str, str, str], str], folder: Path
+) -> list[Path]:
+    """raw_results.jsonl (scored tasks; a failed one as their `error` row) and race_result.txt (their means)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines, scored = [], []
+    for task_id, m in sorted(tasks.items()):
+        tid: int | str = int(task_id) if task_id.isdigit() else task_id  # their ids are numbers
+        if m.get("race_overall") is not None:
+            row = {field: m.get(metric) for metric, (field, _) in RACE_FIELDS.items()}
+            lines.append(json.dumps({"id": tid, **row}, ensure_ascii=False))
+            scored.append(row)
+        elif (system, task_id, "race_overall") in failures:
+            lines.append(json.dumps({"id": tid, "error": failures[(system, task_id, "race_overall")]}))
+    raw = folder / "raw_results.jsonl"
+    raw.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+    written = [raw]
+    if scored:
+        means = []
+        for field, label in RACE_FIELDS.values():
+            vals = _defined([r[field] for r in scored])
+            if vals:  # a dimension left undefined on every task is not written (their reader reads what is there)
+                means.append(f"{label}: {sum(vals) / len(vals):.4f}\n")
+        (folder / "race_result.txt").write_text("".join(means), encoding="utf-8")
+        written.append(folder / "race_result.txt")
     return written
 
 
 def _cmd(args: argparse.Namespace) -> int:
     try:
-        paths = export(args.benchmark, Path(args.scores), Path(args.out))
+        paths = export(args.benchmark, Path(args.scores), Path(args.out), Path(args.metrics) if args.metrics else None)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -104,7 +177,9 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write a score stage's results in the benchmark authors' result format")
-    p.add_argument("benchmark", choices=EXPORTERS)
+    add_benchmark_argument(p, required=True, help="the benchmark whose results are written")
     p.add_argument("--scores", required=True, help="the score stage's folder, e.g. data/scores/<b>/<release>")
     p.add_argument("--out", required=True, help="where to write the authors' files")
+    p.add_argument("--metrics", default=None,
+                   help="researchqa: the score stage's metrics folder with extra.json (default: metrics/<b>/<release>)")
     p.set_defaults(func=_cmd)

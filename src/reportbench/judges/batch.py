@@ -810,6 +810,6 @@ def register(subparsers: Any) -> None:
         q = sub.add_parser(name, help=text)
         q.add_argument("--cache-dir", default=".reportbench/cache", help="where batches.sqlite lives")
         q.add_argument("--state", default=None, help="explicit path of batches.sqlite")
-        q.add_argument("--completion-window", default="24h")
+        q.add_argument("--completion-window", default="24h", help="the batch API's completion window (default 24h)")
         q.add_argument("--api-key-env", default=None, help="the judge's judge.api_key_env, if it sets one")
         q.set_defaults(func=fn)

@@ -116,11 +116,13 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("cache", help="share the judge response cache as a file (export / import)")
     sub = p.add_subparsers(dest="cache_command", required=True)
     e = sub.add_parser("export", help="write the cached answers to a .jsonl.gz file")
-    e.add_argument("out", type=Path)
-    e.add_argument("--cache", type=Path, default=DEFAULT_CACHE_PATH)
+    e.add_argument("out", type=Path, help="the .jsonl.gz file to write")
+    e.add_argument("--cache", type=Path, default=DEFAULT_CACHE_PATH,
+                   help=f"the response cache (default {DEFAULT_CACHE_PATH})")
     e.add_argument("--model", default=None, help="only this judge model's answers")
     e.set_defaults(func=_cmd_export)
     i = sub.add_parser("import", help="merge an exported file into the cache (local answers win)")
-    i.add_argument("file", type=Path)
-    i.add_argument("--cache", type=Path, default=DEFAULT_CACHE_PATH)
+    i.add_argument("file", type=Path, help="a file written by `reportbench cache export`")
+    i.add_argument("--cache", type=Path, default=DEFAULT_CACHE_PATH,
+                   help=f"the response cache (default {DEFAULT_CACHE_PATH})")
     i.set_defaults(func=_cmd_import)

@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "was found, 1 otherwise."
         ),
     )
-    p.add_argument("source", metavar="SOURCE")
+    p.add_argument("source", metavar="SOURCE", help="an arXiv e-print archive, a .tex file or a project folder")
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--keep-comments",

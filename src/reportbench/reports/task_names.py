@@ -133,6 +133,36 @@ class NameIndex:
                 out.append((f"{base}{s}", f"<id>{s}"))
         return out
 
+    def examples(self, n: int = 3) -> str:
+        """Valid file names of this release, for messages: 'e.g. q1.md, q2.md, q3.md (3 tasks)'."""
+        shown = [f"{tid.replace('/', '_')}.md" for tid in self.task_ids[:n]]  # a file name holds no '/'
+        more = f", … of {len(self.task_ids)}" if len(self.task_ids) > n else ""
+        return f"e.g. {', '.join(shown)}{more}: `reportbench ls tasks`" if shown else "none: the release has no tasks"
+
+    def _not_a_task(self, why: str) -> NameMatch:
+        """A name no rule maps to any task: which rule was applied and what valid names look like."""
+        rule = f"ids spelled {self.naming.spelled}"
+        return NameMatch(None, "", f"{why} ({rule}; valid names {self.examples()}); not read")
+
+    def _outside(self, tid: str, how: str) -> NameMatch:
+        """A task of the benchmark that this (sub)release does not hold: listed, never read as another task."""
+        return NameMatch(
+            None, "", f"{how} task {tid}: a task of the benchmark, not in this release (valid names "
+            f"{self.examples()}); not read", outside_release=True,
+        )
+
+    def _named_number(self, stem: str) -> int | None:
+        """n when `stem` is the authors' id spelling of a number (`q9` for `q{n}`), else None."""
+        fmt = self.naming.number_format
+        if self.naming.numbers != "id_number" or not fmt or fmt.count("{n}") != 1:
+            return None
+        head, _, tail = fmt.partition("{n}")
+        if stem.startswith(head) and stem.endswith(tail):
+            core = stem[len(head) : len(stem) - len(tail)] if tail else stem[len(head) :]
+            if ASCII_NUMBER.fullmatch(core):
+                return int(core)
+        return None
+
     def match(self, stem: str) -> NameMatch:
         """The task a file or folder name (without its report suffix) maps to, under the declared rules. A name
         with a control character or surrounding whitespace maps to nothing (`demo-0001\\n.md` is not demo-0001)."""
@@ -156,8 +186,12 @@ class NameIndex:
         if outside is not None:
             return NameMatch(None, "", f"task {outside} is not in this subset release (limit)", outside_release=True)
         if _ANY_DIGITS.fullmatch(stem):
-            return NameMatch(None, "", "name is a number in non-ASCII digits; not read as a task number")
-        return NameMatch(None, "", f"name is not a task id ({self.naming.spelled}); not read")
+            return self._not_a_task(f"{stem!r} is a number in non-ASCII digits, never read as a task number")  # ٠.md
+        named = self._named_number(stem)
+        rng = self.naming.number_range
+        if named is not None and rng is not None and rng[0] <= named <= rng[1]:  # `q9.md` as `9.md`: one message
+            return self._outside(stem, f"{stem!r} names")
+        return self._not_a_task(f"{stem!r} is not a task id of this release")
 
     def _number(self, n: int) -> NameMatch:
         rule = self.naming.numbers
@@ -172,8 +206,8 @@ class NameIndex:
             return NameMatch(None, "", why, outside_release=True)
         if rule == "row_index":
             if n >= len(self.task_ids):
-                why = f"number {n} is outside the task list (0-based rows, {len(self.task_ids)} tasks)"
-                return NameMatch(None, "", why)
+                rows = len(self.task_ids)
+                return self._not_a_task(f"number {n} is outside the task list (0-based rows, {rows} tasks)")
             return NameMatch(self.task_ids[n], "number = 0-based row of the task list")
         if rule == "id_number" and self.naming.number_format:
             tid = self.naming.number_format.format(n=n)
@@ -181,9 +215,9 @@ class NameIndex:
                 return NameMatch(tid, f"number n = task {self.naming.number_format}")
             rng = self.naming.number_range
             if rng is not None and rng[0] <= n <= rng[1]:
-                return NameMatch(None, "", f"task {tid} is not in this release", outside_release=True)
-            return NameMatch(None, "", f"number {n} names task {tid}, which the release does not have")
-        return NameMatch(None, "", f"a bare number is not a task id here ({self.naming.describe()}); not read")
+                return self._outside(tid, f"number {n} names")
+            return self._not_a_task(f"number {n} names task {tid}, which the benchmark does not have")
+        return self._not_a_task("a bare number is not a task id here")
 
     def match_group(self, group: str, n: int) -> NameMatch:
         """A numbered folder `<group>/<n>` (DEER's `<domain>/<n>`)."""

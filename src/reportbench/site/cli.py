@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reportbench.benchmark_arg import add_benchmark_argument
+
 DEFAULT_OUT = Path(".reportbench") / "view"
 
 
@@ -111,9 +113,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--benchmark --system --task: one sample page (or --text for the terminal). Reads data/ and metrics/ "
         "as `dvc repro` left them.",
     )
-    p.add_argument("--benchmark", "-b", default=None)
-    p.add_argument("--system", "-s", default=None)
-    p.add_argument("--task", "-t", default=None)
+    add_benchmark_argument(p, help="this benchmark's pages")
+    p.add_argument("--system", "-s", default=None, help="one system's pages (with --benchmark)")
+    p.add_argument("--task", "-t", default=None, help="one task's sample page (with --benchmark and --system)")
     p.add_argument("--release", default=None, help="default: the release in params.yaml")
     p.add_argument("--text", action="store_true", help="print a plain-text view instead of writing HTML")
     p.add_argument("--out", default=str(DEFAULT_OUT), help=f"where HTML goes (default {DEFAULT_OUT})")

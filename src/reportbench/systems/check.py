@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reportbench.benchmark_arg import add_benchmark_argument
 from reportbench.reports.base import confined_to
 from reportbench.reports.check import ReportFacts, mismatch_warnings, report_facts, shift_check
 from reportbench.reports.formats.markdown import split_markdown_report
@@ -313,7 +314,7 @@ def register(sub: Any) -> None:
         "judge-directed text. Exit 1 on errors, 0 with warnings (docs/mapping.md).",
     )
     p.add_argument("path", help="a system's folder, or one answer file (JSON)")
-    p.add_argument("-b", "--benchmark", required=True, help="benchmark name (reportbench ls benchmarks)")
+    add_benchmark_argument(p, required=True, help="the benchmark whose tasks the folder answers")
     p.add_argument("--release", help="a release directory or a conf/<b>/release name (default: params.yaml's)")
     p.add_argument("--format", default="auto", help="report format (reportbench ls formats)")
     p.add_argument("--layout", default="auto", help="auto | flat | task_folders | per_model (one check per subfolder)")

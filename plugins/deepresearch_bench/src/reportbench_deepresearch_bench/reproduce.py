@@ -92,12 +92,14 @@ def run_race_claude37(args: Any) -> list[ReproducibleCell]:
     ]
 
 
+CHECKOUT = f"../shared/authors/mirror/{REPO}/{COMMIT}"
 _PUBLISHED = (
     " -S judge.prompts=authors -S benchmarks.deepresearch_bench.scoring.race=code"
     " -S benchmarks.deepresearch_bench.scoring.fact=code -S benchmarks.deepresearch_bench.judging.race.parser=authors"
     " -S benchmarks.deepresearch_bench.judging.fact.dedup_failure=keep_all"
     " -S benchmarks.deepresearch_bench.judging.fact.fetch_failure=judge"
-    " -S deepresearch_bench/release=authors -S benchmarks.deepresearch_bench.release.path=<checkout>"
+    # a checkout of their repo at the pin: here the authors' mirror beside the clone (../shared/authors/mirror)
+    f" -S deepresearch_bench/release=authors -S benchmarks.deepresearch_bench.release.path={CHECKOUT}"
     " -S fetch.backend=reader -S fetch.mode=use"
 )
 

@@ -145,6 +145,6 @@ def _serve(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("stub-search", help="a loopback Tavily/Exa-compatible search server (tests, demos)")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8766)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=8766, help="port (default 8766; 0 picks a free one)")
     p.set_defaults(func=_serve)
