@@ -148,6 +148,7 @@ def test_systems_add_help_example_runs_with_the_shipped_template(
     help_text = " ".join(_subparser("systems", "add").format_help().split())
     example = re.search(r"--command COMMAND a program run once per task, e\.g\. '([^']+)'", help_text)
     assert example, help_text
+    tmp_path.chmod(0o755)  # a project folder as `git clone` makes it (pytest's are 0700: the sandbox's uid can't enter)
     for folder in ("conf", "prompts", "examples"):
         shutil.copytree(repo_root / folder, tmp_path / folder)
     shutil.copytree(repo_root / "data" / "demo" / "deepscholar", tmp_path / "data" / "demo" / "deepscholar")

@@ -216,6 +216,9 @@ class BenchmarkSpec:
     flagged_reports: str = "scored as written; the flag is shown"
     # the published tables it can rerun (`reportbench reproduce --list` shows them as `<name>/<key>`)
     reproduce: tuple[ReproducibleTable, ...] = ()
+    # `reportbench export -b <name>` for a plug-in: (scores {system: {task: {metric: value|None}}}, failures
+    # {(system, task, metric): reason}, out folder) -> the files written in its authors' result format
+    export: Callable[[dict[str, Any], dict[tuple[str, str, str], str], Path], list[Path]] | None = None
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ Only defined per-task values are written: a failed or undefined task is left out
 - deer: `<S>/final/<task>.json` with `score_avgs` (the seven dimensions; "N/A" when undefined);
 - researchqa: `leaderboard.csv` (the notebook's summary table: system, mean, std) from the score stage's rating
   table (`metrics/researchqa/<R>/extra.json`, `--metrics`); a system without a defined rating is left out;
-- deepresearch_bench: `<S>/raw_results.jsonl` (one row per scored task; a failed task is their `error` row) and
-  `<S>/race_result.txt` (the means over scored tasks, 4 decimals, their labels).
+- a plug-in: its `BenchmarkSpec.export` hook (DeepResearch Bench: `<S>/raw_results.jsonl` and `<S>/race_result.txt`,
+  in the plug-in's own `export.py`), given the same per-task values and failures.
 Every installed benchmark is a choice; one without a result format of its authors' says so (exit 2).
 """
 
@@ -30,15 +30,7 @@ from reportbench.interop.liveresearchbench import summary_json, write_summary
 from reportbench.interop.researcherbench import write_evaluation_results
 from reportbench.interop.researchqa import write_leaderboard
 
-EXPORTERS = ("researcherbench", "deepscholar", "liveresearchbench", "deer", "researchqa", "deepresearch_bench")
-# DeepResearch Bench's raw_results.jsonl fields and race_result.txt labels (their deepresearch_bench_race.py)
-RACE_FIELDS = {
-    "race_comprehensiveness": ("comprehensiveness", "Comprehensiveness"),
-    "race_insight": ("insight", "Insight"),
-    "race_instruction_following": ("instruction_following", "Instruction Following"),
-    "race_readability": ("readability", "Readability"),
-    "race_overall": ("overall_score", "Overall Score"),
-}
+EXPORTERS = ("researcherbench", "deepscholar", "liveresearchbench", "deer", "researchqa")  # plug-ins: `export`
 
 
 def read_scores(
@@ -73,12 +65,25 @@ def _defined(values: list[float | None]) -> list[float]:
 def export(benchmark: str, scores_dir: Path, out: Path, metrics_dir: Path | None = None) -> list[Path]:
     """Write the authors' result files for `benchmark` under `out`; `metrics_dir` (researchqa's rating table)
     defaults to `metrics/<b>/<R>` for `scores_dir` = `data/scores/<b>/<R>`."""
+    hook = None
     if benchmark not in EXPORTERS:
-        raise ValueError(f"no exporter for {benchmark!r}: its authors publish no result format we write; have "
-                         f"{', '.join(EXPORTERS)}")
+        from reportbench.benchmarks import (  # lazy: +600 ms to import (python -X importtime)
+            BenchmarkError,
+            get_benchmark,
+        )
+
+        try:
+            hook = get_benchmark(benchmark).export  # a plug-in brings its own authors' format (or has none)
+        except BenchmarkError as exc:
+            raise ValueError(f"no exporter for {benchmark!r}: {exc}") from None
+        if hook is None:
+            raise ValueError(f"no exporter for {benchmark!r}: its authors publish no result format we write; have "
+                             f"{', '.join(EXPORTERS)} and the plug-ins that declare one")
     failures: dict[tuple[str, str, str], str] = {}
     scores = read_scores(scores_dir, failures)
     written: list[Path] = []
+    if hook is not None:
+        return list(hook(scores, failures, out))
     if benchmark == "researcherbench":
         for system, tasks in scores.items():
             recalls = _defined([m.get("coverage") for m in tasks.values()])
@@ -111,11 +116,8 @@ def export(benchmark: str, scores_dir: Path, out: Path, metrics_dir: Path | None
                 rec = {"sample_id": task_id, "score_avgs": {d: ("N/A" if m.get(d) is None else m[d]) for d in dims}}
                 path.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
                 written.append(path)
-    elif benchmark == "researchqa":
+    else:  # researchqa
         written.append(_researchqa_leaderboard(scores_dir, out, metrics_dir))
-    else:  # deepresearch_bench
-        for system, tasks in scores.items():
-            written += _race_results(system, tasks, failures, out / system)
     return written
 
 
@@ -135,33 +137,6 @@ def _researchqa_leaderboard(scores_dir: Path, out: Path, metrics_dir: Path | Non
     ]
     return write_leaderboard(out / "leaderboard.csv", rows)
 
-
-def _race_results(
-    system: str, tasks: dict[str, dict[str, float | None]], failures: dict[tuple[str, str, str], str], folder: Path
-) -> list[Path]:
-    """raw_results.jsonl (scored tasks; a failed one as their `error` row) and race_result.txt (their means)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    lines, scored = [], []
-    for task_id, m in sorted(tasks.items()):
-        tid: int | str = int(task_id) if task_id.isdigit() else task_id  # their ids are numbers
-        if m.get("race_overall") is not None:
-            row = {field: m.get(metric) for metric, (field, _) in RACE_FIELDS.items()}
-            lines.append(json.dumps({"id": tid, **row}, ensure_ascii=False))
-            scored.append(row)
-        elif (system, task_id, "race_overall") in failures:
-            lines.append(json.dumps({"id": tid, "error": failures[(system, task_id, "race_overall")]}))
-    raw = folder / "raw_results.jsonl"
-    raw.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
-    written = [raw]
-    if scored:
-        means = []
-        for field, label in RACE_FIELDS.values():
-            vals = _defined([r[field] for r in scored])
-            if vals:  # a dimension left undefined on every task is not written (their reader reads what is there)
-                means.append(f"{label}: {sum(vals) / len(vals):.4f}\n")
-        (folder / "race_result.txt").write_text("".join(means), encoding="utf-8")
-        written.append(folder / "race_result.txt")
-    return written
 
 
 def _cmd(args: argparse.Namespace) -> int:

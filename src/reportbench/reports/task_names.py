@@ -104,13 +104,13 @@ class NameIndex:
         for tid in task_ids:
             for alias, rule in self._aliases(tid):
                 self._lookup.setdefault(alias, (tid, rule))
-        self._outside: dict[str, str] = {}  # alias -> task id of the full release that this subset does not hold
+        self._subset_outside: dict[str, str] = {}  # alias -> task id of the full release that this subset does not hold
         inside = set(self.task_ids)
         for tid in self.full_task_ids or []:
             if tid not in inside:
                 for alias, _rule in self._aliases(tid):
                     if alias not in self._lookup:
-                        self._outside.setdefault(alias, tid)
+                        self._subset_outside.setdefault(alias, tid)
 
     def _aliases(self, tid: str) -> list[tuple[str, str]]:
         n = self.naming
@@ -180,8 +180,8 @@ class NameIndex:
                 return NameMatch(hit[0], f"{hit[1]} (other arXiv version)", "version differs from task id")
         if ASCII_NUMBER.fullmatch(stem):
             return self._number(int(stem))
-        outside = self._outside.get(stem) or (
-            self._outside.get(strip_arxiv_version(stem)) if self.naming.arxiv_versions else None
+        outside = self._subset_outside.get(stem) or (
+            self._subset_outside.get(strip_arxiv_version(stem)) if self.naming.arxiv_versions else None
         )
         if outside is not None:
             return NameMatch(None, "", f"task {outside} is not in this subset release (limit)", outside_release=True)
@@ -225,7 +225,7 @@ class NameIndex:
         if fn is None:
             return NameMatch(None, "", "numbered folders inside group folders are not a layout of this benchmark")
         tid = fn(group, n)
-        if tid is not None and tid in self._outside:
+        if tid is not None and tid in self._subset_outside:
             return NameMatch(None, "", f"{group}/{n} is task {tid}, not in this subset release (limit)",
                              outside_release=True)
         if tid is None or tid not in self._lookup or self._lookup[tid][0] != tid:

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reportbench.benchmark_arg import add_benchmark_argument
 from reportbench.config import ConfigError, load_params
 
 DEFAULT_WIDTH = 160
@@ -174,7 +175,7 @@ def boards(root: Path, benchmarks: Sequence[str] | None, width: int = DEFAULT_WI
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    print(boards(Path(args.root), args.benchmark, args.width), end="")
+    print(boards(Path(args.root), args.benchmark or None, args.width), end="")
     return 0
 
 
@@ -187,7 +188,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "score, and tasks answered with failed tasks apart from missing reports. Wider benchmarks are printed in "
         "blocks of metrics, so no line exceeds --width.",
     )
-    p.add_argument("-b", "--benchmark", action="append", default=None, help="a benchmark (repeat for several)")
+    add_benchmark_argument(p, repeatable=True, help="a benchmark (repeat for several; default: every enabled one)")
     p.add_argument("--width", type=int, default=DEFAULT_WIDTH, help=f"maximum line width (default {DEFAULT_WIDTH})")
     p.add_argument("--root", default=".", help="the repository (params.yaml, metrics/)")
     p.set_defaults(func=_cmd)

@@ -22,6 +22,7 @@ from reportbench_deepresearch_bench import CONF_DIR
 from reportbench_deepresearch_bench import fact as fact_math
 from reportbench_deepresearch_bench import pack as _pack  # noqa: F401  (registers the authors' steps)
 from reportbench_deepresearch_bench import race as race_math
+from reportbench_deepresearch_bench.export import export_race
 from reportbench_deepresearch_bench.release import NAME, build_release, criteria_of, task_infos
 from reportbench_deepresearch_bench.systems import raw_article
 from reportbench_deepresearch_bench.tasks import PROMPTS, TASKS
@@ -607,6 +608,7 @@ BENCHMARK = BenchmarkSpec(
     score=score,
     metric_names=(*RACE_METRICS, *FACT_METRICS),
     task_payload=task_payload,
+    export=export_race,  # `reportbench export -b deepresearch_bench` (export.py)
     conf_dir=CONF_DIR,
     prompts_dir=PROMPTS,
     system_kinds=("drb_jsonl",),
