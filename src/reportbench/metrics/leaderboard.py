@@ -651,14 +651,20 @@ def to_markdown(lb: Leaderboard) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tasks_cell(r: Mapping[str, Any]) -> str:
-    """"3 (1 failed, 1 no_report)": the release's task count, and how many have no report and why."""
+def task_shortfall(r: Mapping[str, Any], no_report: str = "no_report") -> list[str]:
+    """["1 failed", "1 no_report"]: of a row's tasks without a report, those it failed on and those it left out."""
     parts = []
     if r.get("n_failed_tasks"):
         parts.append(f"{r['n_failed_tasks']} failed")
-    no_report = r.get("n_no_report", r.get("n_missing_reports", 0))
-    if no_report:
-        parts.append(f"{no_report} no_report")
+    missing = r.get("n_no_report", r.get("n_missing_reports", 0))
+    if missing:
+        parts.append(f"{missing} {no_report}")
+    return parts
+
+
+def tasks_cell(r: Mapping[str, Any]) -> str:
+    """"3 (1 failed, 1 no_report)": the release's task count, and how many have no report and why."""
+    parts = task_shortfall(r)
     return f"{r['n_tasks']} ({', '.join(parts)})" if parts else str(r["n_tasks"])
 
 

@@ -49,12 +49,9 @@ def _rank(r: Mapping[str, Any]) -> str:
 def _tasks(r: Mapping[str, Any]) -> str:
     total = r.get("n_release_tasks", r.get("n_tasks"))
     answered = r.get("n_answered", total)
-    parts = []
-    if r.get("n_failed_tasks"):
-        parts.append(f"{r['n_failed_tasks']} failed")
-    no_report = r.get("n_no_report", r.get("n_missing_reports", 0))
-    if no_report:
-        parts.append(f"{no_report} no report")
+    from reportbench.metrics.leaderboard import task_shortfall  # lazy: +400 ms to import (python -X importtime)
+
+    parts = task_shortfall(r, no_report="no report")
     return f"{answered}/{total}" + (f" ({', '.join(parts)})" if parts else "")
 
 
