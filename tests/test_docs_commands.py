@@ -29,13 +29,17 @@ runs on every CI run; `CI_RUNS` checks `.ci/run` runs them as written instead of
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -66,7 +70,7 @@ class Scenario:
     steps: tuple[Step, ...]
     needs_shared: bool = False  # reads ../shared/data (skips without it, as every such test)
     branch: str = "main"  # the clone's branch (the docs' `dvc metrics diff main …`)
-    setup: tuple[str, ...] = field(default=())  # commands the test runs first (not documented ones), with why
+    own_venv: bool = False  # `pip install`s a package: a venv of its own layered on the session's (never changed)
 
 
 # ---------------------------------------------------------------------------------------------- placeholders
@@ -82,12 +86,14 @@ SUBSTITUTIONS: tuple[tuple[str, str, str], ...] = (
     ("[--model openai/gpt-4.1]", "--model openai/gpt-4.1", "the optional filter, given"),
     ("cache import …", "cache import judge-cache.jsonl.gz", "the file `cache export` wrote"),
     ("-j N", "-j 2", "two workers"),
+    ("/path/to/authors-mirror", "{shared}/authors/mirror", "the authors' mirror CI holds (../shared/authors/mirror)"),
+    ("/path/mirrors", "{shared}/authors/mirror", "the same"),
 )
 
 
-def substitute(cmd: str, exp: str) -> str:
+def substitute(cmd: str, exp: str, shared: str = "../shared") -> str:
     for placeholder, value, _why in SUBSTITUTIONS:
-        cmd = cmd.replace(placeholder, value.replace("{exp}", exp))
+        cmd = cmd.replace(placeholder, value.replace("{exp}", exp).replace("{shared}", shared))
     return cmd
 
 
@@ -315,7 +321,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "plugins.md", "reportbench compose "
           "'benchmarks=[deepscholar,researcherbench,deer,researchqa,liveresearchbench,toy]'"),
         S(D + "plugins.md", "dvc repro"),
-    )),
+    ), own_venv=True),
     Scenario("suite-commands", "fresh", (
         S(D + "deepresearch-bench.md", "M=/path/mirrors/Ayanami0730/deep_research_bench/"
           "214741e474a5347ea7f869ab79d27e7c8734ede7"),
@@ -339,14 +345,39 @@ def all_entries() -> list[tuple[str, str]]:
     return keys
 
 
-def base_env(home: Path) -> dict[str, str]:
-    """What a user's shell has: PATH (the venv's bin first), HOME with a git identity, a UTF-8 locale, and
-    DVC_NO_ANALYTICS=1 as the README's "Environment" asks. Nothing else."""
+def base_env(home: Path, bin_dir: Path | None = None) -> dict[str, str]:
+    """What a user's shell has: PATH (the venv's bin first), HOME with a git identity, a UTF-8 locale, the
+    machine's pip configuration (PIP_* and its pip.conf: where packages come from, as for the README's install),
+    and DVC_NO_ANALYTICS=1 as the README's "Environment" asks. Nothing else."""
     home.mkdir(parents=True, exist_ok=True)
     (home / ".gitconfig").write_text("[user]\n\tname = Docs Reader\n\temail = reader@example.org\n"
                                      "[init]\n\tdefaultBranch = main\n")
-    return {"PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin{os.pathsep}/bin", "HOME": str(home),
-            "LANG": "C.UTF-8", "DVC_NO_ANALYTICS": "1", "TMPDIR": str(home.parent / "tmp")}
+    env = {"PATH": f"{bin_dir or Path(sys.executable).parent}{os.pathsep}/usr/bin{os.pathsep}/bin",
+           "HOME": str(home), "LANG": "C.UTF-8", "DVC_NO_ANALYTICS": "1", "TMPDIR": str(home.parent / "tmp")}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
+    pip_conf = Path.home() / ".config" / "pip" / "pip.conf"
+    if pip_conf.is_file() and "PIP_CONFIG_FILE" not in env:
+        env["PIP_CONFIG_FILE"] = str(pip_conf)
+    return env
+
+
+def layered_venv(dest: Path) -> Path:
+    """A new venv that sees the session venv's packages (a .pth file) but installs into itself, with `reportbench`
+    and `dvc` run by its own interpreter: a documented `pip install` changes nothing outside this test."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(dest)], check=True)
+    py = dest / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    parent_site = subprocess.run([sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 check=True, capture_output=True, text=True).stdout.strip()
+    Path(site, "_session_venv.pth").write_text(f"import site; site.addsitedir({parent_site!r})\n")  # its .pth too
+    for tool, module in (("reportbench", "reportbench.cli"), ("dvc", "dvc.cli"), ("pip", "pip")):
+        script = dest / "bin" / tool
+        run = "sys.exit(main())" if tool != "pip" else "runpy.run_module('pip', run_name='__main__')"
+        head = f"from {module} import main" if tool != "pip" else "import runpy"
+        script.write_text(f"#!{py}\nimport sys\n{head}\n{run}\n")
+        script.chmod(0o755)
+    return dest / "bin"
 
 
 @dataclass
@@ -375,12 +406,14 @@ class Shell:
         self.cwd, self.env = cwd, env
         self.background: list[subprocess.Popen[str]] = []
         self.exp = ""
+        self.queued = False
         Path(env["TMPDIR"]).mkdir(parents=True, exist_ok=True)
 
     def run(self, step: Step, text: str, timeout: float = 900) -> Outcome:
         t0 = time.perf_counter()
         if text.rstrip().endswith("&"):
             return self._start(step, text.rstrip()[:-1], t0)
+        self.queued = self.queued or "dvc queue start" in text
         envfile = Path(self.env["TMPDIR"]) / "env.out"
         script = f"set -a\n{text}\n__rc=$?\nenv -0 > {envfile}\nexit $__rc\n"
         proc = subprocess.run(["bash", "-c", script], cwd=self.cwd, env=self.env, capture_output=True, text=True,
@@ -401,11 +434,24 @@ class Shell:
                                 stderr=subprocess.STDOUT, text=True)
         self.background.append(proc)
         assert proc.stdout is not None
-        first = proc.stdout.readline()
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        first = proc.stdout.readline() if ready else "(nothing printed in 60 s)"
         rc = 0 if proc.poll() is None else int(proc.returncode or 0)
         return Outcome(step, text + " &", rc, first, time.perf_counter() - t0)
 
     def close(self) -> None:
+        """Background servers stop; a started DVC queue is waited for (bounded), then stopped: nothing outlives
+        the test."""
+        if self.queued:
+            deadline = time.monotonic() + 600
+            while time.monotonic() < deadline:
+                status = subprocess.run(["dvc", "queue", "status"], cwd=self.cwd, env=self.env, capture_output=True,
+                                        text=True, timeout=120).stdout
+                if not re.search(r"\b(Running|Queued)\b", status):
+                    break
+                time.sleep(3)
+            subprocess.run(["dvc", "queue", "stop", "--kill"], cwd=self.cwd, env=self.env, capture_output=True,
+                           timeout=120)
         for proc in self.background:
             proc.terminate()
             try:
@@ -438,11 +484,33 @@ def prepare(scenario: Scenario, tmp: Path, request: pytest.FixtureRequest) -> Pa
     return repo
 
 
+@contextlib.contextmanager
+def fixed_ports(scenario: Scenario, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The documented servers listen on fixed ports (8765, 8766): scenarios that start one take turns, across
+    pytest-xdist workers too (a lock file in the run's common temp folder); the others run alongside."""
+    if not any(s.cmd.endswith("&") for s in scenario.steps):
+        yield
+        return
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    with open(root / "docs-commands-ports.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
-def test_documented_commands_run_as_written(scenario: Scenario, tmp_path: Path,
-                                            request: pytest.FixtureRequest) -> None:
+def test_documented_commands_run_as_written(scenario: Scenario, tmp_path: Path, request: pytest.FixtureRequest,
+                                            tmp_path_factory: pytest.TempPathFactory) -> None:
     repo = prepare(scenario, tmp_path, request)
-    shell = Shell(repo, base_env(tmp_path / "home"))
+    with fixed_ports(scenario, tmp_path_factory):
+        results = run_steps(scenario, repo, tmp_path)
+    check(results)
+
+
+def run_steps(scenario: Scenario, repo: Path, tmp_path: Path) -> list[Outcome]:
+    bin_dir = layered_venv(tmp_path / "venv") if scenario.own_venv else None
+    shell = Shell(repo, base_env(tmp_path / "home", bin_dir))
     outcomes: dict[str, Outcome] = {}
     results: list[Outcome] = []
     try:
@@ -452,9 +520,13 @@ def test_documented_commands_run_as_written(scenario: Scenario, tmp_path: Path,
             if done is None or text.rstrip().endswith("&"):
                 done = outcomes[normalize(text)] = shell.run(step, text)
             results.append(Outcome(step, done.ran, done.rc, done.output, done.seconds))
-            print(f"[{done.seconds:6.1f} s] exit {done.rc} {step.doc}: {done.ran.splitlines()[0][:110]}")
+            print(f"[{done.seconds:6.1f} s] exit {done.rc} {step.doc}: {done.ran.splitlines()[0][:110]}", flush=True)
     finally:
         shell.close()
+    return results
+
+
+def check(results: list[Outcome]) -> None:
     unexpected = [o for o in results if not o.ok and (o.step.doc, o.step.cmd) not in KNOWN_BROKEN]
     fixed = [o for o in results if o.ok and (o.step.doc, o.step.cmd) in KNOWN_BROKEN]
     broken = [o for o in results if not o.ok and (o.step.doc, o.step.cmd) in KNOWN_BROKEN]
