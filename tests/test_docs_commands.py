@@ -176,44 +176,43 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(R, "dvc repro", r"up to date|didn't change"),
         S(D + "agreement.md", "dvc repro", r"up to date|didn't change"),
         S(D + "agreement.md", "reportbench annotate --benchmark deepscholar --task support --task relevance -n 150 "
-          "--seed 0"),
-        S(R, "reportbench parse path/to/report.md"),
-        S(R, "reportbench parse path/to/run_dir --format storm"),
-        S(R, "reportbench check path/to/reports -b researcherbench --release demo"),
+          "--seed 0", r"wrote annotate/deepscholar-demo\.html: 150 of"),
+        S(R, "reportbench parse path/to/report.md", r'"task_id": "demo-0001"'),
+        S(R, "reportbench parse path/to/run_dir --format storm", r"sentences: 3 \(3 with citations\)"),
+        S(R, "reportbench check path/to/reports -b researcherbench --release demo", r"mapped\s+q1\.md -> q1"),
         S(D + "mapping.md", "reportbench check data/demo/researcherbench/systems/footnote_writer -b researcherbench "
-          "--release demo"),
-        S(D + "presets.md", "reportbench ls presets"),
-        S(D + "presets.md", "reportbench reproduce --list"),
+          "--release demo", r"mapped\s+q1\.md -> q1"),
+        S(D + "presets.md", "reportbench ls presets", r"^deer/preset=published"),
+        S(D + "presets.md", "reportbench reproduce --list", r"^deer/csai-1\s"),
         S(D + "presets.md", "reportbench reproduce deer/csai-1"),
         S(D + "reliability.md", "reportbench retry --list"),
         S(D + "reliability.md", "reportbench retry"),
         S(D + "reliability.md", "reportbench retry --parse"),
         S(D + "reliability.md", "reportbench retry --benchmark researchqa"),
-        S(D + "site.md", "reportbench view -b deepscholar -s hasty_writer -t demo-0001"),
-        S(D + "site.md", "reportbench view -b deepscholar -s hasty_writer -t demo-0001 --text"),
-        S(D + "site.md", "reportbench view -b deepscholar"),
+        S(D + "site.md", "reportbench view -b deepscholar -s hasty_writer -t demo-0001",
+          r"^\.reportbench/view/samples/deepscholar/demo/hasty_writer/demo-0001\.html$"),
+        S(D + "site.md", "reportbench view -b deepscholar -s hasty_writer -t demo-0001 --text", r"^outcome: ok"),
+        S(D + "site.md", "reportbench view -b deepscholar",
+          r"^\.reportbench/view/benchmarks/deepscholar/demo/index\.html$"),
         S(D + "site.md", "reportbench view"),
-        S(D + "agents.md", "reportbench agents ls"),
+        S(D + "agents.md", "reportbench agents ls", r"^storm\s"),
         S(D + "judges.md", "reportbench check-judge judge=llm_paper", r"^error: judge\.model: judge 'llm_paper'", 2),
         S(D + "scale.md", "reportbench estimate -S judge=llm -S judge.model=openai/gpt-4.1"),
         S(D + "scale.md", "reportbench estimate -S judge=llm -S judge.model=openai/gpt-4.1"),
         S(D + "scale.md", "reportbench estimate -S judge=llm --benchmark researcherbench --system footnote_writer "
           "--json"),
-        S(D + "scale.md", "reportbench cache export judge-cache.jsonl.gz"),
-        S(D + "scale.md", "reportbench cache export judge-cache.jsonl.gz [--model openai/gpt-4.1]"),
-        S(D + "scale.md", "reportbench cache import judge-cache.jsonl.gz"),
-        S(D + "scale.md", "reportbench cache import …"),
-        S(D + "scale.md", "reportbench batch status"),
-        S(D + "scale.md", "reportbench batch retry"),
-        S(R, "reportbench stub-search &", "listening"),
+        S(D + "scale.md", "reportbench batch status", r"no batch state"),
+        S(D + "scale.md", "reportbench batch retry", r"no batch state"),
+        S(R, "reportbench stub-search &", r"^listening on http://127\.0\.0\.1:8766"),
         S(R, "export OPENALEX_API_KEY=... OPENALEX_MAILTO=you@example.org"),
-        S(R, "reportbench live init"),
+        S(R, "reportbench live init", r"pipelines/live/dvc\.yaml"),
         S(D + "live-release.md", "export OPENALEX_API_KEY=... OPENALEX_MAILTO=you@example.org"),
-        S(D + "live-release.md", "reportbench live init"),
-        S(D + "deepscholar.md", "reportbench label init"),
+        S(D + "live-release.md", "reportbench live init", r"pipelines/live/dvc\.yaml"),
+        S(D + "deepscholar.md", "reportbench label init", r"^wrote pipelines/label/dvc\.yaml"),
         S(D + "researchqa-builder.md", "export OPENALEX_API_KEY=... OPENALEX_MAILTO=you@example.org"),
         S(D + "researchqa-builder.md", "export OPENAI_API_KEY=..."),
-        S(D + "researchqa-builder.md", "python pipelines/researchqa_survey/run.py init"),
+        S(D + "researchqa-builder.md", "python pipelines/researchqa_survey/run.py init",
+          r"^wrote pipelines/researchqa_survey/dvc\.yaml"),
     )),
     Scenario("dvc-views", "reproduced", (
         S(R, "dvc metrics show metrics/deepscholar/demo/summary"),
@@ -278,6 +277,10 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "scale.md", "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1 -S judge.runtime.mode=batch"),
         S(D + "scale.md", "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5 -S "
           "judge.runtime.mode=batch"),
+        S(D + "scale.md", "reportbench cache export judge-cache.jsonl.gz", r"exported \d+ answers"),
+        S(D + "scale.md", "reportbench cache export judge-cache.jsonl.gz [--model openai/gpt-4.1]"),
+        S(D + "scale.md", "reportbench cache import judge-cache.jsonl.gz"),
+        S(D + "scale.md", "reportbench cache import …"),
         S(D + "scale.md", "CACHE=$HOME/.cache/reportbench"),
         S(D + "scale.md", "for m in openai/gpt-4.1 anthropic/claude-sonnet-4-5; do dvc exp run --queue -S judge=llm "
           "-S judge.model=$m -S judge.runtime.cache_path=$CACHE/judge.sqlite -S "
@@ -309,7 +312,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "deepscholar.md", "reportbench compose deepscholar/release=deepscholar && dvc repro release@deepscholar"),
         S(D + "judges.md", STUB, "listening"),
         S(D + "judges.md", "reportbench compose judge.api_base=http://127.0.0.1:8765/v1"),
-        S(D + "deepscholar.md", "reportbench label init"),
+        S(D + "deepscholar.md", "reportbench label init", r"^wrote pipelines/label/dvc\.yaml"),
         S(D + "deepscholar.md", "dvc exp run pipelines/label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o"),
         S(D + "deepscholar.md", "dvc exp run -S deepscholar/release=path -S "
           "benchmarks.deepscholar.release.source=data/labelled/deepscholar/deepscholar-2025-06 -S "
@@ -521,6 +524,8 @@ def run_steps(scenario: Scenario, repo: Path, tmp_path: Path) -> list[Outcome]:
                 done = outcomes[normalize(text)] = shell.run(step, text)
             results.append(Outcome(step, done.ran, done.rc, done.output, done.seconds))
             print(f"[{done.seconds:6.1f} s] exit {done.rc} {step.doc}: {done.ran.splitlines()[0][:110]}", flush=True)
+            with open(tmp_path / "outputs.log", "a") as log:  # every command's output, kept with pytest's tmp
+                log.write(f"==== {step.doc}: {done.ran} -> exit {done.rc}\n{done.output[-3000:]}\n")
     finally:
         shell.close()
     return results
