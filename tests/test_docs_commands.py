@@ -332,10 +332,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "judges.md", STUB, "listening"),
         S(D + "judges.md", "reportbench compose judge.api_base=http://127.0.0.1:8765/v1", API_BASE_SET),
         S(D + "deepscholar.md", "reportbench label init", r"^wrote pipelines/label/dvc\.yaml"),
-        S(D + "deepscholar.md", "dvc exp run pipelines/label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o"),
+        S(D + "deepscholar.md", "dvc exp run pipelines/label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o",
+          r"Ran experiment"),
         S(D + "deepscholar.md", "dvc exp run -S deepscholar/release=path -S "
+          "benchmarks.deepscholar.release.name=deepscholar-2025-06 -S "
           "benchmarks.deepscholar.release.source=data/labelled/deepscholar/deepscholar-2025-06 -S "
-          "deepscholar/systems=deepscholar_baselines"),
+          "deepscholar/systems=deepscholar_baselines", r"Ran experiment"),
     ), needs_shared=True),
     Scenario("plugin", "reproduced", (
         S(D + "plugins.md", "pip install -e tests/plugins/reportbench_toy"),
