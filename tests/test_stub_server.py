@@ -50,6 +50,17 @@ def test_default_responder_is_valid_for_schema_and_deterministic() -> None:
 
 
 @pytest.mark.core
+def test_a_rewrite_request_gets_its_report_back() -> None:
+    """DeepResearch Bench's clean step asks to rewrite the `<<<REPORT … REPORT>>>` material and rejects answers under
+    100 characters; a 'stub answer <hex>' failed every item, so `judge=llm` against the stub could not pass."""
+    report = "# Title\n\n" + "A sentence long enough to keep. " * 5
+    msgs = [{"role": "system", "content": "tidy"},
+            {"role": "user", "content": f"Rewrite the report below.\n\n<<<REPORT\n{report}\nREPORT>>>\n"}]
+    assert default_responder(msgs, None) == report.strip()
+    assert default_responder(MSGS, None).startswith("stub answer ")  # other plain-text requests as before
+
+
+@pytest.mark.core
 def test_value_for_schema_handles_refs_arrays_enums_and_bounds() -> None:
     schema = {
         "$defs": {
