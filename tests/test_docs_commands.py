@@ -86,6 +86,7 @@ SUBSTITUTIONS: tuple[tuple[str, str, str], ...] = (
     ("[--model openai/gpt-4.1]", "--model openai/gpt-4.1", "the optional filter, given"),
     ("cache import …", "cache import judge-cache.jsonl.gz", "the file `cache export` wrote"),
     ("-j N", "-j 2", "two workers"),
+    ("benchmarks.<b>.release.limit=N", "benchmarks.deer.release.limit=2", "DEER's demo, 2 of its 3 tasks"),
     ("/path/to/authors-mirror", "{shared}/authors/mirror", "the authors' mirror CI holds (../shared/authors/mirror)"),
     ("/path/mirrors", "{shared}/authors/mirror", "the same"),
 )
@@ -106,16 +107,36 @@ R, D = "README.md", "docs/"
 # ------------------------------------------------------------------------- commands .ci/run runs as written
 CI_RUNS: tuple[Step, ...] = (
     S(R, "python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e '.[test]'"),
-    S(R, "pip install -c constraints.txt -e plugins/deepresearch_bench"),
     S(R, "ruff check . && pytest -n auto"),
     S(R, "reportbench agents install storm"),
     S(R, "reportbench agents install all"),
-    S(D + "agents.md", "reportbench agents install storm"),  # twice in agents.md (§2 and §7)
+    S(D + "agents.md", "reportbench agents install storm"),  # three times in agents.md (§2, §7, §8's recipe)
+    S(D + "agents.md", "reportbench agents install storm"),
     S(D + "agents.md", "reportbench agents install storm"),
     S(D + "agents.md", "reportbench agents install all"),
 )
 """`.ci/run` runs these on every CI run (pip's `-q` and `nice … &` aside; `agents install all` builds storm too);
 running them again here would double CI's slowest steps (test_ci_runs_the_install_and_test_commands_as_written)."""
+
+# ----------------------------------------------------- commands another test runs as written, reading the doc
+_AGENT_RECIPE = "tests/test_agent_oss_dvc.py::test_the_documented_agent_path_with_the_default_home"
+COVERED_ELSEWHERE: dict[tuple[str, str], str] = {
+    (D + "agents.md", normalize(line)): _AGENT_RECIPE
+    for line in (
+        "reportbench stub-server --port 8765 --latency-ms 0 &", "reportbench stub-search --port 8766 &",
+        "cat > conf/deepscholar/systems/my_storm.yaml <<'EOF'", "my_storm:", "kind: storm",
+        "model: openai/stub-model", "api_base: http://127.0.0.1:8765/v1",
+        "search: {backend: tavily, api_base: http://127.0.0.1:8766/tavily, max_results: 3}",
+        "budget: {llm_calls: 200, search_calls: 50, wall_s: 900}", "options: {encoder: hashed}", "EOF",
+        "dvc exp run -S 'benchmarks=[deepscholar]' -S deepscholar/systems=my_storm",
+    )
+}
+COVERED_ELSEWHERE[(D + "prompt-packs.md", normalize(
+    'REPORTBENCH_AUTHORS_MIRROR=../shared/authors/mirror pytest -k "authors or pack or golden"'))] = (
+    ".ci/run: the README's test command runs every test, these included, with REPORTBENCH_AUTHORS_MIRROR set to "
+    "../shared/authors/mirror (test_ci_sets_the_authors_mirror)")
+"""(doc, command) → the test that runs it as written: docs/agents.md's offline agent recipe is read from the doc
+block and run line by line (with the default agents home) by that test, which needs the storm venv CI builds."""
 
 # ------------------------------------------------------------------ commands no offline stand-in can serve
 _AGENTS = ("the agents' model is a hosted openai/gpt-4.1 and DeepScholar's agents search arXiv; no documented "
@@ -210,11 +231,22 @@ SCENARIOS: tuple[Scenario, ...] = (
           r"^\.reportbench/view/benchmarks/deepscholar/demo/index\.html$"),
         S(D + "site.md", "reportbench view"),
         S(D + "agents.md", "reportbench agents ls", r"^storm\s"),
+        S(R, "reportbench board", r"^deepscholar · demo"),
+        S(R, "reportbench board -b deepscholar", r"^deepscholar · demo"),
+        S(D + "reading-scores.md", "reportbench board", r"^researcherbench · demo"),
+        S(D + "reading-scores.md", "reportbench board -b researcherbench", r"^researcherbench · demo"),
+        S(D + "presets.md", "reportbench reproduce --list -b researcherbench", r"^researcherbench/table2"),
+        S(D + "presets.md", "reportbench reproduce -b researcherbench table2",
+          r"reportbench estimate -b researcherbench"),
+        S(D + "presets.md", "reportbench export -b researcherbench --scores data/scores/researcherbench/demo --out "
+          "exported/researcherbench", r"evaluation_results\.txt"),
+        S(D + "scale.md", "reportbench estimate -S judge=llm -b researcherbench --json", r'"stages"'),
+        S(D + "scale.md", "reportbench estimate --benchmark deepscholar -S benchmarks.deepscholar.release.limit=2 "
+          "-S judge=llm", r"judge@deepscholar"),
         S(D + "judges.md", "reportbench check-judge judge=llm_paper", r"^error: judge\.model: judge 'llm_paper'", 2),
         S(D + "scale.md", "reportbench estimate -S judge=llm -S judge.model=openai/gpt-4.1"),
         S(D + "scale.md", "reportbench estimate -S judge=llm -S judge.model=openai/gpt-4.1"),
-        S(D + "scale.md", "reportbench estimate -S judge=llm --benchmark researcherbench --system footnote_writer "
-          "--json"),
+        S(D + "scale.md", "reportbench estimate -S judge=llm -b researcherbench --system footnote_writer --json"),
         S(D + "scale.md", "reportbench batch status", r"no batch state"),
         S(D + "scale.md", "reportbench batch retry", r"no batch state"),
         S(R, "reportbench stub-search &", r"^listening on http://127\.0\.0\.1:8766"),
@@ -229,9 +261,7 @@ SCENARIOS: tuple[Scenario, ...] = (
           r"^wrote pipelines/researchqa_survey/dvc\.yaml"),
     )),
     Scenario("dvc-views", "reproduced", (
-        S(R, "dvc metrics show metrics/deepscholar/demo/summary", r"careful_writer"),
         S(D + "dvc.md", "dvc metrics show metrics/deepscholar/demo/summary", r"careful_writer"),
-        S(R, "dvc metrics show", r"metrics/researcherbench/demo"),
         S(D + "dvc.md", "dvc metrics show", r"metrics/researcherbench/demo"),
         S(D + "dvc.md", "dvc metrics show --precision 3 --md", r"^\| Path"),
         S(D + "dvc.md", "cd metrics/researcherbench/demo && dvc metrics show brief.json --precision 3", r"brief\.json"),
@@ -255,6 +285,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(R, "dvc exp run --dry --allow-missing -S judge=llm", r"Running stage 'judge@deepscholar'"),
         S(D + "dvc.md", "dvc exp run --dry --allow-missing -S judge=llm -S judge.model=openai/gpt-4.1",
           r"Running stage 'judge@deepscholar'"),
+        S(D + "scale.md", "dvc exp run -S benchmarks.<b>.release.limit=N", r"Ran experiment"),
+        S(D + "scale.md", "dvc exp run -S benchmarks.deer.release.limit=2", r"Ran experiment"),
+        S(D + "scale.md", "reportbench compose benchmarks.researcherbench.release.limit=2", r"wrote params\.yaml"),
+        S(D + "scale.md", "dvc repro", r"demo-limit2"),
+        S(D + "scale.md", "reportbench compose --reset", r"wrote params\.yaml"),
         S(D + "scale.md", "dvc exp run --queue", r"Queued experiment"),
         S(D + "scale.md", "dvc queue start -j N"),
         S(D + "scale.md", "dvc repro --pull"),
@@ -352,8 +387,6 @@ SCENARIOS: tuple[Scenario, ...] = (
           "214741e474a5347ea7f869ab79d27e7c8734ede7"),
         S(D + "deepresearch-bench.md", "REPORTBENCH_AUTHORS_MIRROR=/path/mirrors pytest "
           "tests/test_deepresearch_bench_goldens.py"),
-        S(D + "prompt-packs.md", "REPORTBENCH_AUTHORS_MIRROR=../shared/authors/mirror pytest "
-          "tests/test_authors_packs.py -k golden"),
     ), needs_shared=True),
 )
 
@@ -366,6 +399,7 @@ def documented() -> list[DocCommand]:
 def all_entries() -> list[tuple[str, str]]:
     keys = [(s.doc, s.cmd) for s in CI_RUNS]
     keys += list(OFFLINE_IMPOSSIBLE)
+    keys += list(COVERED_ELSEWHERE)
     keys += [(s.doc, s.cmd) for sc in SCENARIOS for s in sc.steps]
     return keys
 
@@ -593,20 +627,21 @@ def test_key_and_network_commands_are_marked_and_run_against_stubs() -> None:
     OFFLINE_IMPOSSIBLE with its reason; prints the census the issue asks for."""
     commands = documented()
     marked = {c.key for c in commands if c.needs}
-    stubbed = {(s.doc, s.cmd) for sc in SCENARIOS if _uses_stub(sc) for s in sc.steps}
+    stubbed = {(s.doc, s.cmd) for sc in SCENARIOS if _uses_stub(sc) for s in sc.steps} | set(COVERED_ELSEWHERE)
     ci = {(s.doc, s.cmd) for s in CI_RUNS}
     unserved = [k for k in marked if k not in stubbed and k not in OFFLINE_IMPOSSIBLE and k not in ci]
     assert not unserved, f"marked needs: but run by no stub scenario, CI_RUNS or OFFLINE_IMPOSSIBLE: {unserved}"
     assert all(k in marked for k in OFFLINE_IMPOSSIBLE), "OFFLINE_IMPOSSIBLE commands must be marked needs: network"
-    ran = [c for c in commands if c.key not in ci and c.key not in OFFLINE_IMPOSSIBLE]
+    ran = [c for c in commands if c.key not in ci and c.key not in OFFLINE_IMPOSSIBLE and c.key not in COVERED_ELSEWHERE]
+    elsewhere = [c for c in commands if c.key in COVERED_ELSEWHERE]
     by_ci = [c for c in commands if c.key in ci]
     impossible = [c for c in commands if c.key in OFFLINE_IMPOSSIBLE]
     print("\n" + census(commands))
     print(f"documented commands: {len(commands)}; run by this test: {len(ran)} "
           f"(of which key/network-only, against the loopback stubs: {sum(1 for c in ran if c.needs)}); "
-          f"run by .ci/run as written: {len(by_ci)}; no offline stand-in (needs: network): {len(impossible)}; "
+          f"run as written by another test: {len(elsewhere)}; run by .ci/run as written: {len(by_ci)}; no offline stand-in (needs: network): {len(impossible)}; "
           f"known broken: {len(KNOWN_BROKEN)}")
-    assert len(ran) + len(by_ci) + len(impossible) == len(commands)
+    assert len(ran) + len(elsewhere) + len(by_ci) + len(impossible) == len(commands)
     assert all(c.needs for c in impossible)
 
 
@@ -624,6 +659,12 @@ def test_ci_runs_the_install_and_test_commands_as_written() -> None:
         cmd = step.cmd.replace("agents install storm", "agents install all")  # `all` builds storm
         found = any(cmd == ln or ln.startswith(cmd + " ") for ln in lines) or cmd == joined
         assert found, f"{step.doc}: `{cmd}` is not what .ci/run runs"
+
+
+def test_ci_sets_the_authors_mirror() -> None:
+    """The mirror line of .ci/run that COVERED_ELSEWHERE relies on for docs/prompt-packs.md's test command."""
+    ci = (REPO / ".ci" / "run").read_text()
+    assert 'export REPORTBENCH_AUTHORS_MIRROR="$(pwd)/../shared/authors/mirror"' in ci
 
 
 def test_substitutions_are_all_used() -> None:
