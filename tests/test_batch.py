@@ -6,6 +6,7 @@ failed lines become failure records that `reportbench batch retry` / a rerun tur
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -240,3 +241,27 @@ def test_max_cost_in_batch_mode_submits_only_what_fits(tmp_path: Path) -> None:
         BUDGET.reset()
         second = _run(cfg, tmp_path)  # the rest, and only the rest
         assert s.counts["batch_lines"] == len(first) and all(j.ok for j in second)
+
+
+def test_a_quick_batch_is_collected_without_waiting_a_poll_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default `poll_interval_s` (30 s) bounds the wait between checks, but the first check is at once and
+    the next after 1 s (doubling): a batch that ends in 0.3 s (the stub's default) costs one 1 s wait, not 30 s."""
+    from reportbench.judges import batch as batch_mod
+
+    waits: list[float] = []
+    real_sleep = batch_mod.poll_sleep
+
+    async def counted(seconds: float) -> None:
+        waits.append(seconds)
+        await real_sleep(seconds)
+
+    monkeypatch.setattr(batch_mod, "poll_sleep", counted)
+    with stub_server_thread() as s:
+        cfg = _cfg(s.base_url, tmp_path, mode="batch", model="anthropic/claude-stub")
+        cfg["runtime"]["batch"].pop("poll_interval_s")  # the default
+        run = _run(cfg, tmp_path, _items(4))
+    assert all(j.ok for j in run)
+    assert waits == [1.0]
+    assert list(itertools.islice(batch_mod.poll_waits(30.0), 7)) == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]

@@ -18,7 +18,7 @@ from reportbench_deepresearch_bench.tasks import (
 )
 
 from reportbench.config import ConfigError
-from reportbench.judges.base import ParseError
+from reportbench.judges.base import BelowBoundAnswer, ParseError
 
 pytestmark = pytest.mark.core
 
@@ -40,7 +40,7 @@ def test_dedup_and_validate_outputs_check_what_the_authors_check() -> None:
     verdicts = json.dumps([{"idx": 1, "result": "supported"}, {"idx": 2, "result": "unknown"}])
     with pytest.raises(ParseError, match="2 verdicts for 3 statements"):
         pack._validate_output(pack.parse_validate_authors(verdicts), inp)
-    with pytest.raises(ParseError, match="shorter than 100"):
+    with pytest.raises(BelowBoundAnswer, match=r"has 9 characters \(< 100"):  # undefined (too_short), not parse
         pack.parse_clean_authors("too short")
 
 

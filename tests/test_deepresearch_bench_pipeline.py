@@ -94,3 +94,31 @@ def test_code_switches_change_what_they_should(params: dict, tmp_path: Path) -> 
     val = pl.read_parquet(root / "judgments" / "strong" / "main" / "derived" / "validations.parquet")
     missing = val.filter(pl.col("url") == "https://example.org/missing-page")
     assert set(missing["status"]) == {"ok"} and set(missing["result"]) == {"unknown"}  # the failure text is judged
+
+
+def test_llm_judge_leaves_a_too_short_article_unscored_with_its_reason(
+    params: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-S judge=llm` against the stub (docs/judges.md, offline): the stub's clean answer is the report itself, and
+    2 of `weak`'s 3 reports are under the authors' 100-character bound. The authors drop such an article from
+    scoring ("Failed to clean article"); here its RACE is undefined with that reason, the judge stage completes
+    (no exit 3: it is not a failure against max_failure_rate) and the other task is cleaned and judged."""
+    from reportbench.stub_server import stub_server_thread
+
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    with stub_server_thread() as server:
+        p = composed_params(["judge=llm", f"judge.api_base={server.base_url}"], conf_dir=Path.cwd() / "conf")
+        p["judge"]["runtime"].update({"progress": False, "cache_path": None})
+        p["fetch"]["cache_path"] = str(tmp_path / "pages.sqlite")
+        p["benchmarks"] = {B: plugin_benchmark_params()}
+        root = run_benchmark(refresh_plan(p), B, tmp_path / "llm")
+    cleaned = pl.read_parquet(root / "judgments" / "weak" / "main" / "derived" / "cleaned.parquet")
+    short = cleaned.filter(pl.col("status") == "undefined")
+    assert sorted(short["task_id"]) == ["1", "4"]
+    assert all("too_short: cleaned article has" in r and "Failed to clean article" in r for r in short["reason"])
+    per = pl.read_parquet(root / "scores" / "weak.parquet").filter(pl.col("metric") == "race_overall")
+    by_task = {r["task_id"]: r for r in per.iter_rows(named=True)}
+    assert by_task["1"]["status"] == by_task["4"]["status"] == "undefined"
+    assert "too_short" in by_task["4"]["reason"]
+    assert cleaned.filter(pl.col("task_id") == "3")["status"].to_list() == ["cleaned"]  # 156 characters: judged
+    assert "too_short" not in (by_task["3"]["reason"] or "")

@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import httpx
 import polars as pl
 import pytest
 
@@ -413,3 +414,24 @@ def test_fully_cached_rerun_never_imports_litellm(tmp_path: Path) -> None:
     values, imported = res.stdout.strip().splitlines()
     assert values == ",".join(str(j.value) for j in first)
     assert imported == "False"
+
+
+def test_an_anthropic_judge_runs_against_the_stub_messages_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's `-S judge.model=anthropic/claude-sonnet-4-5` offline (docs/judges.md): litellm posts Anthropic's
+    Messages API under the documented api_base (…/v1 + /v1/messages); the stub answers in Anthropic's shape."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy")
+    task = stub_support_task(tmp_path)
+    with stub_server_thread() as s:
+        cfg = {**cfg_for(s.base_url), "model": "anthropic/claude-sonnet-4-5", "structured_output": "auto"}
+        run = run_judgments_sync(LLMJudge(task, cfg, prompts_dir=tmp_path), items(3), "t")
+        paths = {path for _, method, path in s.request_log if method == "POST"}
+        text = httpx.post(  # a text answer over max_tokens: cut, with Anthropic's stop_reason
+            f"{s.base_url}/messages",
+            json={"model": "m", "max_tokens": 1, "system": "s", "messages": [{"role": "user", "content": "hi"}]},
+        ).json()
+    assert [j.error for j in run] == [None] * 3 and all(j.ok for j in run)
+    assert all(j.prompt_tokens and j.completion_tokens for j in run)  # usage from input_tokens/output_tokens
+    assert all(StubSupportOutput.model_validate_json(j.raw_output or "") for j in run)
+    assert paths == {"/v1/v1/messages"}
+    assert text["type"] == "message" and text["content"][0]["type"] == "text"
+    assert text["stop_reason"] == "max_tokens" and set(text["usage"]) == {"input_tokens", "output_tokens"}

@@ -2,7 +2,8 @@
 
 Why it exists: judge code must be exercised end to end through the real litellm/openai HTTP stack
 (retries, timeouts, JSON mode, usage, cost) without a network or a key. The server answers
-`POST /v1/chat/completions` and `GET /v1/models` (plus `GET /stats` with per-fault counters).
+`POST /v1/chat/completions`, Anthropic's `POST /v1/messages` (same answers, Anthropic's response shape; no
+fault injection) and `GET /v1/models` (plus `GET /stats` with per-fault counters).
 
 Answers are deterministic: a responder maps (messages, response_format) to text. The default one
 returns JSON valid for the requested `json_schema`, with every value derived from the sha256 of the
@@ -229,6 +230,20 @@ def default_responder(messages: list[dict[str, Any]], response_format: dict[str,
     return f"stub answer {stream.hex(16)}"
 
 
+def anthropic_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A Messages API request's conversation as chat messages (`system` first, content blocks joined as text),
+    so both APIs get the same answer for the same conversation."""
+
+    def text(content: Any) -> str:
+        if isinstance(content, list):
+            return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+        return str(content or "")
+
+    system = text(body.get("system"))
+    out = [{"role": "system", "content": system}] if system else []
+    return out + [{"role": m.get("role"), "content": text(m.get("content"))} for m in body.get("messages") or []]
+
+
 # a plain-text request whose material is one report (`<<<REPORT … REPORT>>>`) asks for that report rewritten
 _REPORT_MATERIAL_RE = re.compile(r"<<<REPORT\n(.*?)\nREPORT>>>", re.S)
 
@@ -350,6 +365,10 @@ class StubServer:
         app.router.add_get("/log", self._log)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
+        # Anthropic's Messages API: litellm posts `<api_base>/v1/messages`, so the documented api_base
+        # http://127.0.0.1:8765/v1 arrives at /v1/v1/messages (and a bare http://127.0.0.1:8765 at /v1/messages)
+        app.router.add_post("/v1/messages", self._messages)
+        app.router.add_post("/v1/v1/messages", self._messages)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/stats", self._stats)
         return app
@@ -552,6 +571,53 @@ class StubServer:
             return resp
         self.counts["ok"] += 1
         return web.Response(body=raw, content_type="application/json")
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        """Anthropic's `POST /v1/messages`: the same answer as chat completions for the same conversation, in
+        Anthropic's shape (content blocks, `stop_reason`, usage `input_tokens`/`output_tokens`). A request with
+        a tool (how litellm asks Anthropic for JSON output) or an `output_format` JSON schema gets its answer as
+        that schema's JSON; a text answer over `max_tokens` is cut there (`stop_reason: max_tokens`)."""
+        self.counts["requests"] += 1
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            self.counts["bad_request"] += 1
+            return web.json_response(
+                {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}},
+                status=400,
+            )
+        messages = anthropic_messages(body)
+        tools = [t for t in body.get("tools") or [] if isinstance(t, dict) and t.get("input_schema")]
+        schema = tools[0]["input_schema"] if tools else (body.get("output_format") or {}).get("schema")
+        fmt = {"type": "json_schema", "json_schema": {"schema": schema}} if schema else None
+        if self.latency_s > 0:
+            await asyncio.sleep(self.latency_s)
+        answer = self.answer_for(messages, fmt)
+        self.chat_log.append((request_digest(messages, fmt), "ok"))
+        content: list[dict[str, Any]]
+        if tools:
+            content = [{"type": "tool_use", "id": "toolu_stub", "name": tools[0]["name"], "input": json.loads(answer)}]
+            stop = "tool_use"
+        else:
+            answer, finish, _ = cap_output(answer, {"max_tokens": body.get("max_tokens")}, 0)
+            content = [{"type": "text", "text": answer}]
+            stop = "max_tokens" if finish == "length" else "end_turn"
+        self.counts["ok"] += 1
+        return web.json_response(
+            {
+                "id": f"msg_stub_{request_digest(messages, fmt)[:24]}",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model", "stub-judge"),
+                "content": content,
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": sum(_rough_tokens(str(m.get("content", ""))) for m in messages),
+                    "output_tokens": _rough_tokens(answer),
+                },
+            }
+        )
 
     @staticmethod
     def _reset(request: web.Request) -> None:

@@ -19,6 +19,14 @@ class ParseError(ValueError):
     """The judge's answer does not match the task's answer format. Never guessed around."""
 
 
+class BelowBoundAnswer(ParseError):
+    """A well-formed answer that the protocol itself defines as giving no value (e.g. DeepResearch Bench's cleaned
+    article under the authors' 100-character bound, which they drop from scoring as "Failed to clean article").
+    Re-asked like a parse error (the authors retry too); if the last answer is still this, the item is recorded as
+    `too_short: <reason>` -- undefined with its reason (errors.failure_class), not a failure against
+    `max_failure_rate`."""
+
+
 class Judgment(BaseModel):
     """One judge decision (or one explicit failure). Every judged item ends as exactly one of these."""
 

@@ -35,7 +35,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -101,6 +101,23 @@ _SCHEMA = [
 CUT_MARK = "length"
 """`error_kind` of an answered (`ok`) line whose answer hit its output budget (judges/budgets.py): stored in the
 existing column, so the state file needs no new field."""
+
+
+FIRST_POLL_WAIT_S = 1.0
+
+
+def poll_waits(interval_s: float) -> Iterator[float]:
+    """The waits between status checks: the first check is at once, then 1 s, doubling up to `poll_interval_s`,
+    so a batch that ends in seconds (a small one, the stub) is collected in seconds, a long one every interval."""
+    wait = min(FIRST_POLL_WAIT_S, interval_s)
+    while True:
+        yield wait
+        wait = min(wait * 2, interval_s)
+
+
+async def poll_sleep(seconds: float) -> None:
+    """One wait between status checks (its own name so a test can count the waits)."""
+    await asyncio.sleep(seconds)
 
 
 @dataclass(frozen=True)
@@ -651,6 +668,7 @@ class BatchClient(WithoutLitellm):
         t0 = time.monotonic()
         max_wait = self.batch_cfg.max_wait_s
         last = None
+        waits = poll_waits(self.batch_cfg.poll_interval_s)
         while True:
             info = await api.retrieve(batch_id)
             state.update_batch(
@@ -676,7 +694,7 @@ class BatchClient(WithoutLitellm):
                         if not f.done():
                             f.set_exception(failure)
                 return
-            await asyncio.sleep(self.batch_cfg.poll_interval_s)
+            await poll_sleep(next(waits))
         results, status = await api.results(batch_id, info)
         seen = {r.custom_id for r in results}
         kind = "batch_expired" if status == "expired" else "batch_failed"

@@ -24,6 +24,7 @@ from reportbench.redaction import redact as _redact
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
+os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # never fetch Anthropic's beta-header map
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 
 import asyncio  # noqa: E402

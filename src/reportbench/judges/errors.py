@@ -127,6 +127,9 @@ def fatal_kind_of_error(error: str | None) -> FatalKind | None:
 FINAL_CALL_KINDS: frozenset[str] = frozenset({"bad_request", "context_length"})
 """Call failures that are a property of the request itself: asking again gets the same refusal."""
 
+UNDEFINED_HEADS: frozenset[str] = frozenset({"too_large", "too_short"})
+"""Error heads of records whose value the protocol leaves undefined (a bound), not failures."""
+
 FailureClass = Literal["ok", "unanswered", "parse", "final", "undefined"]
 
 
@@ -139,7 +142,8 @@ def failure_class(status: str, error: str | None) -> FailureClass:
       judge is not re-asked unless the user says so.
     - `final`: a refusal that is a property of the request (bad request, context too long) or an
       internal error of the task's code -- a result until the request or the code changes.
-    - `undefined`: the item is over a documented size bound (`too_large: ...`, reportbench.bounds): no retry
+    - `undefined`: the item is over a documented size bound (`too_large: ...`, reportbench.bounds) or its
+      answer is under a protocol's validity bound (`too_short: ...`, judges.base.BelowBoundAnswer): no retry
       changes it, so it is a recorded per-item outcome (its value undefined, with the reason) and never counts
       against `max_failure_rate` (one oversized report must not keep a stage incomplete on every rerun).
     """
@@ -147,7 +151,7 @@ def failure_class(status: str, error: str | None) -> FailureClass:
         return "ok"
     head, _, rest = (error or "").partition(":")
     head = head.strip()
-    if head == "too_large":
+    if head in UNDEFINED_HEADS:
         return "undefined"
     if head == "parse":
         return "parse"

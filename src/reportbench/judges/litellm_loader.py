@@ -11,6 +11,7 @@ from types import ModuleType
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
+os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")  # never fetch Anthropic's beta-header map
 
 _LITELLM: ModuleType | None = None
 

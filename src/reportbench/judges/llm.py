@@ -17,7 +17,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, Judgment, ParseError, dump_parsed
+from reportbench.judges.base import (
+    BelowBoundAnswer,
+    JudgeInput,
+    JudgeOutput,
+    JudgeTask,
+    Judgment,
+    ParseError,
+    dump_parsed,
+)
 from reportbench.judges.batch import BatchClient
 from reportbench.judges.budgets import is_cut, resolve_budget, truncation_error
 from reportbench.judges.cache import CachedResponse, CacheWriteError, ResponseCache, StoredParseFailure, cache_key
@@ -46,6 +54,12 @@ def make_client(cfg: ClientConfig | Mapping[str, Any]) -> LLMClient:
         return FastClient(c)
     return LLMClient(c)
 
+
+
+def parse_failure(exc: ParseError) -> str:
+    """The record's error for an answer that did not parse: `too_short: ...` when the protocol's own validity
+    bound refused it (undefined, errors.failure_class), else `parse: ...`."""
+    return f"too_short: {exc}" if isinstance(exc, BelowBoundAnswer) else f"parse: {exc}"
 
 class LLMJudge:
     """`Judge` over an LLM reached through litellm. One instance per (task, config); reuse it across items."""
@@ -261,7 +275,7 @@ class LLMJudge:
         response_format = self.client.response_format(self._out_model, self._structured)
         spent = _Spent()
         last_raw: str | None = None
-        last_error = "no attempt made"
+        last_error = "parse: no attempt made"
         answers: list[str] = []
         for _ in range(self.parse_retries + 1):
             if self.local_fatal is not None:  # the cache cannot store answers: pay for nothing more
@@ -307,7 +321,7 @@ class LLMJudge:
                     return self._record(
                         item_id, input_ids, status="failed", raw_output=comp.text, error=error, **spent.fields()
                     )
-                last_raw, last_error = comp.text, str(exc)
+                last_raw, last_error = comp.text, parse_failure(exc)
                 answers.append(comp.text)
                 continue
             if self.cache is not None:
@@ -322,7 +336,7 @@ class LLMJudge:
                     prompt_hash=self.prompt.sha256,
                 )
             return self._ok(item_id, input_ids, out, comp.text, **spent.fields())
-        error = f"parse: {last_error}"[:1000]
+        error = last_error[:1000]
         if self.cache is not None and answers:
             fields = spent.fields()
             self._store(
@@ -364,7 +378,7 @@ class LLMJudge:
                 out = self._parse(raw, inputs)
             except ParseError as exc:
                 if not stored.error.startswith("truncated:"):  # a cut answer keeps its own failure kind
-                    error = f"parse: {exc}"[:1000]
+                    error = parse_failure(exc)[:1000]
                 continue
             assert self.cache is not None
             self._store(

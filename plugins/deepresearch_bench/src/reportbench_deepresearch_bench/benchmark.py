@@ -14,6 +14,7 @@ import polars as pl
 
 from reportbench.benchmarks import BenchmarkSpec, JudgeContext, JudgeStep, ScoreContext, ScoreResult, SystemScore
 from reportbench.config import ConfigError
+from reportbench.judges.errors import failure_class
 from reportbench.judges.tasks import register_task
 from reportbench.metrics.aggregate import NO_EVIDENCE_NEEDED, metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
@@ -147,17 +148,22 @@ def cleaned_table(ctx: JudgeContext, judgments: list[Any]) -> pl.DataFrame:
                     "reason": None,
                 }
             )
-        else:
+        else:  # under the authors' bound (too_short) the task is unscored, as they leave it: not a failure
+            undefined = failure_class(j.status, j.error) == "undefined"
             rows.append(
                 {
                     "report_id": r.report_id,
                     "task_id": r.task_id,
-                    "status": "failed",
+                    "status": "undefined" if undefined else "failed",
                     "article": None,
-                    "reason": f"cleaning failed: {j.error}",
+                    "reason": f"{NOT_CLEANED if undefined else 'cleaning failed'}: {j.error}",
                 }
             )
     return pl.DataFrame(rows, schema=CLEAN_SCHEMA, orient="row")
+
+
+NOT_CLEANED = "not cleaned (the authors: Failed to clean article)"
+"""The head of an undefined clean record's reason: the authors' words for an article under their bound."""
 
 
 # -------------------------------------------------------------------------------------------- race
@@ -395,6 +401,8 @@ def _race_task(
     """(metric -> value or None, failure reason) of one report."""
     cj = [j for j in steps.get("clean", []) if j.input_ids.get("report_id") == rep.report_id]
     if cj and not cj[0].ok:
+        if failure_class(cj[0].status, cj[0].error) == "undefined":  # unscored by the authors' protocol
+            return {}, f"{NOT_CLEANED}: {cj[0].error}"
         return {}, f"cleaning failed: {cj[0].error}"
     rj = [j for j in steps.get("race", []) if j.input_ids.get("report_id") == rep.report_id]
     if not rj:
@@ -462,7 +470,9 @@ def score(ctx: ScoreContext) -> ScoreResult:
                 continue
             values, why = _race_task(rep, steps, ctx.release, sc)
             for m in RACE_METRICS:
-                if why:
+                if why and why.startswith(NOT_CLEANED):
+                    rows.append(metric_row(system, tid, m, math.nan, "undefined", why, group=g))
+                elif why:
                     rows.append(metric_row(system, tid, m, math.nan, "failed", why, group=g, n_failed=1))
                 elif values[m] is None:
                     rows.append(

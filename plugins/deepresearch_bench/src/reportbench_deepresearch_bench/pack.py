@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from reportbench.judges.base import ParseError
+from reportbench.judges.base import BelowBoundAnswer, ParseError
 from reportbench.prompt_packs import AuthorsStep, register_step
 from reportbench.prompt_packs.extract import module_constant
 from reportbench.prompt_packs.sources import SourceRef, read_ref
@@ -111,7 +111,10 @@ def _loads(text: str) -> Any:
 
 def parse_clean_authors(raw: str) -> dict[str, Any]:
     if not raw or len(raw.strip()) < MIN_CLEAN_CHARS:
-        raise ParseError(f"cleaned article shorter than {MIN_CLEAN_CHARS} characters")
+        raise BelowBoundAnswer(  # the authors re-ask, then leave the task unscored: undefined, not a failure
+            f"cleaned article has {len((raw or '').strip())} characters (< {MIN_CLEAN_CHARS}, the authors' validity "
+            "bound: they leave the task unscored)"
+        )
     return {"article": raw}
 
 

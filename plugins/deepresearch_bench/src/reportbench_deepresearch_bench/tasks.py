@@ -12,7 +12,14 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from reportbench.judges.base import JudgeInput, JudgeOutput, JudgeTask, OfflineVerdict, ParseError
+from reportbench.judges.base import (
+    BelowBoundAnswer,
+    JudgeInput,
+    JudgeOutput,
+    JudgeTask,
+    OfflineVerdict,
+    ParseError,
+)
 from reportbench.judges.tasks._parsing import parse_json_output, validate_output
 from reportbench_deepresearch_bench.authors_json import extract_json
 from reportbench_deepresearch_bench.race import DIMENSIONS
@@ -72,11 +79,14 @@ class CleanOutput(JudgeOutput):
 
 
 def parse_clean(raw: str, inputs: Any = None) -> CleanOutput:
-    """The whole answer is the cleaned article (as the authors use it); shorter than 100 characters fails."""
+    """The whole answer is the cleaned article (as the authors use it). Under the authors' 100-character bound
+    (ArticleCleaner.min_valid_length) they re-ask, then record "Failed to clean article" and leave the task out
+    of the scores: here a BelowBoundAnswer, re-asked, then the task's RACE is undefined with this reason."""
     text = (raw or "").strip()
     if len(text) < MIN_CLEAN_CHARS:
-        raise ParseError(
-            f"cleaned article has {len(text)} characters (< {MIN_CLEAN_CHARS}: the authors' validity bound)"
+        raise BelowBoundAnswer(
+            f"cleaned article has {len(text)} characters (< {MIN_CLEAN_CHARS}, the authors' validity bound: "
+            "they leave the task unscored)"
         )
     return CleanOutput(article=text)
 
