@@ -131,6 +131,10 @@ COVERED_ELSEWHERE: dict[tuple[str, str], str] = {
         "dvc exp run -S 'benchmarks=[deepscholar]' -S deepscholar/systems=my_storm",
     )
 }
+COVERED_ELSEWHERE[(D + "scale.md", "dvc repro --pull")] = (
+    "tests/test_scale_dvc.py::test_shared_remote_and_cache_file_mean_no_judge_call_is_paid_twice: the table row's "
+    "`dvc repro --pull` needs the shared DVC remote the row names; that test makes one (a directory remote) and runs "
+    "it from a second clone")
 COVERED_ELSEWHERE[(D + "prompt-packs.md", normalize(
     'REPORTBENCH_AUTHORS_MIRROR=../shared/authors/mirror pytest -k "authors or pack or golden"'))] = (
     ".ci/run: the README's test command runs every test, these included, with REPORTBENCH_AUTHORS_MIRROR set to "
@@ -191,6 +195,13 @@ _STUB_FORMATS = ("NOT a product bug of issue 32: `reportbench stub-server` answe
               "authors' rule: too_short, undefined.)")
 _NO_MESSAGES_API = _STUB_FORMATS + " (the stub now serves Anthropic's Messages API: the call itself succeeds)"
 KNOWN_BROKEN: dict[tuple[str, str], str] = {
+    (D + "deepscholar.md", normalize("dvc exp run -S deepscholar/release=path -S "
+     "benchmarks.deepscholar.release.name=deepscholar-2025-06 -S "
+     "benchmarks.deepscholar.release.source=data/labelled/deepscholar/deepscholar-2025-06 -S "
+     "deepscholar/systems=deepscholar_baselines")):
+        "a product bug found by this test, not fixed this stop: evaluating the labelled release from the label "
+        "pipeline's repository fails: DVC 'Same item(s) are defined as both a dependency and an output in stages: "
+        "pipelines/label/dvc.yaml:label_importance, release@deepscholar'",
     (R, "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1"): _STUB_FORMATS,
     (R, "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5"): _NO_MESSAGES_API,
     (R, "dvc exp run -S judge=llm_paper"): _STUB_FORMATS,
@@ -238,10 +249,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "reading-scores.md", "reportbench board -b researcherbench", r"^researcherbench · demo"),
         S(D + "presets.md", "reportbench reproduce --list -b researcherbench", r"^researcherbench/table2"),
         S(D + "presets.md", "reportbench reproduce -b researcherbench table2",
-          r"reportbench estimate -b researcherbench"),
+          r"reportbench estimate -b researcherbench", 2),  # exit 2: the authors' data is not beside this copy
         S(D + "presets.md", "reportbench export -b researcherbench --scores data/scores/researcherbench/demo --out "
           "exported/researcherbench", r"evaluation_results\.txt"),
-        S(D + "scale.md", "reportbench estimate -S judge=llm -b researcherbench --json", r'"stages"'),
+        S(D + "scale.md", "reportbench estimate -S judge=llm -b researcherbench --json",
+          r'"stage": "judge@researcherbench'),
         S(D + "scale.md", "reportbench estimate --benchmark deepscholar -S benchmarks.deepscholar.release.limit=2 "
           "-S judge=llm", r"judge@deepscholar"),
         S(D + "judges.md", "reportbench check-judge judge=llm_paper", r"^error: judge\.model: judge 'llm_paper'", 2),
@@ -293,7 +305,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "scale.md", "reportbench compose --reset", r"wrote params\.yaml"),
         S(D + "scale.md", "dvc exp run --queue", r"Queued experiment"),
         S(D + "scale.md", "dvc queue start -j N"),
-        S(D + "scale.md", "dvc repro --pull"),
     )),
     Scenario("systems-walkthrough", "reproduced", (
         S(D + "systems.md", "reportbench compose 'benchmarks=[deepscholar]'", r"wrote params\.yaml"),
