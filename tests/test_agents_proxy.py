@@ -25,6 +25,19 @@ def _proxy(cfg: AgentSystemConfig, stub_search, tmp_path: Path):
     return serve_in_thread(AgentProxy(cfg, service))
 
 
+def _hosted(model: str, base_url: str, stub_search, monkeypatch: pytest.MonkeyPatch) -> AgentSystemConfig:
+    """A hosted-model agent config whose calls go through litellm to the stub: OPENAI_API_BASE is litellm's own
+    setting (no api_base in our config), the key comes from the variable the config names."""
+    monkeypatch.setenv("OPENAI_API_BASE", base_url)
+    monkeypatch.setenv("STUB_PROVIDER_KEY", "stub-key-0000")
+    return AgentSystemConfig(
+        kind="search_llm",
+        model=model,
+        api_key_env="STUB_PROVIDER_KEY",
+        search={"backend": "tavily", "api_base": stub_search.tavily_url},
+    )
+
+
 def test_tokens_refusals_streams_and_exa(tmp_path: Path, stub_search) -> None:
     with stub_server_thread() as llm:
         cfg = AgentSystemConfig(
@@ -71,14 +84,7 @@ def test_a_hosted_model_is_forwarded_through_litellm(
     tmp_path: Path, stub_search, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with stub_server_thread() as llm:
-        monkeypatch.setenv("OPENAI_API_BASE", llm.base_url)  # litellm's own setting: no api_base in our config
-        monkeypatch.setenv("STUB_PROVIDER_KEY", "stub-key-0000")
-        cfg = AgentSystemConfig(
-            kind="search_llm",
-            model="openai/gpt-4o-mini",
-            api_key_env="STUB_PROVIDER_KEY",
-            search={"backend": "tavily", "api_base": stub_search.tavily_url},
-        )
+        cfg = _hosted("openai/gpt-4o-mini", llm.base_url, stub_search, monkeypatch)
         with _proxy(cfg, stub_search, tmp_path) as proxy:
             token = proxy.register("t1", Budget())
             got = requests.post(
@@ -135,14 +141,7 @@ def test_concurrent_calls_with_n_cannot_spend_past_the_budget(
     is refused (402, recorded) once nothing is left."""
     rules = [("write at length", "word " * 3000)]  # every answer runs to the cap the proxy sets
     with stub_server_thread(rules=rules) as llm:
-        monkeypatch.setenv("OPENAI_API_BASE", llm.base_url)
-        monkeypatch.setenv("STUB_PROVIDER_KEY", "stub-key-0000")
-        cfg = AgentSystemConfig(
-            kind="search_llm",
-            model="openai/gpt-4o",
-            api_key_env="STUB_PROVIDER_KEY",
-            search={"backend": "tavily", "api_base": stub_search.tavily_url},
-        )
+        cfg = _hosted("openai/gpt-4o", llm.base_url, stub_search, monkeypatch)
         with _proxy(cfg, stub_search, tmp_path) as proxy:
             token = proxy.register("t1", Budget(tokens=2000, usd=0.01))
             ledger = proxy.ledgers[token]
