@@ -32,7 +32,7 @@ def test_list_covers_every_benchmark_with_needs_and_offline_flag(repo_root: Path
         b = key.split("/")[0]
         assert t.preset in have[b], key
         assert t.needs and (t.run is not None or t.commands), key
-        assert t.offline == (t.run is not None), key
+        assert t.offline == (t.run is not None and not t.unreleased), key
     text = "\n".join(format_list())
     assert "deer/csai-1" in text and "researchqa/table3-elo" in text and "needs:" in text
 
@@ -132,3 +132,37 @@ def test_the_printed_commands_name_existing_config_choices(repo_root: Path) -> N
         for cmd in t.commands:
             for group, option in re.findall(r"-S ([a-z_]+/[a-z_]+)=([A-Za-z0-9_]+)", cmd):
                 assert (repo_root / "conf" / group / f"{option}.yaml").is_file(), (t.key, group, option)
+
+
+def test_list_marks_tables_whose_input_was_never_released() -> None:
+    """Issue 34: researchqa/table3-elo's battles were never released, so it is not offline-runnable."""
+    lines = format_list()
+    row = next(ln for ln in lines if ln.startswith("researchqa/table3-elo "))
+    assert row.split()[1] == "unreleased", row
+    for key in ("researcherbench/table3", "researchqa/table4-length"):
+        assert next(ln for ln in lines if ln.startswith(key + " ")).split()[1] == "unreleased", key
+    assert next(ln for ln in lines if ln.startswith("deer/csai-1 ")).split()[1] == "yes"
+    assert any("never released by the authors: the tournament's battles" in ln for ln in lines)
+
+
+def test_elo_runs_after_composing_a_subset_without_researchqa(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              repo_root: Path) -> None:
+    """`reportbench compose 'benchmarks=[deer]'` remembers a subset; reproducing researchqa/table3-elo then
+    composes its own published preset (it used to die: researchqa is not selected / no such key)."""
+    import shutil
+
+    from reportbench.cli import main
+
+    work = tmp_path / "checkout"
+    work.mkdir()
+    shutil.copytree(repo_root / "conf", work / "conf")
+    monkeypatch.chdir(work)
+    assert main(["compose", "benchmarks=[deer]"]) == 0
+    assert (work / "overrides.yaml").is_file()
+    battles = _battles_csv(tmp_path / "leaderboard_winner_df.csv")
+    code, lines = run_table("researchqa/table3-elo", _args(battles=str(battles), expected=str(EXPECTED), rounds=ROUNDS))
+    assert code == 0, "\n".join(lines)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("implementation_A,implementation_B,leaderboard_status\n")
+    code, lines = run_table("researchqa/table3-elo", _args(battles=str(empty)))
+    assert code == 2 and any("no battles" in ln for ln in lines), lines

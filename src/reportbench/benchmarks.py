@@ -179,6 +179,9 @@ class ReproducibleTable:
     offline: bool
     run: Callable[[Any], list[ReproducibleCell]] | None = None
     commands: list[str] = field(default_factory=list)
+    # what the authors never released that the table needs ("" = its input is public): `reproduce --list`
+    # shows such a table as `unreleased`, never as offline-runnable, whatever a user may hold privately
+    unreleased: str = ""
 
 
 class CannotRun(Exception):

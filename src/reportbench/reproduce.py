@@ -13,8 +13,9 @@ What runs offline today (and in CI when ../shared is present):
   their `final/` dimensions and MEAN 6.16. (Their fact file has per-claim types and results but no claim ->
   URL mapping, so the fact side is their code's recorded raw metrics, `judging.recorded_fact`, not claim
   records.) `run_deer_csai1` is the same from the scoring functions alone.
-- `researchqa/table3-elo`: Bradley-Terry ratings from battles in the notebook's `leaderboard_winner_df.csv`
-  format (`--battles PATH`; the authors did not release it) under the `published` preset's rating switches;
+- `researchqa/table3-elo` (listed `unreleased`: the authors never published its battles): Bradley-Terry
+  ratings from battles in the notebook's `leaderboard_winner_df.csv` format (`--battles PATH`) under the
+  `published` preset's rating switches (composed on their own: a `compose`d subset does not matter);
   expected: the notebook's saved output (2 decimals, so the tolerance is 0.005).
 - `deepscholar/table6-exemplar`: the human exemplar's report statistics on the public release.
 The others need a judge with a key; `reportbench reproduce <table>` then prints the commands (price first with
@@ -77,7 +78,10 @@ def preset_params(benchmark: str, preset: str) -> dict[str, Any]:
     conf = CONF["dir"]
     if not (conf / "config.yaml").is_file():
         raise CannotRun(f"no Hydra config at {conf.resolve()}: run from the repository root or pass --conf")
-    return dict(composed_params([f"{benchmark}/preset={preset}"], conf_dir=conf)["benchmarks"][benchmark])
+    # The published preset alone, on this benchmark alone: what `compose` remembered for this checkout (another
+    # benchmark subset, a judge) is the user's run, not the paper's table, and must not decide whether it runs.
+    overrides = [f"benchmarks=[{benchmark}]", f"{benchmark}/preset={preset}"]
+    return dict(composed_params(overrides, conf_dir=conf, remembered=False)["benchmarks"][benchmark])
 
 
 # ------------------------------------------------------------------------------------------------ DEER
@@ -228,6 +232,9 @@ def run_researchqa_elo(args: argparse.Namespace) -> list[Cell]:
         battles = battles_from_judgments(Path(args.judgments), params)
     elif args.battles:
         battles = read_battles_csv(Path(args.battles))
+        if not battles:
+            raise ValueError(f"{args.battles}: no battles (want rows of implementation_A, implementation_B, "
+                             "leaderboard_status)")
     else:
         raise CannotRun(
             "needs the tournament's battles (the notebook's leaderboard_winner_df.csv; not released by the authors): "
@@ -321,23 +328,25 @@ TABLES: dict[str, Table] = {
                                        "-S researcherbench/systems=shared -S fetch.backend=reader -S fetch.mode=use")),
         Table("researcherbench/table3", "ResearcherBench Table 3: rubric-judge meta-evaluation vs human experts",
               "published", "the authors' human labels (not public; protocols/researcherbench/metaeval.py reads "
-              "their format)", False, commands=["(needs the human labels: not released)"]),
+              "their format)", False, commands=["(needs the human labels: not released)"],
+              unreleased="the human expert labels"),
         Table("deer/csai-1", "DEER: the authors' released scores for csai/1 (gpt5.2_fast), MEAN 6.16",
               "published", "../shared/data/deer/csai/gpt5.2_fast (the authors' judgments)", True,
               run_deer_csai1_pipeline),
         Table("deer/table2", "DEER Table 2: 7 dimensions + MEAN per system over 13 domains",
               "published", "the DEER task folder (given out on request), an OpenAI key (gpt-5.2, gpt-5-mini), Jina; "
               "the paper's 130-item rubric is not public (the released code's 101 items are used)",
-              False, commands=_llm_run("deer", " -S deer/release=folder -S fetch.backend=reader")),
+              False, commands=_llm_run("deer", " -S deer/release=folder -S fetch.backend=reader"),
+              unreleased="the DEER task folder (given out on request) and the paper's 130-item rubric"),
         Table("researchqa/table3-elo", "ResearchQA Table 3: Elo (bootstrap mean ± std) of 18 systems",
-              "published", "the tournament's battles (--battles; leaderboard_winner_df.csv format)", True,
-              run_researchqa_elo),
+              "published", "the tournament's battles (--battles; leaderboard_winner_df.csv format)", False,
+              run_researchqa_elo, unreleased="the tournament's battles (the notebook's leaderboard_winner_df.csv)"),
         Table("researchqa/table3-coverage", "ResearchQA Table 3: rubric coverage per system and field",
               "published", "the ResearchQA test split and systems' answers, an OpenAI key (gpt-4.1-mini)", False,
               commands=_llm_run("researchqa", " -S researchqa/release=researchqa")),
         Table("researchqa/table4-length", "ResearchQA Table 4: length ablation (225 queries, L = 250 vs none)",
               "published", "the ablation's answers (not released), an OpenAI key (gpt-4.1-mini)", False,
-              commands=["(needs the ablation's answers: not released)"]),
+              commands=["(needs the ablation's answers: not released)"], unreleased="the ablation's answers"),
         Table("researchqa/table5-rubric-types", "ResearchQA Table 5: rubric-type breakdown (sonar-deep-research)",
               "published", "the test split and sonar-deep-research's answers, an OpenAI key (gpt-4.1-mini)", False,
               commands=_llm_run("researchqa", " -S researchqa/release=researchqa")),
@@ -367,19 +376,42 @@ def all_tables() -> dict[str, Table]:
             key = t.key if t.key.startswith(f"{name}/") else f"{name}/{t.key}"
             if key in out:
                 raise ValueError(f"benchmark {name!r} declares reproducible table {key!r} twice")
-            out[key] = Table(key, t.title, t.preset, t.needs, t.offline, t.run, list(t.commands))
+            out[key] = Table(key, t.title, t.preset, t.needs, t.offline, t.run, list(t.commands), t.unreleased)
     return out
 
 
 # ------------------------------------------------------------------------------------------------ CLI
+def offline_mark(t: Table) -> str:
+    """`yes` (runs here on public data), `no` (needs a key or the network), `unreleased` (needs input the
+    authors never released: not offline-runnable whatever the `offline` flag of its declaration says)."""
+    if t.unreleased:
+        return "unreleased"
+    return "yes" if t.offline else "no"
+
+
 def format_list(benchmark: str | None = None) -> list[str]:
-    lines = [f"{'table':<30} {'offline':<8} {'preset':<10} title / needs"]
+    lines = [f"{'table':<34} {'offline':<10} {'preset':<10} title / needs"]
     for t in all_tables().values():
         if benchmark and t.key.split("/")[0] != benchmark:
             continue
-        lines.append(f"{t.key:<30} {'yes' if t.offline else 'no':<8} {t.preset:<10} {t.title}")
-        lines.append(f"{'':<50} needs: {t.needs}")
+        lines.append(f"{t.key:<34} {offline_mark(t):<10} {t.preset:<10} {t.title}")
+        lines.append(f"{'':<56} needs: {t.needs}")
+        if t.unreleased:
+            lines.append(f"{'':<56} never released by the authors: {t.unreleased}")
     return lines
+
+
+def find_table(key: str) -> tuple[Table | None, str | None]:
+    """(table, parameter) for a key: an exact entry, else a templated one (`fact-<model>` matches
+    `fact-claude-3-7-sonnet-latest`, parameter `claude-3-7-sonnet-latest`)."""
+    tables = all_tables()
+    if key in tables:
+        return tables[key], None
+    for k, t in tables.items():
+        head, sep, tail = k.partition("<")
+        if sep and tail.endswith(">") and key.startswith(head) and len(key) > len(head):
+            return t, key[len(head):]
+    return None, None
 
 
 def format_cells(cells: list[Cell]) -> list[str]:
@@ -403,12 +435,13 @@ def _one_benchmark(command: str, benchmark: str) -> str:
 
 def run_table(key: str, args: argparse.Namespace) -> tuple[int, list[str]]:
     """(exit code, lines) for one table."""
-    table = all_tables().get(key)
+    table, param = find_table(key)
+    args.table_param = param
     if table is None:
         return 2, [f"error: unknown table {key!r}; `reportbench reproduce --list` shows them"]
     preset = (f"-S {key.split('/')[0]}/preset={table.preset}" if table.preset not in ("", "none")
               else "none (the switches are in the commands)")
-    head = [f"{table.key}: {table.title}", f"preset: {preset}"]
+    head = [f"{key}: {table.title}", f"preset: {preset}"]
     if table.run is None:
         how = [f"  {_one_benchmark(c, key.split('/')[0])}" for c in table.commands]
         return 2, head + [f"not run here: needs {table.needs}. Price it, then run it:", *how]

@@ -41,6 +41,7 @@ JUDGE_IDENTITY_KEYS = (
     "task_models",
     "offline",
     "prompts",
+    "request",  # ours | authors: the authors' request kwargs exactly (judges/llm.py _with_step_request)
 )
 # what the offline backend reads from the judge group (the rest is ignored by it)
 OFFLINE_READS = ("backend", "offline", "prompts")

@@ -121,8 +121,13 @@ def resolved_table(cfg: Mapping[str, Any] | None = None) -> dict[str, int]:
     return {t: resolve_budget(t, cfg)[0] for t in sorted(tasks)}
 
 
-def truncation_error(task: str, budget: int, source: str, finish_reason: str | None) -> str:
+def truncation_error(task: str, budget: int | None, source: str, finish_reason: str | None) -> str:
     """The failure reason of a cut answer, with the one-line fix (the step and the key to raise)."""
+    if budget is None:  # no cap sent (the authors' exact request): the provider's own output limit cut it
+        return (
+            f"truncated: step {task} answer cut by the provider's output limit (finish_reason={finish_reason}; "
+            f"no cap was sent: {source.split(':')[0]}); the answer cannot be longer with this model"
+        )
     return (
         f"truncated: step {task} answer cut at {budget} completion tokens (finish_reason={finish_reason}; "
         f"budget from {source.split(':')[0]}); fix: raise judge.output_budgets.{task} (e.g. "

@@ -58,6 +58,7 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
 # `prompts` is the documented prompt-pack choice (judge.prompts: ours | authors), read by the prompt layer
 _NON_CLIENT_KEYS = {"backend", "prompts_dir", "description", "task", "params", "offline", "task_models", "prompts"}
 _NON_CLIENT_KEYS |= {"output_budgets"}  # resolved per step by the judge (judges/budgets.py)
+_NON_CLIENT_KEYS |= {"request"}  # ours | authors: the request kwargs, resolved per step by the judge (llm.py)
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 _STUB_PLACEHOLDER_KEY = "reportbench-loopback-placeholder"  # only ever sent to a loopback api_base
 

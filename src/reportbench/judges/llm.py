@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,9 @@ class LLMJudge:
         self.budget, self.budget_source = resolve_budget(task.name, raw)
         if raw:
             raw = _with_step_request(raw, task.name, self.budget, step_prompt)
-            self.budget, self.budget_source = int(raw["max_tokens"]), raw.pop("_budget_source", self.budget_source)
+            cap = raw["max_tokens"]  # None: exact authors' request without a cap (request: authors)
+            self.budget = None if cap is None else int(cap)
+            self.budget_source = raw.pop("_budget_source", self.budget_source)
         # `prompts` (ours | authors) is judge-level, not a client setting.
         self.cfg = ClientConfig.from_mapping({k: v for k, v in raw.items() if k != "prompts"} if raw else cfg)
         if not raw and self.cfg.max_tokens is not None:
@@ -404,6 +407,34 @@ class LLMJudge:
 # The authors' request kwargs that change an answer and that we send as they do (others are only recorded:
 # the model comes from the judge config or a preset, the response format from the step's response model).
 _APPLIED_KWARGS = ("reasoning_effort", "top_p")
+_THINKING_BUDGET = re.compile(r"thinking_budget\s*=\s*(\d+)")
+REQUEST_MODES = ("ours", "authors")
+
+
+def authors_request_params(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer-changing request keys of the authors' call, in litellm's spelling: `reasoning_effort`,
+    `top_p` as they are; google-genai's `ThinkingConfig(thinking_budget=N)` as litellm's `thinking` parameter
+    (`{"type": "enabled", "budget_tokens": N}`, which litellm sends as `generationConfig.thinkingConfig.
+    thinkingBudget` for Gemini 2.5; litellm adds `includeThoughts: true`, which only returns thought summaries)."""
+    params = {k: kwargs[k] for k in _APPLIED_KWARGS if isinstance(kwargs.get(k), str | int | float)}
+    m = _THINKING_BUDGET.search(str(kwargs.get("config") or ""))
+    if m:
+        params["thinking"] = {"type": "enabled", "budget_tokens": int(m.group(1))}
+    return params
+
+
+def _step_kwargs(step_prompt: Any, model: str) -> dict[str, Any]:
+    """The authors' request kwargs of a step; a step whose provider path is chosen per ensemble member holds
+    them `per_provider`, and the judge takes those of its own provider (`gemini` for a Gemini model)."""
+    try:
+        kwargs = dict(step_prompt.step.request_kwargs)
+    except Exception:  # noqa: BLE001 - kwargs read from sources that are present (authors_prompt read them)
+        return {}
+    per_provider = kwargs.pop("per_provider", None)
+    if isinstance(per_provider, Mapping):
+        path = "gemini" if model.split("/")[0] in ("gemini", "vertex_ai") else "openai"
+        kwargs.update(per_provider.get(path) or {})
+    return kwargs
 
 
 def _with_step_request(
@@ -411,22 +442,38 @@ def _with_step_request(
 ) -> dict[str, Any]:
     """The judge config for one step: `max_tokens` = the step's budget, plus (authors' prompts) the authors'
     `max_completion_tokens` as the budget unless the user set one for the step, and their `reasoning_effort`
-    / `top_p` as request params. `judge.request_params` set by the user win over the authors'."""
-    out = {k: v for k, v in raw.items() if k != "output_budgets"}
+    / `top_p` / Gemini thinking budget as request params. `judge.request_params` set by the user win.
+
+    `request: authors` (the `published` presets) sends the authors' request exactly: their temperature, seed and
+    output cap where they set one and none of ours where they do not; a cap the user sets for cost
+    (`judge.max_tokens` or `judge.output_budgets.<task>`) is sent as a visible override (the budget source)."""
+    mode = str(raw.get("request") or "ours")
+    if mode not in REQUEST_MODES:
+        raise ValueError(f"judge.request must be one of {'|'.join(REQUEST_MODES)}, got {mode!r}")
+    out = {k: v for k, v in raw.items() if k not in ("output_budgets", "request")}
     out["max_tokens"] = budget
     if step_prompt is None:
         return out
-    try:
-        kwargs = dict(step_prompt.step.request_kwargs)
-    except Exception:  # noqa: BLE001 - kwargs read from sources that are present (authors_prompt read them)
-        kwargs = {}
-    user_set = (raw.get("output_budgets") or {}).get(task) is not None or raw.get("max_tokens") is not None
-    authors_cap = kwargs.get("max_completion_tokens")
-    if isinstance(authors_cap, int) and not user_set:
+    kwargs = _step_kwargs(step_prompt, str(raw.get("model") or ""))
+    user_cap = (raw.get("output_budgets") or {}).get(task)
+    if user_cap is None:
+        user_cap = raw.get("max_tokens")
+    authors_cap = kwargs.get("max_completion_tokens", kwargs.get("max_tokens"))
+    if isinstance(authors_cap, int) and user_cap is None:
         out["max_tokens"] = authors_cap
         out["_budget_source"] = f"authors' max_completion_tokens ({step_prompt.prompt_id})"
-    params = {k: kwargs[k] for k in _APPLIED_KWARGS if isinstance(kwargs.get(k), str | int | float)}
-    out["request_params"] = {**params, **(raw.get("request_params") or {})}
+    if mode == "authors":
+        temperature = kwargs.get("temperature")
+        out["temperature"] = float(temperature) if isinstance(temperature, int | float) else None
+        out["seed"] = kwargs.get("seed") if isinstance(kwargs.get("seed"), int) else None
+        if user_cap is not None:
+            out["max_tokens"] = int(user_cap)
+            out["_budget_source"] = f"override: the user's cap for {task} (the authors send none)" if not isinstance(
+                authors_cap, int) else f"override: the user's cap for {task} (the authors send {authors_cap})"
+        elif not isinstance(authors_cap, int):
+            out["max_tokens"] = None
+            out["_budget_source"] = f"none: the authors send no output cap ({step_prompt.prompt_id})"
+    out["request_params"] = {**authors_request_params(kwargs), **(raw.get("request_params") or {})}
     return out
 
 

@@ -374,7 +374,8 @@ def _register() -> None:
                 render=per_member,
                 render_swapped=None,
                 parse=either_parse,
-                request_kwargs={},
+                # the judge sends the kwargs of its own provider's client (judges/llm.py `_step_kwargs`)
+                request_kwargs={"per_provider": {"openai": _OPENAI_KW, "gemini": _GEMINI_KW}},
                 judge_task=task,
                 from_task=lambda i, f=from_task: {**f(i), "_path": i.authors_path},
                 to_output=to_output,

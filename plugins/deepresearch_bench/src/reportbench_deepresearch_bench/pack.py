@@ -168,6 +168,13 @@ def _dump(x: Any) -> dict[str, Any]:
     return dict(x.model_dump())
 
 
+# What their utils/api.py sends with every prompt (AIClient.generate): the model (RACE and cleaning: `Model`;
+# FACT's extraction, de-duplication and validation: `call_model` with `FACT_Model`) and a 16,000-token thinking
+# budget; no temperature, no output cap.
+_THINKING = "GenerateContentConfig(thinking_config=ThinkingConfig(thinking_budget=16000))"
+PRO_KW = {"model": "gemini-2.5-pro-preview-06-05", "config": _THINKING}
+FLASH_KW = {"model": "gemini-2.5-flash-preview-05-20", "config": _THINKING}
+
 STEPS = (
     AuthorsStep(
         BENCHMARK,
@@ -177,6 +184,7 @@ STEPS = (
         None,
         parse_clean_authors,
         key="clean",
+        request_kwargs=PRO_KW,
         judge_task="drb_clean",
         from_task=_dump,
         description="ArticleCleaner._clean_text: one user message, language-specific template",
@@ -189,6 +197,7 @@ STEPS = (
         None,
         lambda raw: parse_race_authors(raw).model_dump(),
         key="race",
+        request_kwargs=PRO_KW,
         judge_task="drb_race",
         from_task=_dump,
         description="criteria via format_criteria_list (no weights); target = article_1",
@@ -201,6 +210,7 @@ STEPS = (
         None,
         parse_extract_authors,
         key="fact_extract",
+        request_kwargs=FLASH_KW,
         judge_task="drb_fact_extract",
         from_task=_dump,
         to_output=lambda parsed, inp: {"citations": parsed},
@@ -213,6 +223,7 @@ STEPS = (
         None,
         parse_dedup_authors,
         key="fact_dedup",
+        request_kwargs=FLASH_KW,
         judge_task="drb_fact_dedup",
         from_task=_dump,
         to_output=_dedup_output,
@@ -225,6 +236,7 @@ STEPS = (
         None,
         parse_validate_authors,
         key="fact_validate",
+        request_kwargs=FLASH_KW,
         judge_task="drb_fact_validate",
         from_task=_dump,
         to_output=_validate_output,
