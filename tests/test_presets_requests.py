@@ -74,6 +74,9 @@ def _goldens(mirror: Path) -> list[dict[str, Any]]:
 
 def _roles(b: str, repo_root: Path) -> list[tuple[str, dict[str, Any]]]:
     """(member, judge config) of every ensemble member under `-S judge=llm -S <b>/preset=published`."""
+    from reportbench.benchmarks import get_benchmark
+
+    get_benchmark(b)  # registers its judge tasks, as a run does
     params = composed_params(["judge=llm", f"{b}/preset=published"], conf_dir=repo_root / "conf", remembered=False)
     members = params["benchmarks"][b].get("judges") or {"main": {}}
     return [(m, {**params["judge"], **(o or {})}) for m, o in members.items()]
@@ -212,3 +215,31 @@ def test_drb_table1_judges_fact_with_flash_and_sends_the_thinking_budget(authors
         path, body = _send(cfg, task, msgs, capture)
         assert path.split("/models/")[-1].split(":")[0] == model, task
         assert _sent_kwargs(path, body) == {"thinking_budget": 16000}, (task, body.get("generationConfig"))
+
+
+def test_a_cost_cap_is_a_visible_override_and_ours_is_unchanged(authors_mirror: Path) -> None:
+    """Under `request: authors` a cap the user sets for cost is sent and named as an override; without one no
+    cap is sent where the authors send none; `request: ours` (the default) keeps our temperature 0 and seed."""
+    import reportbench.prompt_packs.judging  # noqa: F401 - hands the authors' resolver to the judges
+    from reportbench.benchmarks import get_benchmark
+    from reportbench.judges.llm import LLMJudge
+    from reportbench.judges.tasks import get_task
+
+    get_benchmark("liveresearchbench")  # registers its judge tasks, as a run does
+    task = get_task("lrb_coverage")
+    base = {"backend": "litellm", "model": "gemini/gemini-2.5-pro", "prompts": "authors",
+            "runtime": {"cache_path": None}}
+    msgs = [{"role": "user", "content": "x"}]
+    exact = LLMJudge(task, {**base, "request": "authors"}, cache=False)
+    body = exact.client.request_kwargs(msgs, None)
+    assert exact.budget is None and "no output cap" in exact.budget_source
+    assert "max_tokens" not in body and "temperature" not in body and "seed" not in body
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 16000}
+    capped = LLMJudge(task, {**base, "request": "authors", "output_budgets": {"lrb_coverage": 20000}}, cache=False)
+    assert capped.client.request_kwargs(msgs, None)["max_tokens"] == 20000
+    assert capped.budget_source.startswith("override: the user's cap for lrb_coverage (the authors send none)")
+    ours = LLMJudge(task, {**base, "temperature": 0.0, "seed": 0}, cache=False)
+    body = ours.client.request_kwargs(msgs, None)
+    assert body["temperature"] == 0.0 and body["seed"] == 0 and isinstance(body["max_tokens"], int)
+    with pytest.raises(ValueError, match="judge.request must be one of ours|authors"):
+        LLMJudge(task, {**base, "request": "exact"}, cache=False)
