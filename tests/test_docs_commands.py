@@ -232,6 +232,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "presets.md", "reportbench ls presets", r"^deer/preset=published"),
         S(D + "presets.md", "reportbench reproduce --list", r"^deer/csai-1\s"),
         S(D + "presets.md", "reportbench reproduce deer/csai-1"),
+        S(D + "deepresearch-bench.md", "reportbench reproduce deepresearch_bench/fact-selfmade-model --data "
+          "tests/fixtures/drb_fact/selfmade-model", r"3 of 3 checked cells within tolerance"),
         S(D + "reliability.md", "reportbench retry --list"),
         S(D + "reliability.md", "reportbench retry"),
         S(D + "reliability.md", "reportbench retry --parse"),
