@@ -241,5 +241,8 @@ def test_a_cost_cap_is_a_visible_override_and_ours_is_unchanged(authors_mirror: 
     ours = LLMJudge(task, {**base, "temperature": 0.0, "seed": 0}, cache=False)
     body = ours.client.request_kwargs(msgs, None)
     assert body["temperature"] == 0.0 and body["seed"] == 0 and isinstance(body["max_tokens"], int)
+    # a step the authors released no call for (our prompt stands in) keeps our request under `authors`
+    stand_in = LLMJudge(get_task("lrb_relevance"), {**base, "request": "authors", "temperature": 0.0}, cache=False)
+    assert stand_in.client.request_kwargs(msgs, None)["temperature"] == 0.0 and stand_in.budget is not None
     with pytest.raises(ValueError, match="judge.request must be one of ours|authors"):
         LLMJudge(task, {**base, "request": "exact"}, cache=False)

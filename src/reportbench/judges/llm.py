@@ -462,6 +462,8 @@ def _with_step_request(
     if isinstance(authors_cap, int) and user_cap is None:
         out["max_tokens"] = authors_cap
         out["_budget_source"] = f"authors' max_completion_tokens ({step_prompt.prompt_id})"
+    if mode == "authors" and str(getattr(step_prompt, "prompt_id", "")).endswith("_no_authors_prompt"):
+        mode = "ours"  # the authors released no call for this step (our prompt stands in): nothing to copy
     if mode == "authors":
         temperature = kwargs.get("temperature")
         out["temperature"] = float(temperature) if isinstance(temperature, int | float) else None
