@@ -214,7 +214,7 @@ TABLES = (
         "DeepResearch Bench main table: RACE (4 dimensions + overall) and FACT (C.Acc, E.Cit) per system",
         "none",
         "the authors' 100 tasks and criteria (release=authors), each system's reports, a Gemini key (RACE: "
-        "Gemini-2.5-Pro; FACT: Gemini-2.5-Flash) and a Jina key; FACT's per-task records are not released",
+        "Gemini-2.5-Pro; FACT: Gemini-2.5-Flash) and a Jina key",
         False,
         commands=[
             "reportbench estimate -S judge=llm -S judge.model=gemini/gemini-2.5-pro" + _PUBLISHED,
