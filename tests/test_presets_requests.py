@@ -241,6 +241,12 @@ def test_a_cost_cap_is_a_visible_override_and_ours_is_unchanged(authors_mirror: 
     ours = LLMJudge(task, {**base, "temperature": 0.0, "seed": 0}, cache=False)
     body = ours.client.request_kwargs(msgs, None)
     assert body["temperature"] == 0.0 and body["seed"] == 0 and isinstance(body["max_tokens"], int)
+    # their Gemini thinking budget is a Gemini client's setting: another provider's judge does not get it
+    get_benchmark("deepresearch_bench")  # every DeepResearch Bench step carries their Gemini ThinkingConfig
+    race = get_task("drb_race")
+    assert LLMJudge(race, {**base, "request": "authors"}, cache=False).client.request_kwargs(msgs, None)["thinking"]
+    other = LLMJudge(race, {**base, "model": "openai/gpt-4.1", "request": "authors"}, cache=False)
+    assert "thinking" not in other.client.request_kwargs(msgs, None)
     # a step the authors released no call for (our prompt stands in) keeps our request under `authors`
     stand_in = LLMJudge(get_task("lrb_relevance"), {**base, "request": "authors", "temperature": 0.0}, cache=False)
     assert stand_in.client.request_kwargs(msgs, None)["temperature"] == 0.0 and stand_in.budget is not None

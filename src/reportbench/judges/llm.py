@@ -411,14 +411,19 @@ _THINKING_BUDGET = re.compile(r"thinking_budget\s*=\s*(\d+)")
 REQUEST_MODES = ("ours", "authors")
 
 
-def authors_request_params(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def _is_gemini(model: str) -> bool:
+    return model.split("/")[0] in ("gemini", "vertex_ai")
+
+
+def authors_request_params(kwargs: Mapping[str, Any], model: str) -> dict[str, Any]:
     """The answer-changing request keys of the authors' call, in litellm's spelling: `reasoning_effort`,
     `top_p` as they are; google-genai's `ThinkingConfig(thinking_budget=N)` as litellm's `thinking` parameter
     (`{"type": "enabled", "budget_tokens": N}`, which litellm sends as `generationConfig.thinkingConfig.
-    thinkingBudget` for Gemini 2.5; litellm adds `includeThoughts: true`, which only returns thought summaries)."""
+    thinkingBudget` for Gemini 2.5; litellm adds `includeThoughts: true`, which only returns thought summaries).
+    The thinking budget is a Gemini client's setting: another provider's judge does not get it."""
     params = {k: kwargs[k] for k in _APPLIED_KWARGS if isinstance(kwargs.get(k), str | int | float)}
     m = _THINKING_BUDGET.search(str(kwargs.get("config") or ""))
-    if m:
+    if m and _is_gemini(model):
         params["thinking"] = {"type": "enabled", "budget_tokens": int(m.group(1))}
     return params
 
@@ -432,7 +437,7 @@ def _step_kwargs(step_prompt: Any, model: str) -> dict[str, Any]:
         return {}
     per_provider = kwargs.pop("per_provider", None)
     if isinstance(per_provider, Mapping):
-        path = "gemini" if model.split("/")[0] in ("gemini", "vertex_ai") else "openai"
+        path = "gemini" if _is_gemini(model) else "openai"
         kwargs.update(per_provider.get(path) or {})
     return kwargs
 
@@ -475,7 +480,8 @@ def _with_step_request(
         elif not isinstance(authors_cap, int):
             out["max_tokens"] = None
             out["_budget_source"] = f"none: the authors send no output cap ({step_prompt.prompt_id})"
-    out["request_params"] = {**authors_request_params(kwargs), **(raw.get("request_params") or {})}
+    out["request_params"] = {**authors_request_params(kwargs, str(raw.get("model") or "")),
+                             **(raw.get("request_params") or {})}
     return out
 
 
