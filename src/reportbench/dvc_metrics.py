@@ -191,8 +191,8 @@ def brief(
     if overall:
         return {tag: {row_name(s, summaries[s]): _number((overall or {}).get(s)) for s in sorted(summaries)}}
     keys = short_keys(metric_names)
-    means = {row_name(s, summaries[s]): {keys[m]: metric_mean(summaries[s], m) for m in keys} for s in sorted(summaries)}
-    return {tag: means}
+    return {tag: {row_name(s, summaries[s]): {k: metric_mean(summaries[s], m) for m, k in keys.items()}
+                  for s in sorted(summaries)}}  # fmt: skip
 
 
 def write_brief(
