@@ -645,11 +645,12 @@ def score_stage(
                 "flagged_reports": _count_flagged(ctx.outcomes[sc.system]),
                 "non_answer_reports": _count_non_answers(ctx.outcomes[sc.system]),
                 "sandbox": _sandbox_of(dirs[sc.system]),
-                # how the system departs from the agent as published: shown next to its name wherever it scores
-                "variant": (variant := _variant_of(dirs[sc.system])),
-                "label": system_label(sc.system, variant),
             }
         )
+        # how the system departs from the agent as published: shown next to its name wherever it scores (keys only
+        # for a variant: the systems.json of systems as published is unchanged)
+        if variant := _variant_of(dirs[sc.system]):
+            summary.update({"variant": variant, "label": system_label(sc.system, variant)})
         summaries[sc.system] = summary
     write_json(metrics_dir / "systems.json", summaries)
     # always written (a declared output): cross-system results such as ratings, or {} when a benchmark has none
