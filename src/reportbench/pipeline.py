@@ -28,6 +28,7 @@ from reportbench.jsonio import write_json
 from reportbench.judges.errors import FatalError, IncompleteJudgeStage, failure_class
 from reportbench.metrics.notice import mark_release
 from reportbench.metrics.registry import metrics_for
+from reportbench.plan import PAGE_READING_KINDS
 from reportbench.plan import judge_units as plan_judge_units
 from reportbench.progress import stage_label
 from reportbench.redaction import install_log_redaction
@@ -105,8 +106,8 @@ def system_spec(params: Mapping[str, Any], benchmark: str, system: str) -> dict[
     raise ConfigError(f"params.yaml: no system {system!r} in benchmarks.{benchmark}.systems or agents")
 
 
-# agent kinds whose search proxy answers page-text requests (agents.protocol.VENV_KINDS + search_llm)
-AGENT_PAGE_KINDS = ("storm", "open_deep_research", "gpt_researcher", "smolagents_deep_research", "search_llm")
+# agent kinds whose search proxy answers page-text requests (their stages declare `fetch`: plan.py)
+AGENT_PAGE_KINDS = PAGE_READING_KINDS
 
 
 def run_system(

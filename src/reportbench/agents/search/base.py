@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from reportbench.agents.search.cache import SearchCache, params_key
 from reportbench.agents.search.types import (  # noqa: F401  (re-exported)
     DEFAULT_RPM,
     KEY_ENV,
@@ -70,8 +71,6 @@ class SearchService:
         limiter_path: str | Path | None = None,
         day: Callable[[], str] = _utc_day,
     ) -> None:
-        from reportbench.agents.search.cache import SearchCache  # lazy: +3 ms to import (python -X importtime)
-
         self.backend = backend
         self.cache = SearchCache(cache_path) if cache_path else None
         self.day = day
@@ -92,8 +91,6 @@ class SearchService:
         """(hits, came_from_cache). `raw_content`: ask a backend that offers it for each page's main text (the
         others ignore it: the caller reads pages through the spine's fetcher). A backend error propagates as
         SearchError and is not cached."""
-        from reportbench.agents.search.cache import params_key  # lazy: the cache module is imported above anyway
-
         raw_content = raw_content and self.offers_raw_content
         params = params_key({"max_results": int(max_results), "raw_content": raw_content})
         endpoint = str(getattr(self.backend, "endpoint", "") or "")
