@@ -28,10 +28,12 @@ from reportbench.jsonio import write_json
 from reportbench.judges.errors import FatalError, IncompleteJudgeStage, failure_class
 from reportbench.metrics.notice import mark_release
 from reportbench.metrics.registry import metrics_for
+from reportbench.plan import PAGE_READING_KINDS
 from reportbench.plan import judge_units as plan_judge_units
 from reportbench.progress import stage_label
 from reportbench.redaction import install_log_redaction
 from reportbench.stale import prune_stale_outputs
+from reportbench.types import system_label
 from reportbench.validate import judge_config
 
 log = logging.getLogger("reportbench")
@@ -104,6 +106,10 @@ def system_spec(params: Mapping[str, Any], benchmark: str, system: str) -> dict[
     raise ConfigError(f"params.yaml: no system {system!r} in benchmarks.{benchmark}.systems or agents")
 
 
+# agent kinds whose search proxy answers page-text requests (their stages declare `fetch`: plan.py)
+AGENT_PAGE_KINDS = PAGE_READING_KINDS
+
+
 def run_system(
     params: Mapping[str, Any], benchmark: str, system: str, release_dir: Path, out_dir: Path
 ) -> dict[str, int]:
@@ -116,6 +122,9 @@ def run_system(
     spec = {**spec, "release_dir": str(release_dir)}
     if spec.get("kind") in ("command", "folder"):  # its benchmark's task JSON / file-naming rules
         spec["benchmark"] = benchmark
+    if spec.get("kind") in AGENT_PAGE_KINDS:  # result pages read through the spine's fetch path (agents.search.pages)
+        seeds = benchmark_params(params, benchmark).get("fetch_seeds") or []
+        spec["_fetch"] = {"config": dict(params.get("fetch") or {}), "seeds": [str(p) for p in seeds]}
 
     try:
         with stage_label(f"system@{benchmark}.{system}"):  # names the progress bar (with ETA) of the run
@@ -529,6 +538,19 @@ def cross_stage(
 
 
 # ------------------------------------------------------------------------------------------------- score
+def _variant_of(run_dir: Path) -> str | None:
+    """The system's variant tag (its run's variant.json, reportbench.agents.variant): how it departs from the agent
+    as published, e.g. "encoder: hashed"; None for the agent as published and for kinds that record none."""
+    path = Path(run_dir) / "variant.json"
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("variant")
+    except (ValueError, AttributeError) as exc:
+        raise ConfigError(f"{path}: not a variant record ({exc}); rerun its system stage") from None
+    return str(value) if value else None
+
+
 def _sandbox_of(run_dir: Path) -> str | None:
     """How the system's code ran (its run's sandbox.json, reportbench.systems.sandbox): "bwrap", "unsandboxed"
     (opted out with `sandbox: none`), "in-process"; None for kinds that run no code of their own (folder, ...)."""
@@ -626,6 +648,10 @@ def score_stage(
                 "sandbox": _sandbox_of(dirs[sc.system]),
             }
         )
+        # how the system departs from the agent as published: shown next to its name wherever it scores (keys only
+        # for a variant: the systems.json of systems as published is unchanged)
+        if variant := _variant_of(dirs[sc.system]):
+            summary.update({"variant": variant, "label": system_label(sc.system, variant)})
         summaries[sc.system] = summary
     write_json(metrics_dir / "systems.json", summaries)
     # always written (a declared output): cross-system results such as ratings, or {} when a benchmark has none

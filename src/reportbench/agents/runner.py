@@ -40,7 +40,9 @@ from reportbench.agents.protocol import (
 )
 from reportbench.agents.proxy import AgentProxy, TaskLedger
 from reportbench.agents.search.base import SearchError, SearchService, make_backend
+from reportbench.agents.search.pages import PageReader
 from reportbench.agents.search.types import Doc
+from reportbench.agents.variant import labelled, variant_tag
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, safe_name
 from reportbench.systems.sandbox import (
@@ -84,6 +86,14 @@ def config_hash(cfg: AgentSystemConfig, benchmark: str, system: str = "") -> str
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+VARIANT_FILE = "variant.json"
+
+
+def write_variant(out_dir: Path, variant: str | None) -> None:
+    """`<run>/variant.json`: the system's variant tag (null: the agent as published), read by the score stage."""
+    (Path(out_dir) / VARIANT_FILE).write_text(json.dumps({"variant": variant}) + "\n", encoding="utf-8")
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -225,6 +235,11 @@ class AgentRun:
             search_backend="provider" if self.cfg.kind == "provider_deep_research" else self.cfg.search.backend,
             queries=list(dict.fromkeys([*ledger.queries, *(result.queries if result else [])])),
             pages_read=list(result.pages_read) if result else [],
+            pages_fetched=[
+                {"url": pg.url, "source": pg.source, **({"text_chars": len(pg.text)} if pg.text else {"why": pg.why})}
+                for pg in ledger.pages
+            ],
+            variant=variant_tag(self.cfg),
             usage=usage,
             outcome=outcome,
             reason=reason,
@@ -378,6 +393,8 @@ def _totals(records: list[TaskRecord]) -> dict[str, Any]:
         "search_calls",
         "search_requests",
         "search_refused",
+        "pages_fetched",
+        "pages_unread",
         "wall_s",
     )
     out: dict[str, Any] = {f: sum(getattr(r.usage, f) for r in records) for f in fields}
@@ -422,6 +439,14 @@ def run_agent_system(
         cache_path=agents_home() / "search_cache.sqlite",
         requests_per_minute=cfg.search.requests_per_minute,
     )
+    # result pages an agent asks for: the spine's fetch path with the pipeline's `fetch` params and the benchmark's
+    # recorded pages (`fetch_seeds`), handed over by the pipeline under `_fetch` (defaults: offline, no seeds)
+    fetch = spec.get("_fetch") or {}
+    try:
+        pages = PageReader(fetch.get("config"), fetch.get("seeds") or ())
+    except ValueError as exc:  # a bad `fetch` param: the same message the fetch stage gives
+        service.close()
+        raise SystemError_(f"fetch: {exc}") from None
     # the report adapters register on first import: import them before the worker threads race on it
     # (seen by the OSS agents' tests: "unknown report format 'markdown'" with concurrency 2)
     # lazy: +56 ms to import (python -X importtime)
@@ -431,7 +456,7 @@ def run_agent_system(
     records: dict[str, TaskRecord] = {}
     try:
         # sandboxed, its network: the budget/search proxy and the guarded fetch proxy (pages), nothing else
-        with serve_in_thread(AgentProxy(cfg, service)) as proxy, network(
+        with serve_in_thread(AgentProxy(cfg, service, pages=pages)) as proxy, network(
             box, [proxy.port], fetch_default=True
         ) as (bridge, net_env):
             run = AgentRun(name, cfg, benchmark, proxy, work, box, bridge, net_env)
@@ -458,15 +483,20 @@ def run_agent_system(
                 )
     finally:
         service.close()
+        pages.close()
     ordered = [records[t.task_id] for t in tasks if t.task_id in records]
+    variant = variant_tag(cfg)
     summary = {
         "system": name,
         "kind": cfg.kind,
+        "variant": variant,
+        "label": labelled(name, variant),
         "config_hash": work.name,
         "search_backend": cfg.search.backend,
         **_totals(ordered),
     }
     (out_dir / "agent_usage.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_variant(out_dir, variant)
     record = {"backend": "in-process"} if cfg.kind == "provider_deep_research" else box.record(cfg.budget.wall_s)
     write_record(out_dir, record, {t.task_id: run.sandbox_usage.get(t.task_id) for t in tasks})
     return collector.result()

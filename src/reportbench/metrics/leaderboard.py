@@ -43,6 +43,7 @@ from reportbench.metrics.stats import (
     paired_ttest,
     stratified_bootstrap_ci,
 )
+from reportbench.types import system_label
 
 N_BOOT = 2000  # bootstrap replicates for every interval on the leaderboard (seeded: byte-stable files)
 CI_LEVEL = 0.95
@@ -290,6 +291,9 @@ def build_leaderboard(
                 "n_failed_items": int(sum(ms.get(m, {}).get("n_failed_items", 0) for m in names)),
                 # a system whose code ran outside the sandbox (`sandbox: none`) says so wherever its name appears
                 **({"sandbox": "unsandboxed"} if s.get("sandbox") == "unsandboxed" else {}),
+                # how it departs from the agent as published (agents.variant): next to its name wherever it scores
+                **({"variant": str(s["variant"]), "label": system_label(s["system"], s["variant"])}
+                   if s.get("variant") else {}),  # fmt: skip
                 # reports flagged at ingestion (e.g. text addressed to the judge), when the protocol counts them
                 **({"flagged_reports": int(s["flagged_reports"])} if "flagged_reports" in s else {}),
             }
@@ -587,6 +591,15 @@ def _is_rating(lb: Leaderboard, m: str) -> bool:
     return (lb.metric_info.get(m) or {}).get("aggregation") == "rating"
 
 
+def row_label(r: Mapping[str, Any]) -> str:
+    """The name a row is shown under: `storm [encoder: hashed]` for a variant, else the system's name."""
+    return system_label(str(r["system"]), r.get("variant"))
+
+
+def _labels(lb: Leaderboard) -> dict[str, str]:
+    return {str(r["system"]): row_label(r) for r in lb.rows}
+
+
 def to_markdown(lb: Leaderboard) -> str:
     """A ranking table, then unranked rows' reasons, the shared-task comparison (partial submissions) and one
     paired t-test table (A − B) over tasks both systems have defined."""
@@ -601,7 +614,7 @@ def to_markdown(lb: Leaderboard) -> str:
     lines = [*header, "| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in lb.rows:
         rank = "—" if r["rank"] is None else (f"={r['rank']}" if r.get("tied") else str(r["rank"]))
-        name = r["system"] + (f" (partial: {r['n_answered']}/{r['n_release_tasks']})" if r.get("partial") else "")
+        name = row_label(r) + (f" (partial: {r['n_answered']}/{r['n_release_tasks']})" if r.get("partial") else "")
         name += " [unsandboxed]" if r.get("sandbox") == "unsandboxed" else ""
         cells = [rank] if show_overall else []
         cells.append(name)
@@ -634,7 +647,8 @@ def to_markdown(lb: Leaderboard) -> str:
             lines.append("| system | " + " | ".join(_label(m, lb.protocol) for m in sh["metrics"]) + " |")
             lines.append("|" + "|".join(["---"] * (len(sh["metrics"]) + 1)) + "|")
             for sys_name, vals in sh["values"].items():
-                lines.append(f"| {sys_name} | " + " | ".join(_fmt(vals[m]) for m in sh["metrics"]) + " |")
+                shown = _labels(lb).get(str(sys_name), str(sys_name))
+                lines.append(f"| {shown} | " + " | ".join(_fmt(vals[m]) for m in sh["metrics"]) + " |")
     if lb.pairwise:
         lines += ["", "Paired t-tests (A − B, over tasks both define); p (FDR) = Benjamini–Hochberg adjusted over "
                   "all the tests below:", ""]
@@ -644,7 +658,8 @@ def to_markdown(lb: Leaderboard) -> str:
             ci = pw.get("diff_ci")
             ci_txt = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "—"
             lines.append(
-                f"| {_label(pw['metric'], lb.protocol)} | {pw['system_a']} | {pw['system_b']} | "
+                f"| {_label(pw['metric'], lb.protocol)} | {_labels(lb).get(pw['system_a'], pw['system_a'])} | "
+                f"{_labels(lb).get(pw['system_b'], pw['system_b'])} | "
                 f"{_fmt(pw['mean_diff'])} | {ci_txt} | {_fmt(pw['t'], 2)} | {_fmt_p(pw['p'])} | "
                 f"{_fmt_p(pw.get('p_fdr', math.nan))} | {pw['n']} | {pw['note']} |"
             )
@@ -672,7 +687,7 @@ def failure_text(r: Mapping[str, Any]) -> str:
     """"cmd: 1 of 3 tasks failed, first q3: exit code 2; stderr: boom"."""
     first = r.get("first_failure") or {}
     return (
-        f"{r['system']}: {r['n_failed_tasks']} of {r.get('n_release_tasks', r['n_tasks'])} tasks failed, first "
+        f"{row_label(r)}: {r['n_failed_tasks']} of {r.get('n_release_tasks', r['n_tasks'])} tasks failed, first "
         f"{first.get('task_id', '?')}: {first.get('reason') or 'no reason recorded'}"
     )
 
@@ -687,9 +702,9 @@ def not_ranked_line(lb: Leaderboard) -> str | None:
         line = (f"Not ranked: {lb.meta.get('benchmark') or lb.protocol or 'this benchmark'} has no overall score "
                 "(its protocol combines no metrics); compare the systems metric by metric.")
         if partial:
-            line += " Partial task sets: " + "; ".join(f"{r['system']} ({r['task_note']})" for r in partial) + "."
+            line += " Partial task sets: " + "; ".join(f"{row_label(r)} ({r['task_note']})" for r in partial) + "."
         return line
-    return "Not ranked: " + "; ".join(f"{r['system']} ({r.get('unranked_reason')})" for r in unranked) + "."
+    return "Not ranked: " + "; ".join(f"{row_label(r)} ({r.get('unranked_reason')})" for r in unranked) + "."
 
 
 def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
@@ -703,7 +718,10 @@ def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
         rows.append(
             {
                 "rank": r["rank"],
-                "system": r["system"],
+                # the label: two runs that differ in a variant are two rows of `dvc plots`, never one
+                "system": row_label(r),
+                # a column only when some system is a variant (the tag alone; full releases' bytes unchanged)
+                **({"variant": r.get("variant") or ""} if any(x.get("variant") for x in lb.rows) else {}),
                 **({column: _null(r["overall_value"])} if column else {}),
                 **{m: _null(r["metrics"][m]) for m in lb.metrics},
                 "undefined": ";".join(f"{m}={c}" for m, c in reasons.items()),

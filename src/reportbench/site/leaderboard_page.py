@@ -29,6 +29,7 @@ from reportbench.site.html import (
     th,
 )
 from reportbench.site.svg import Bar, bar_chart, grouped_chart
+from reportbench.types import system_label
 
 DIGITS_BY_UNIT = {"fraction": 3, "percent": 2, "points": 2, "score": 2, "elo": 0, "count": 2}
 
@@ -160,7 +161,7 @@ def leaderboard_table(d: BenchmarkData) -> str:
             if olabel
             else []
         )
-        name_html = esc(sysname)
+        name_html = esc(system_label(sysname, r.get("variant")))  # `storm [encoder: hashed]` (agents.variant)
         partial_html = (
             f' <span class="cnt" title="evaluated on part of the release\'s tasks">partial '
             f"{esc(str(r.get('n_answered')))}/{esc(str(r.get('n_release_tasks')))}</span>"
@@ -430,7 +431,7 @@ def plots_html(d: BenchmarkData) -> str:
             ci = (r.get("ci") or {}).get(m) or [None, None]
             bars.append(
                 Bar(
-                    str(r["system"]),
+                    system_label(str(r["system"]), r.get("variant")),
                     (r.get("metrics") or {}).get(m),
                     d.src("leaderboard.json", "rows", i, "metrics", m),
                     ci[0],

@@ -38,6 +38,7 @@ from reportbench.site.html import (
     th,
 )
 from reportbench.site.messages import rerender_messages
+from reportbench.types import system_label
 
 # ------------------------------------------------------------------------------------------------- loading
 
@@ -744,6 +745,8 @@ def render_system_page(
             )
         body.append(f"<tr>{''.join(cells)}</tr>")
     foot_rows = []
+    # its variant tag next to its name (agents.variant: how it departs from the agent as published)
+    heading_name = system_label(sd.system, (board_row or {}).get("variant"))
     if board_row is not None:  # the leaderboard's value under each column: the same number, traced to its file
         foot = [
             '<td class="s"><b>leaderboard</b></td>',
@@ -758,7 +761,7 @@ def render_system_page(
             foot.append(f'<td data-metric="{esc(m)}" data-sort="{sort_value(v)}">{shown}</td>')
         foot_rows.append(f'<tr class="board">{"".join(foot)}</tr>')
     intro = (
-        f'<h1>{esc(sd.system)} <span class="note">{esc(sd.benchmark)} · {esc(sd.release)}</span></h1>'
+        f'<h1>{esc(heading_name)} <span class="note">{esc(sd.benchmark)} · {esc(sd.release)}</span></h1>'
         '<p class="note">Per-task values behind the leaderboard: the leaderboard value of a column (last row) is '
         "the mean over its tasks with a defined value. A task without a report holds what the protocol scores it: "
         "“0 — no_report” where the protocol scores a missing report 0 (it counts in the mean), “— no_report” where "
@@ -772,7 +775,7 @@ def render_system_page(
             render_judgment(n, r, None) for n, r in enumerate(sd.unattributed[:200])
         )
     return page(
-        f"{sd.benchmark} · {sd.release} · {sd.system}",
+        f"{sd.benchmark} · {sd.release} · {heading_name}",
         intro + problems + table(head, body, id_="tasks", foot=foot_rows) + render_mapping(sd.mapping)
         + render_check(sd.check)
         + unattributed,
