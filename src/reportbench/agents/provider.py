@@ -419,12 +419,29 @@ def _perplexity(
 
 # ---------------------------------------------------------------------------------------------- Gemini
 def _gemini_client(cfg: AgentSystemConfig) -> Any:
+    """google-genai's client with every retry off: `HttpRetryOptions(attempts=0)` still leaves one retry in
+    google-genai 2.34.0's Interactions client (seen against the replay: two creates for one call), so the
+    resource's retry strategy is replaced by "none" (one request per call). Polls retry in `_poll_get`."""
     from google import genai
     from google.genai import types
 
-    # attempts=0: no retry on any call of this client (google-genai maps `attempts` to its retry count)
     options = types.HttpOptions(base_url=cfg.api_base, retry_options=types.HttpRetryOptions(attempts=0))
-    return genai.Client(api_key=_key(cfg), http_options=options)
+    client = genai.Client(api_key=_key(cfg), http_options=options)
+    from google.genai._gaos.utils.retries import RetryConfig  # the generated client's own config type
+
+    client.interactions.sdk_configuration.retry_config = RetryConfig("none", None, False)
+    return client
+
+
+def _poll_get(get: Any, rid: str, poll: _Poll) -> Any:
+    """A poll (free to repeat): a transient failure is retried at the next poll, up to 5 in a row."""
+    for attempt in range(5):
+        try:
+            return get(rid)
+        except Exception:  # noqa: BLE001 - re-raised after the fifth
+            if attempt == 4 or not poll.wait():
+                raise
+    raise AssertionError("unreachable")
 
 
 def cite_annotations(text: str, annotations: list[dict[str, Any]]) -> tuple[str, list[Reference]]:
@@ -464,14 +481,14 @@ def _gemini(
             raise
         _save_id(work, key, "gemini", str(inter.id))
     else:
-        inter = client.interactions.get(resumed)
+        inter = _poll_get(client.interactions.get, resumed, poll)
     killed = None
     while inter.status in ("queued", "in_progress"):
         if not poll.wait():
             client.interactions.cancel(inter.id)
             killed = f"wall_s: not completed after {cfg.budget.wall_s:g} s (cancelled)"
             break
-        inter = client.interactions.get(inter.id)
+        inter = _poll_get(client.interactions.get, inter.id, poll)
     _done(work, key)
     data = inter.model_dump(mode="json", exclude_none=True)
     usage = data.get("usage") or {}

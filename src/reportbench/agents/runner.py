@@ -423,7 +423,8 @@ def run_agent_system(
     else:
         python_for(cfg.kind)  # fail fast when the kind is not installed
         _preflight_llm(name, cfg)
-    if cfg.budget.usd is not None and cfg.price is None and cfg.api_base:
+    # (a provider's prices come from its price table: its preflight checks the model has a row)
+    if cfg.budget.usd is not None and cfg.price is None and cfg.api_base and cfg.kind != "provider_deep_research":
         raise SystemError_(f"systems.{name}.price: budget.usd is set but {cfg.model} behind api_base has no price")
     out_dir = Path(out_dir)
     benchmark, docs = _release_info(name, cfg, spec, out_dir)
