@@ -68,7 +68,12 @@ class ProviderReplay:
         if self.jobs[jid]["cancelled"]:
             return {**resp, "status": "cancelled", "output": [], "usage": None}
         if not ready:
-            return {**resp, "status": "in_progress" if self.jobs[jid]["polls"] else "queued", "output": [], "usage": None}
+            return {
+                **resp,
+                "status": "in_progress" if self.jobs[jid]["polls"] else "queued",
+                "output": [],
+                "usage": None,
+            }
         resp["usage"] = self._usage("openai", resp["usage"])
         return resp
 
@@ -107,7 +112,9 @@ class ProviderReplay:
                 return web.json_response({**head, "status": "IN_PROGRESS", "response": None})
             resp = fixture("perplexity_sonar_deep_research.json")["response"]
             resp["usage"] = self._usage("perplexity", resp["usage"])
-            return web.json_response({**head, "status": "COMPLETED", "completed_at": int(time.time()), "response": resp})
+            return web.json_response(
+                {**head, "status": "COMPLETED", "completed_at": int(time.time()), "response": resp}
+            )
 
         def gm_view(jid: str, ready: bool) -> dict[str, Any]:
             inter = fixture("gemini_deep_research.json")["interaction"]
@@ -122,8 +129,9 @@ class ProviderReplay:
         async def gm_create(request: web.Request) -> web.Response:
             jid = self._new("gemini", await request.json())
             if jid is None:
-                return web.json_response({"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}},
-                                         status=503)
+                return web.json_response(
+                    {"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}, status=503
+                )
             return web.json_response(gm_view(jid, False))
 
         async def gm_get(request: web.Request) -> web.Response:

@@ -97,7 +97,6 @@ def test_a_hosted_provider_without_its_key_fails_fast(
         run_system("pplx", spec, tasks, tmp_path / "pplx")
 
 
-
 # ---------------------------------------------------------------------------------------------------------------
 # Replays of the providers' documented response shapes (tests/fixtures/provider_replays/, each naming its sources)
 # through the real clients: openai (Responses API), httpx (Perplexity's async API), google-genai (Interactions).
@@ -106,7 +105,6 @@ def test_a_hosted_provider_without_its_key_fails_fast(
 @pytest.fixture()
 def replay():
     from provider_replay import ProviderReplay
-
     from reportbench.agents.search.stub import serve_in_thread
 
     with serve_in_thread(ProviderReplay()) as server:
@@ -290,3 +288,12 @@ def test_gemini_resumes_by_interaction_id_after_a_kill(
     assert [o.status for o in outcomes] == ["ok"]
     assert replay.counts["gemini_create"] == 1 and replay.jobs[jid]["polls"] >= 2
     assert not (work / f"{key}.pending.json").exists()
+
+
+def test_agents_ls_lists_the_three_provider_backends(capsys: pytest.CaptureFixture[str]) -> None:
+    from reportbench.cli import main
+
+    assert main(["agents", "ls"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert "google-genai 2.34.0" in rows["gemini"] and "gemini/deep-research-pro-preview-12-2025" in rows["gemini"]
+    assert "openai/o3-deep-research" in rows["openai"] and "perplexity/sonar-deep-research" in rows["perplexity"]

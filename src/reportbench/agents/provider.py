@@ -556,6 +556,7 @@ def backend_rows() -> list[dict[str, str]]:
             ver = f"{dist} {version(dist)}"
             installed = "yes"
         except PackageNotFoundError:
-            ver, installed = f"pip install 'reportbench[{backend}]'", "no"
+            hint = "pip install 'reportbench[gemini]'" if backend == "gemini" else f"pip install {dist}"
+            ver, installed = hint, "no"
         rows.append({"backend": backend, "installed": installed, "client": ver, "models": models})
     return rows
