@@ -9,6 +9,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from reportbench.yamlio import safe_load
+
 TABLE = Path(__file__).with_name("provider_prices.yaml")
 
 
@@ -37,8 +39,6 @@ class ProviderPrice:
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
-    from reportbench.yamlio import safe_load  # lazy: the table is read once, only by provider runs
-
     data = safe_load(TABLE.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
         raise ValueError(f"{TABLE}: expected a mapping with `version` and `models`")
