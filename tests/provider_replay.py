@@ -7,7 +7,9 @@ tests/fixtures/provider_replays/ (each file names its sources) through the route
 
 Every job answers "in progress" to its first `pending_polls` polls, then the fixture (`delay_s` > 0: until then).
 `fail_create[backend] = N` answers the next N creates with HTTP 503 (a request that may have been billed);
-`usage[backend]` replaces fields of the fixture's usage (e.g. an 812k-token run). `counts` records every call."""
+`usage[backend]` replaces fields of the fixture's usage (e.g. an 812k-token run). `counts` records every call.
+The report's last paragraph restates the task's prompt (appended after every cited span, so the documented
+annotation offsets stay valid): each task gets a report about itself, as from the real service."""
 
 from __future__ import annotations
 
@@ -19,6 +21,17 @@ from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).parent / "fixtures" / "provider_replays"
+
+
+def _prompt(backend: str, body: Any) -> str:
+    if backend == "perplexity":
+        messages = (body.get("request") or {}).get("messages") or [{}]
+        return str(messages[-1].get("content") or "")
+    return str(body.get("input") or "") if isinstance(body, dict) else ""
+
+
+def _echo(jid_prompt: str) -> str:
+    return f"\n\nThis report answers the question: {jid_prompt}\n" if jid_prompt else ""
 
 
 def fixture(name: str) -> dict[str, Any]:
@@ -49,7 +62,13 @@ class ProviderReplay:
             self.fail_create[backend] -= 1
             return None
         jid = f"{backend}-{len(self.jobs):04d}"
-        self.jobs[jid] = {"backend": backend, "polls": 0, "created": time.time(), "cancelled": False}
+        self.jobs[jid] = {
+            "backend": backend,
+            "polls": 0,
+            "created": time.time(),
+            "cancelled": False,
+            "prompt": _prompt(backend, body),
+        }
         return jid
 
     def _ready(self, jid: str) -> bool:
@@ -75,6 +94,7 @@ class ProviderReplay:
                 "usage": None,
             }
         resp["usage"] = self._usage("openai", resp["usage"])
+        resp["output"][-1]["content"][0]["text"] += _echo(self.jobs[jid]["prompt"])
         return resp
 
     # ------------------------------------------------------------------------------------ server
@@ -112,6 +132,7 @@ class ProviderReplay:
                 return web.json_response({**head, "status": "IN_PROGRESS", "response": None})
             resp = fixture("perplexity_sonar_deep_research.json")["response"]
             resp["usage"] = self._usage("perplexity", resp["usage"])
+            resp["choices"][0]["message"]["content"] += _echo(self.jobs[jid]["prompt"])
             return web.json_response(
                 {**head, "status": "COMPLETED", "completed_at": int(time.time()), "response": resp}
             )
@@ -124,6 +145,7 @@ class ProviderReplay:
             if not ready:
                 return {"id": jid, "status": "in_progress", "agent": inter["agent"]}
             inter["usage"] = self._usage("gemini", inter["usage"])
+            inter["steps"][-1]["content"][0]["text"] += _echo(self.jobs[jid]["prompt"])
             return inter
 
         async def gm_create(request: web.Request) -> web.Response:
