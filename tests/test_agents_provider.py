@@ -297,3 +297,40 @@ def test_agents_ls_lists_the_three_provider_backends(capsys: pytest.CaptureFixtu
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
     assert "google-genai 2.34.0" in rows["gemini"] and "gemini/deep-research-pro-preview-12-2025" in rows["gemini"]
     assert "openai/o3-deep-research" in rows["openai"] and "perplexity/sonar-deep-research" in rows["perplexity"]
+
+
+def test_price_table_rows_name_their_source_and_date() -> None:
+    import yaml
+
+    from reportbench.agents.provider_prices import TABLE, lookup, table_version
+
+    rows = yaml.safe_load(TABLE.read_text())["models"]
+    assert table_version() and set(rows) >= {
+        "o3-deep-research",
+        "sonar-deep-research",
+        "deep-research-pro-preview-12-2025",
+    }
+    for name, row in rows.items():
+        assert row["source"].strip() and str(row["as_of"]), name
+    assert lookup("openai/o3-deep-research-2025-06-26").model == "o3-deep-research"  # a dated snapshot
+    assert lookup("openai/gpt-4.1") is None
+
+
+def test_gemini_without_a_key_fails_fast_naming_both_variables(
+    release_dir: Path, tasks: list[Task], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    spec = {"kind": "provider_deep_research", "model": MODELS["gemini"], "release_dir": str(release_dir)}
+    with pytest.raises(SystemError_, match="GEMINI_API_KEY or GOOGLE_API_KEY"):
+        run_system("gdr", spec, tasks, tmp_path / "gdr")
+
+
+def test_the_default_backends_carry_no_variant_and_custom_tools_do() -> None:
+    from reportbench.agents.provider import provider_variant
+    from reportbench.agents.runner import parse_config
+
+    for model in MODELS.values():
+        assert provider_variant(parse_config("s", {"kind": "provider_deep_research", "model": model})) == []
+    custom = {"kind": "provider_deep_research", "model": MODELS["openai"], "options": {"tools": [{"type": "mcp"}]}}
+    assert provider_variant(parse_config("s", custom)) == [("tools", "mcp")]

@@ -34,10 +34,13 @@ from reportbench.agents.proxy import TaskLedger, model_output_ceiling
 from reportbench.systems.base import SystemError_
 from reportbench.types import Task
 
+try:  # the variant hook (agents/variant.py, issue 35's variant labels); absent on branches without it
+    from reportbench.agents.variant import declare_variant
+except ImportError:  # pragma: no cover - only before that module is merged
+    declare_variant = None
+
 PERPLEXITY_BASE = "https://api.perplexity.ai"
 BACKENDS = ("openai", "perplexity", "gemini")
-# the variant tag each backend's rows carry (the provider's hosted system as published: no deviation of ours)
-VARIANTS = {"openai": "", "perplexity": "", "gemini": ""}
 BILLING_POSSIBLE = "timeout after billing possible"
 DEFAULT_MIN_OUTPUT = 1000  # a deep-research report shorter than this is not worth paying for
 _THINK = re.compile(r"<think>.*?</think>\s*", re.S)
@@ -560,3 +563,18 @@ def backend_rows() -> list[dict[str, str]]:
             ver, installed = hint, "no"
         rows.append({"backend": backend, "installed": installed, "client": ver, "models": models})
     return rows
+
+
+def provider_variant(cfg: AgentSystemConfig) -> list[tuple[str, str]]:
+    """How a provider system departs from the provider's service as published: only through tools of ours
+    (`options.tools` other than OpenAI's default web search). Caps, polling and the price table change what is
+    spent and recorded, not the system; every backend (openai, perplexity, gemini) as configured by default has
+    no tag."""
+    tools = cfg.options.get("tools")
+    if backend_of(cfg) == "openai" and tools and tools != [{"type": "web_search_preview"}]:
+        return [("tools", ", ".join(sorted(str(t.get("type", t)) if isinstance(t, dict) else str(t) for t in tools)))]
+    return []
+
+
+if declare_variant is not None:
+    declare_variant("provider_deep_research")(provider_variant)
