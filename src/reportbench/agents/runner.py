@@ -243,7 +243,8 @@ class AgentRun:
             usage=usage,
             outcome=outcome,
             reason=reason,
-            report_file=raw_name if raw_text and outcome == "ok" else None,
+            # a provider's report was paid for: kept even when the task went over budget (docs/agents.md)
+            report_file=raw_name if raw_text and (outcome == "ok" or self._paid(outcome)) else None,
             config_hash=self.chash,
         )
         from reportbench.redaction import redact  # lazy: +2 ms to import (python -X importtime)
@@ -256,6 +257,9 @@ class AgentRun:
         text = redact(rec.model_dump_json(indent=2), self.secrets, patterns=False)  # queries may look key-ish
         _atomic_write(self.work / f"{self._key(task)}.json", text)
         return TaskRecord.model_validate_json(text)  # what is published is what was written: redacted
+
+    def _paid(self, outcome: str) -> bool:
+        return self.cfg.kind == "provider_deep_research" and outcome == "over_budget"
 
     def _outcome(self, result: AgentResult | None, ledger: TaskLedger, killed: str | None) -> tuple[str, str | None]:
         over = ledger.over_budget or ledger.exceeded_at_end() or killed
@@ -368,7 +372,15 @@ def _publish(run: AgentRun, rec: TaskRecord, task: Task, out_dir: Path) -> tuple
     if log.is_file():
         text = redact(log.read_text(encoding="utf-8", errors="replace"), run.secrets)
         (agent_dir / f"{safe_name(task.task_id)}.log").write_text(text, encoding="utf-8")
-    if rec.outcome != "ok" or not rec.report_file:
+    kept = rec.outcome == "over_budget" and rec.report_file and run._paid(rec.outcome)
+    if kept and not run.cfg.options.get("score_over_budget"):  # paid for: kept in raw/, scored only if asked
+        src = run.work / str(rec.report_file)
+        dest = out_dir / "raw" / f"{safe_name(task.task_id)}{src.suffix or '.md'}"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+        reason = f"over_budget: {rec.reason} (report kept: raw/{dest.name}; options.score_over_budget: true scores it)"
+        return None, TaskOutcome(task_id=task.task_id, status="failed", reason=reason[:1000])
+    if (rec.outcome != "ok" and not kept) or not rec.report_file:
         prefix = "over_budget: " if rec.outcome == "over_budget" else ""
         return None, TaskOutcome(
             task_id=task.task_id, status="failed", reason=(prefix + (rec.reason or rec.outcome))[:1000]
@@ -379,7 +391,11 @@ def _publish(run: AgentRun, rec: TaskRecord, task: Task, out_dir: Path) -> tuple
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
     fmt = "openai_deep_research" if suffix == ".json" else run.cfg.format
-    return parse_output(dest, system=run.name, task_id=task.task_id, fmt=fmt)
+    report, outcome = parse_output(dest, system=run.name, task_id=task.task_id, fmt=fmt)
+    if kept:  # scored as the config asks, and marked: the row must say it crossed its budget
+        outcome.flags = [*outcome.flags, "over_budget"]
+        outcome.reason = f"over_budget: {rec.reason}"[:1000]
+    return report, outcome
 
 
 def _totals(records: list[TaskRecord]) -> dict[str, Any]:
@@ -424,7 +440,8 @@ def run_agent_system(
     else:
         python_for(cfg.kind)  # fail fast when the kind is not installed
         _preflight_llm(name, cfg)
-    if cfg.budget.usd is not None and cfg.price is None and cfg.api_base:
+    # (a provider's prices come from its price table: its preflight checks the model has a row)
+    if cfg.budget.usd is not None and cfg.price is None and cfg.api_base and cfg.kind != "provider_deep_research":
         raise SystemError_(f"systems.{name}.price: budget.usd is set but {cfg.model} behind api_base has no price")
     out_dir = Path(out_dir)
     benchmark, docs = _release_info(name, cfg, spec, out_dir)
