@@ -93,7 +93,7 @@ def _load_pages(path: Path, ledger: ClaimLedger) -> None:
         elif cls == "not_fetched":
             st = PageStatus(row["url"], "not fetched", err or "not_fetched")
         else:
-            status = f"HTTP {row['http_status']}: " if row.get("http_status") else ""
+            status = f"HTTP {row['http_status']}: " if row.get("http_status") and "HTTP" not in err else ""
             st = PageStatus(row["url"], "failed", f"{cls}: {status}{err}".rstrip(": "))
         ledger.pages[row["url"]] = st
 
@@ -135,9 +135,14 @@ def _verdicts(frames: Mapping[str, pl.DataFrame]) -> dict[str, tuple[str | None,
     return out
 
 
-def _record_verdicts(records: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str | None, str]]:
-    """claim id -> verdict from judgment records that name their claims (`claim_id` / `claim_ids` inputs)."""
+def _record_verdicts(
+    records: Iterable[Mapping[str, Any]],
+) -> tuple[dict[str, tuple[str | None, str]], dict[tuple[str, str], str]]:
+    """From judgment records: claim id (and "claim id|url") -> verdict for records that name their claims
+    (`claim_id` / `claim_ids` inputs), and (task, url) -> "step: value" for page-level judgments (LRB's relevance),
+    which explain why a claim on that page was not checked further."""
     out: dict[str, tuple[str | None, str]] = {}
+    page_notes: dict[tuple[str, str], str] = {}
     for rec in records:
         ids = rec.get("_ids") or {}
         names = ids.get("claim_ids") or ids.get("claim_id")
@@ -146,13 +151,19 @@ def _record_verdicts(records: Iterable[Mapping[str, Any]]) -> dict[str, tuple[st
                 names = json.loads(names)
             except ValueError:
                 names = [names]
-        for cid in [names] if isinstance(names, str) else list(names or []):
-            if rec.get("status") == "ok" and len([names] if isinstance(names, str) else names) == 1:
-                label = rec.get("label") if rec.get("label") is not None else rec.get("value")
-                out[str(cid)] = (str(label), "")
-            elif rec.get("status") != "ok":
-                out.setdefault(str(cid), (None, f"judgment {rec.get('status')}: {rec.get('error') or ''}".strip()))
-    return out
+        names = [names] if isinstance(names, str) else list(names or [])
+        label = rec.get("label") if rec.get("label") is not None else rec.get("value")
+        if not names and ids.get("url"):
+            note = f"{rec.get('_step')}: {label}" if rec.get("status") == "ok" else f"{rec.get('_step')} failed"
+            page_notes[(str(ids.get("task_id")), str(ids["url"]))] = note
+        for cid in names:
+            keys = [str(cid), f"{cid}|{ids['url']}"] if ids.get("url") else [str(cid)]
+            for key in keys:
+                if rec.get("status") == "ok" and len(names) == 1:
+                    out[key] = (str(label), "")
+                elif rec.get("status") != "ok":
+                    out.setdefault(key, (None, f"judgment {rec.get('status')}: {rec.get('error') or ''}".strip()))
+    return out, page_notes
 
 
 def load_ledger(
@@ -174,7 +185,7 @@ def load_ledger(
                     frames[name] = pl.read_parquet(path, glob=False)
                 except Exception as exc:  # noqa: BLE001
                     ledger.problems.append(f"{path}: cannot read ({type(exc).__name__}: {exc})"[:300])
-        verdicts = _record_verdicts(r for r in records if str(r.get("_member")) == member)
+        verdicts, page_notes = _record_verdicts(r for r in records if str(r.get("_member")) == member)
         verdicts.update(_verdicts(frames))
         for name in CLAIM_TABLES:
             df = frames.get(name)
@@ -187,11 +198,16 @@ def load_ledger(
                 text = next((str(row[k]) for k in ("claim", "text", "fact") if row.get(k)), "")
                 urls = _urls(row)
                 key = _claim_key(row)
-                verdict, why = verdicts.get(key, (None, ""))
+                one_url = f"{key}|{urls[0]}" if len(urls) == 1 and "claim_id" in df.columns else None
+                verdict, why = verdicts.get(one_url or key) or verdicts.get(key, (None, ""))
                 if verdict is None:
                     pages = [page_status(u, ledger) for u in urls] or [page_status(None, ledger)]
                     bad = [p.text() for p in pages if p.state != "fetched"]
-                    why = why or ("; ".join(bad) if bad else "no verdict recorded for this claim")
+                    tid = str(row["task_id"])
+                    notes = [page_notes[(tid, u)] for u in urls if (tid, u) in page_notes]
+                    why = why or "; ".join(bad) or (
+                        f"no verdict recorded for this claim (page-level judgment {'; '.join(notes)})" if notes
+                        else "no verdict recorded for this claim")
                 ledger.claims.setdefault(str(row["task_id"]), []).append(
                     ClaimCheck(member, key, text, urls, verdict, why)
                 )
@@ -212,7 +228,9 @@ def summary_line(claims: list[ClaimCheck], ledger: ClaimLedger) -> str:
     unjudged = [c for c in claims if c.verdict is None]
     line = f"Cited pages: {pages}. Claims: {len(judged)} judged"
     if unjudged:
-        line += f"; {len(unjudged)} not checked (" + "; ".join(f"{c.claim_id}: {c.why_not}" for c in unjudged) + ")"
+        members = len({c.member for c in claims}) > 1  # an ensemble: each member's claims are its own
+        line += f"; {len(unjudged)} not checked (" + "; ".join(
+            f"{c.claim_id}{f' [{c.member}]' if members else ''}: {c.why_not}" for c in unjudged) + ")"
     return line + "."
 
 
