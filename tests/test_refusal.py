@@ -8,6 +8,7 @@ Fixtures (tests/fixtures/refusal/, self-authored): one report per pattern and a 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -85,9 +86,12 @@ def test_lrb_flags_a_not_found_report_and_scores_it_as_written(
     shutil.copytree(demo, folder)
     first = sorted(folder.glob("*.md"))[0]
     original = first.read_text(encoding="utf-8")
+    # the not-found note of an unsourced text (no reference list, no markers): a sourced report's caveat is an
+    # answer, not a non-answer (reports/refusal.py; test_evidence_rule.py::test_no_protocol_zeroes_a_flagged_report)
+    unsourced = re.sub(r" ?\[\d+\]", "", original.split("### Sources")[0])
     first.write_text(
-        original.split("\n", 1)[0] + "\n\nNo primary-source materials were provided for this request; the figures "
-        "below are indicative only.\n\n" + original.split("\n", 1)[1] + "\n\nSources: None provided\n",
+        unsourced.split("\n", 1)[0] + "\n\nNo primary-source materials were provided for this request; the figures "
+        "below are indicative only.\n\n" + unsourced.split("\n", 1)[1] + "\n\nSources: None provided\n",
         encoding="utf-8",
     )
     params["benchmarks"]["liveresearchbench"]["systems"]["noanswer"] = {"kind": "folder", "path": str(folder)}
