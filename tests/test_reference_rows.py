@@ -28,7 +28,7 @@ from reportbench.metrics.reference_rows import (
 pytestmark = pytest.mark.core
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = {"deepscholar": "table2", "researcherbench": "table2", "liveresearchbench": "table1"}
+TABLES = {"deepscholar": "table2", "researcherbench": "table2", "liveresearchbench": "table1", "deer": "table2"}
 
 
 def _seeds() -> Path | None:
