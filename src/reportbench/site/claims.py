@@ -126,12 +126,16 @@ def _verdicts(frames: Mapping[str, pl.DataFrame]) -> dict[str, tuple[str | None,
         for row in df.iter_rows(named=True):
             result = str(row.get("result") or "").strip()
             status = str(row.get("status") or "ok")
-            if result.lower() in JUDGED and status == "ok":
-                out[_claim_key(row)] = (result, "")
-            else:
-                why = [x for x in (result, row.get("page_status"), row.get("error_kind"), row.get("reason"),
-                                   None if status == "ok" else status) if x]
-                out.setdefault(_claim_key(row), (None, "; ".join(dict.fromkeys(str(x) for x in why)) or "no verdict"))
+            keys = [_claim_key(row)]
+            if row.get("claim_id") and row.get("url"):
+                keys.append(f"{row['claim_id']}|{row['url']}")  # one verdict per (claim, cited page): DEER
+            for key in keys:
+                if result.lower() in JUDGED and status == "ok":
+                    out[key] = (result, "")
+                else:
+                    why = [x for x in (result, row.get("page_status"), row.get("error_kind"), row.get("reason"),
+                                       None if status == "ok" else status) if x]
+                    out.setdefault(key, (None, "; ".join(dict.fromkeys(str(x) for x in why)) or "no verdict"))
     return out
 
 
@@ -198,8 +202,15 @@ def load_ledger(
                 text = next((str(row[k]) for k in ("claim", "text", "fact") if row.get(k)), "")
                 urls = _urls(row)
                 key = _claim_key(row)
-                one_url = f"{key}|{urls[0]}" if len(urls) == 1 and "claim_id" in df.columns else None
-                verdict, why = verdicts.get(one_url or key) or verdicts.get(key, (None, ""))
+                per_url = [verdicts.get(f"{key}|{u}") for u in urls] if "claim_id" in df.columns else []
+                if len(urls) > 1 and all(per_url):  # several cited pages, each with its own verdict
+                    judged = [f"{v[0]} ({u})" for u, v in zip(urls, per_url, strict=True) if v and v[0] is not None]
+                    unjudged = [f"{u}: {v[1]}" for u, v in zip(urls, per_url, strict=True) if v and v[0] is None]
+                    verdict = "; ".join(judged) if judged else None
+                    why = "; ".join(unjudged) if verdict is None else ""
+                else:
+                    one = per_url[0] if len(urls) == 1 and per_url else None
+                    verdict, why = one or verdicts.get(key, (None, ""))
                 if verdict is None:
                     pages = [page_status(u, ledger) for u in urls] or [page_status(None, ledger)]
                     bad = [p.text() for p in pages if p.state != "fetched"]
