@@ -93,3 +93,30 @@ def test_without_a_snapshot_every_page_reads_not_fetched(demo_root: Path, tmp_pa
     sd = load_system(root, B, R, "footnote_writer", ["main"])
     line = summary_line(sd.ledger.claims["q3"], sd.ledger)
     assert line.startswith("Cited pages: 2 not fetched") and "no page snapshot" in line
+
+
+def test_a_claim_citing_two_pages_one_failed(tmp_path: Path) -> None:
+    """DEER's shape: one verification per (claim, URL); one page fetched and supported, one failed (HTTP 404)."""
+    from reportbench.site.claims import render_claims_html
+
+    d = tmp_path / "data" / "judgments" / "deer" / "r" / "S" / "main" / "derived"
+    d.mkdir(parents=True)
+    ok, dead = "https://example.org/ok", "https://example.org/dead"
+    pl.DataFrame({"claim_id": ["S/t:c0", "S/t:c1"], "task_id": ["t", "t"], "text": ["two pages", "dead only"],
+                  "urls": [f'["{ok}", "{dead}"]', f'["{dead}"]']}).write_parquet(d / "claims.parquet")
+    pl.DataFrame({"claim_id": ["S/t:c0", "S/t:c0", "S/t:c1"], "url": [ok, dead, dead],
+                  "result": ["supported", "error", "error"], "error_kind": [None, "fetch", "fetch"]}
+                 ).write_parquet(d / "verifications.parquet")
+    pages = tmp_path / "data" / "pages" / "deer" / "r"
+    pages.mkdir(parents=True)
+    pl.DataFrame({"url": [ok, dead], "error_class": ["ok", "http_error"], "error": [None, "HTTP 404"],
+                  "http_status": [200, 404]}).write_parquet(pages / "pages.parquet")
+    ledger = load_ledger(tmp_path, "deer", "r", "S", ["main"])
+    c0, c1 = ledger.claims["t"]
+    assert c0.verdict == f"supported ({ok})"
+    assert c1.verdict is None and "error" in c1.why_not and "fetch" in c1.why_not
+    line = summary_line(ledger.claims["t"], ledger)
+    assert line.startswith(f"Cited pages: 1 fetched; 1 failed ({dead}: http_error: HTTP 404)")
+    assert "Claims: 1 judged; 1 not checked (S/t:c1: error; fetch)" in line
+    html = render_claims_html(ledger.claims["t"], ledger)
+    assert html.count('data-checked="0"') == 1 and "http_error: HTTP 404" in html
