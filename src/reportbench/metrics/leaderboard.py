@@ -669,7 +669,7 @@ def reference_markdown(lb: Leaderboard) -> list[str]:
              f"`{ref['source_file']}` ({ref['location']}).", "",
              "| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in ref["rows"]:
-        cells = [str(r["system"])]
+        cells = [str(r["system"]) + (f" ({r['note']})" if r.get("note") else "")]
         for m in shown:
             v = r["metrics"].get(m)
             cells.append(_fmt(v) if v is not None else f"— ({r['not_shown'].get(m, 'not published')})")

@@ -256,7 +256,8 @@ def reference_html(d: BenchmarkData) -> str:
     head += [th(esc(str(overall)), title="the paper's overall column")] if overall else []
     body = []
     for i, r in enumerate(ref["rows"]):
-        cells = [f'<td class="s">{esc(str(r.get("system")))} <span class="cnt">published</span></td>']
+        note = f' <span class="cnt">{esc(str(r["note"]))}</span>' if r.get("note") else ""
+        cells = [f'<td class="s">{esc(str(r.get("system")))} <span class="cnt">published</span>{note}</td>']
         for m in metrics:
             v = (r.get("metrics") or {}).get(m)
             if is_number(v):
