@@ -25,8 +25,6 @@ from reportbench.metrics.reference_rows import (
     reference_file,
 )
 
-pytestmark = pytest.mark.core
-
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = {"deepscholar": "table2", "researcherbench": "table2", "liveresearchbench": "table1", "deer": "table2",
           "researchqa": "table3"}
@@ -42,6 +40,7 @@ def _table(benchmark: str) -> dict:
     return load_table(reference_file(ROOT / benchmark_files(benchmark).code), TABLES[benchmark])
 
 
+@pytest.mark.core
 @pytest.mark.parametrize("benchmark", sorted(TABLES))
 def test_every_number_has_a_source_and_a_real_metric(benchmark: str) -> None:
     t = _table(benchmark)
@@ -72,6 +71,7 @@ def _normalised(text: str) -> str:
 _NUM = r"(?:\d*\.\d+|\d+)"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("benchmark", sorted(TABLES))
 def test_numbers_match_the_paper_text(benchmark: str) -> None:
     """Each row's numbers, in the paper's column order, follow the row's label in the seed text."""
@@ -131,6 +131,7 @@ def _lb(with_reference: bool):
     return lb
 
 
+@pytest.mark.core
 def test_reference_rows_are_shown_apart_and_never_ranked() -> None:
     plain, lb = _lb(False), _lb(True)
     assert [r["rank"] for r in lb.rows] == [r["rank"] for r in plain.rows] == [1, 2]  # ranking untouched
@@ -153,6 +154,7 @@ def test_reference_rows_are_shown_apart_and_never_ranked() -> None:
     assert html.index('id="leaderboard"') < html.index('id="reference"')
 
 
+@pytest.mark.core
 def test_absent_without_the_preset() -> None:
     lb = _lb(False)
     assert "Reference rows" not in to_markdown(lb)
@@ -161,6 +163,7 @@ def test_absent_without_the_preset() -> None:
     assert 'id="reference"' not in to_html(lb)
 
 
+@pytest.mark.core
 def test_a_bad_file_is_refused_naming_file_and_field(tmp_path: Path) -> None:
     p = tmp_path / "published_rows.yaml"
     p.write_text(
@@ -173,6 +176,7 @@ def test_a_bad_file_is_refused_naming_file_and_field(tmp_path: Path) -> None:
         load_table(p, "u")
 
 
+@pytest.mark.core
 @pytest.mark.parametrize("benchmark", sorted(TABLES))
 def test_the_published_preset_asks_for_the_rows_and_the_default_does_not(benchmark: str) -> None:
     from reportbench.config import composed_params
