@@ -216,3 +216,22 @@ def test_the_score_stage_writes_the_rows_under_the_preset_switch_only(tmp_path: 
     assert "Reference rows: published (paper Table 2" in md and "Differences that make a comparison unsafe" in md
     assert "reference: not re-judged here" in (with_rows / "leaderboard.csv").read_text()
     assert 'id="reference"' in (with_rows / "leaderboard.html").read_text()
+
+
+@pytest.mark.core
+@pytest.mark.parametrize("benchmark", ["researcherbench", "liveresearchbench"])
+def test_the_judge_difference_reads_the_models_each_step_calls(benchmark: str) -> None:
+    """Under `published` with an LLM judge, the models the judge steps call are the paper's: the judge is not a
+    difference; with the shipped offline judge it is ("not an LLM judge")."""
+    from reportbench.config import composed_params
+    from reportbench.metrics.leaderboard import Leaderboard
+    from reportbench.pipeline import published_reference
+
+    conf = ROOT / "conf"
+    llm = composed_params([f"benchmarks=[{benchmark}]", f"{benchmark}/preset=published", "judge=llm"], conf_dir=conf)
+    offline = composed_params([f"benchmarks=[{benchmark}]", f"{benchmark}/preset=published"], conf_dir=conf)
+    lb = Leaderboard(benchmark, list(get_benchmark(benchmark).metric_names), [], meta={"release": "demo"})
+    judge = {n: next(d for d in published_reference(p, benchmark, lb, 3)["differences"] if d["aspect"] == "judge")
+             for n, p in (("llm", llm), ("offline", offline))}
+    assert judge["llm"]["same"] is True
+    assert judge["offline"]["same"] is False and "not an LLM judge" in judge["offline"]["this_run"]

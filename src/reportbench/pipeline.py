@@ -717,7 +717,7 @@ def published_reference(params: Mapping[str, Any], benchmark: str, lb: Any, n_ta
     """The paper's own rows for `benchmarks.<b>.ranking.reference_rows` (a table key of the benchmark's
     `published_rows.yaml`, set by its `published` preset; null: none), with the differences between the paper's
     setting and this run's printed beside them (metrics/reference_rows.py). Never ranked."""
-    from reportbench.benchmarks import benchmark_files  # lazy: +210 ms to import (python -X importtime)
+    from reportbench.benchmarks import benchmark_files, get_benchmark  # lazy: +210 ms to import (python -X importtime)
 
     bench = benchmark_params(params, benchmark)
     table = (bench.get("ranking") or {}).get("reference_rows")
@@ -730,13 +730,16 @@ def published_reference(params: Mapping[str, Any], benchmark: str, lb: Any, n_ta
         )
     t = load_table(path, str(table))
     members = list(require(params, f"plan.benchmarks.{benchmark}.members"))
+    spec = get_benchmark(benchmark)
+    # the model each judge step of each member actually calls (its role in task_models, else the member's model)
+    tasks = [st.task or st.name for st in spec.judge_steps if st.kind == "judge"] or [""]
     models: set[str] = set()
     prompts: set[str] = set()
     for m in members:
-        cfg = judge_config(dict(params), "", benchmark, m)
-        models.add(str(cfg.get("model") or ""))
-        models.update(str(v) for v in (cfg.get("task_models") or {}).values())
-        prompts.add(str(cfg.get("prompts") or ""))
+        for task in tasks:
+            cfg = judge_config(dict(params), task, benchmark, m)
+            models.add(str(cfg.get("model") or ""))
+            prompts.add(str(cfg.get("prompts") or ""))
     diffs = differences(
         t,
         run_judge=params.get("judge") or {},
