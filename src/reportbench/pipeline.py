@@ -26,7 +26,14 @@ from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_
 from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
 from reportbench.jsonio import write_json
 from reportbench.judges.errors import FatalError, IncompleteJudgeStage, failure_class
-from reportbench.metrics.notice import mark_release
+from reportbench.metrics.notice import mark_release, notice
+from reportbench.metrics.reference_rows import (
+    ReferenceRowsError,
+    differences,
+    load_table,
+    reference_block,
+    reference_file,
+)
 from reportbench.metrics.registry import metrics_for
 from reportbench.plan import PAGE_READING_KINDS
 from reportbench.plan import judge_units as plan_judge_units
@@ -670,6 +677,7 @@ def score_stage(
         **_ranking_params(bench),
     )
     mark_release(lb.meta, release)  # a quick subset's "subset n of M" line on every output (metrics/notice.py)
+    lb.reference = published_reference(params, benchmark, lb, len(release_tasks))
     _write_dvc_metrics(metrics_dir, summaries, spec.metric_names, benchmark, lb)
     return write_leaderboard(lb, metrics_dir)
 
@@ -731,9 +739,49 @@ def _reported_tasks(reports: list[Any], release_tasks: list[str]) -> set[str]:
     return {r.task_id for r in reports if r.task_id in known}
 
 
+def published_reference(params: Mapping[str, Any], benchmark: str, lb: Any, n_tasks: int) -> dict[str, Any] | None:
+    """The paper's own rows for `benchmarks.<b>.ranking.reference_rows` (a table key of the benchmark's
+    `published_rows.yaml`, set by its `published` preset; null: none), with the differences between the paper's
+    setting and this run's printed beside them (metrics/reference_rows.py). Never ranked."""
+    from reportbench.benchmarks import benchmark_files, get_benchmark  # lazy: +210 ms to import (python -X importtime)
+
+    bench = benchmark_params(params, benchmark)
+    table = (bench.get("ranking") or {}).get("reference_rows")
+    if not table:
+        return None
+    path = reference_file(benchmark_files(benchmark).code)
+    if not path.is_file():
+        raise ReferenceRowsError(
+            f"benchmarks.{benchmark}.ranking.reference_rows = {table!r}, but {path} does not exist"
+        )
+    t = load_table(path, str(table))
+    members = list(require(params, f"plan.benchmarks.{benchmark}.members"))
+    spec = get_benchmark(benchmark)
+    # the model each judge step of each member actually calls (its role in task_models, else the member's model)
+    tasks = [st.task or st.name for st in spec.judge_steps if st.kind == "judge"] or [""]
+    models: set[str] = set()
+    prompts: set[str] = set()
+    for m in members:
+        for task in tasks:
+            cfg = judge_config(dict(params), task, benchmark, m)
+            models.add(str(cfg.get("model") or ""))
+            prompts.add(str(cfg.get("prompts") or ""))
+    diffs = differences(
+        t,
+        run_judge=params.get("judge") or {},
+        run_models=models,
+        n_tasks=n_tasks,
+        release=str(lb.meta.get("release") or ""),
+        notice=notice(lb.meta),
+        prompts=", ".join(sorted(p for p in prompts if p)),
+    )
+    return reference_block(t, lb.metrics, source_file=path.as_posix(), diffs=diffs)
+
+
 def _ranking_params(bench: Mapping[str, Any]) -> dict[str, Any]:
-    """`benchmarks.<b>.ranking` (min_task_share, tie_break): which rows are ranked and how ties read."""
-    cfg = dict(bench.get("ranking") or {})
+    """`benchmarks.<b>.ranking` (min_task_share, tie_break): which rows are ranked and how ties read;
+    `reference_rows` (the paper's rows shown beside them, never ranked) is read by `published_reference`."""
+    cfg = {k: v for k, v in (bench.get("ranking") or {}).items() if k != "reference_rows"}
     unknown = set(cfg) - {"min_task_share", "tie_break"}
     if unknown:
         raise ValueError(f"benchmarks.<b>.ranking: unknown key(s) {sorted(unknown)}")

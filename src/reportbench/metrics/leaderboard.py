@@ -33,6 +33,7 @@ import polars as pl
 
 from reportbench.jsonio import json_safe
 from reportbench.metrics.notice import notice
+from reportbench.metrics.reference_rows import NOT_RE_JUDGED, unsafe_line
 from reportbench.metrics.registry import MetricRegistryError, MetricSpec, get_metric, reason_code, short_failure
 from reportbench.metrics.stats import (
     bootstrap_ci,
@@ -68,6 +69,8 @@ class Leaderboard:
     stats: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)  # benchmark, release, judge, members (from the summaries)
     shared: dict[str, Any] | None = None  # the shared-task comparison (partial submissions), or None
+    # the paper's own rows (metrics/reference_rows.py): shown apart, never ranked; None unless a preset asks
+    reference: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return json_safe(
@@ -80,6 +83,7 @@ class Leaderboard:
                 "stats": self.stats,
                 "meta": self.meta,
                 "shared_tasks": self.shared,
+                **({"reference": self.reference} if self.reference is not None else {}),
             }
         )
 
@@ -632,6 +636,7 @@ def to_markdown(lb: Leaderboard) -> str:
         "95 % bootstrap intervals: leaderboard.json (`ci`) and the scorecard site."
     )
     lines += ["", line] if (line := not_ranked_line(lb)) else []
+    lines += reference_markdown(lb)
     failed = [r for r in lb.rows if r.get("n_failed_tasks")]
     if failed:
         lines += ["", "Failed tasks (the system itself failed, so there is no report; each such task is scored as "
@@ -664,6 +669,33 @@ def to_markdown(lb: Leaderboard) -> str:
                 f"{_fmt_p(pw.get('p_fdr', math.nan))} | {pw['n']} | {pw['note']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def reference_markdown(lb: Leaderboard) -> list[str]:
+    """The paper's rows in their own table under the ranking (never in it), with their label, the differences
+    that make a comparison unsafe and the source of the numbers; [] when the leaderboard has none."""
+    ref = lb.reference
+    if not ref:
+        return []
+    overall = ref.get("overall_column")
+    shown = list(ref.get("shown_metrics") or lb.metrics)
+    heads = ["system (published)", *[_label(m, lb.protocol) for m in shown], *([str(overall)] if overall else [])]
+    lines = ["", f"**Reference rows: {ref['label']}.** Never ranked with the rows above; from "
+             f"`{ref['source_file']}` ({ref['location']}).", "",
+             "| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
+    for r in ref["rows"]:
+        cells = [str(r["system"]) + (f" ({r['note']})" if r.get("note") else "")]
+        for m in shown:
+            v = r["metrics"].get(m)
+            cells.append(_fmt(v) if v is not None else f"— ({r['not_shown'].get(m, 'not published')})")
+        if overall:
+            cells.append(_fmt(r.get("overall_value")))
+        lines.append("| " + " | ".join(cells) + " |")
+    if ref.get("not_in_paper"):
+        lines += ["", f"Not columns of the paper's {ref['table']} (no published value): "
+                  + ", ".join(_label(m, lb.protocol) for m in ref["not_in_paper"]) + "."]
+    lines += ["", unsafe_line(ref)]
+    return lines
 
 
 def task_shortfall(r: Mapping[str, Any], no_report: str = "no_report") -> list[str]:
@@ -738,7 +770,28 @@ def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
                 **({"subset": notice(lb.meta)} if notice(lb.meta) else {}),
             }
         )
+    if lb.reference:  # the paper's rows, after the measured ones, unranked and labelled on every line
+        for r in rows:
+            r["row_kind"] = "measured"
+        for ref in lb.reference["rows"]:
+            rows.append(
+                {
+                    "rank": None,
+                    "system": ref["system"],
+                    **({column: _null(ref.get("overall_value"))} if column else {}),
+                    **{m: _null(ref["metrics"].get(m)) for m in lb.metrics},
+                    "undefined": ";".join(f"{m}=not_published" for m in ref.get("not_shown") or {}),
+                    "n_tasks": None, "n_answered": None, "n_missing_reports": None, "n_failed_tasks": None,
+                    "first_failure": "", "n_failed_items": None,
+                    "ranked_why_not": f"{lb.reference['label']}: a reference row, never ranked",
+                    **({"sandbox": ""} if any(x.get("sandbox") for x in lb.rows) else {}),
+                    **({"subset": notice(lb.meta)} if notice(lb.meta) else {}),
+                    "row_kind": f"reference: {NOT_RE_JUDGED}",
+                }
+            )
     schema = {m: pl.Float64 for m in lb.metrics} | ({column: pl.Float64} if column else {}) | {"rank": pl.Int64}
+    schema |= {k: pl.Int64 for k in ("n_tasks", "n_answered", "n_missing_reports", "n_failed_tasks",
+                                      "n_failed_items")} if lb.reference else {}
     return pl.DataFrame(rows, schema_overrides=schema)
 
 

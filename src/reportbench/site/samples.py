@@ -24,6 +24,7 @@ import polars as pl
 
 from reportbench.injection import WARNING_PREFIX, flags_from_warnings
 from reportbench.metrics.registry import reason_code
+from reportbench.site.claims import ClaimLedger, load_ledger, render_claims_html, render_claims_text
 from reportbench.site.html import (
     attrs,
     esc,
@@ -62,6 +63,7 @@ class SystemData:
     problems: list[str] = field(default_factory=list)
     run_dir: Path | None = None  # data/runs/<b>/<R>/<S>: the reports as submitted (raw/) live here
     messages: dict[tuple[str, str, str], Any] = field(default_factory=dict)  # (member, step, item) -> Rendered
+    ledger: ClaimLedger = field(default_factory=ClaimLedger)  # claims, cited pages' fetch status, verdicts
 
     @property
     def task_ids(self) -> list[str]:
@@ -139,6 +141,8 @@ def load_system(
                     d.unattributed.append(rec)
                 else:
                     d.judgments.setdefault(str(tid), []).append(rec)
+    d.ledger = load_ledger(root, benchmark, release, system, [m.name for m in member_dirs], d.judgments)
+    d.problems += d.ledger.problems
     spath = root / "data" / "scores" / benchmark / release / f"{system}.parquet"
     if spath.is_file():
         try:
@@ -589,6 +593,7 @@ def render_sample_page(
     body.append(
         "<h2>Scores for this task</h2>" + render_scores(sd.scores.get(task_id, []), "index.html", metric_info or {})
     )
+    body.append(render_claims_html(sd.ledger.claims.get(task_id, []), sd.ledger))
     body.append(_reference_material(release, task_id))
     raw = raw_report(sd, task_id, report)
     left = ["<h2>Report as parsed</h2>"]
@@ -882,6 +887,7 @@ def render_text(sd: SystemData, task_id: str) -> str:
         lines.append(
             f"  {r.get('metric')}: {_value(r.get('value'))} [{_row_status(r)}] {r.get('reason') or ''}".rstrip()
         )
+    lines += render_claims_text(sd.ledger.claims.get(task_id, []), sd.ledger)
     rep = sd.reports.get(task_id)
     if rep is not None:
         lines.append("")
