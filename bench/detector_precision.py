@@ -2,10 +2,12 @@
 released, and print each flag with the span that triggered it, so a person can judge which are true non-answers.
 
     python bench/detector_precision.py [SHARED_DATA] [--mirror AUTHORS_MIRROR]
+    python bench/detector_precision.py --labelled bench/data/detector_labelled.jsonl [--split tune|heldout]
 
 SHARED_DATA defaults to $REPORTBENCH_SHARED/data or ../shared/data; the mirror (DeepResearch Bench's released
 claude-3-7 articles) to $REPORTBENCH_AUTHORS_MIRROR. Prints one line per flagged report and a count per source;
-the precision figure in docs/mapping.md is these spans read by hand.
+the precision figure in docs/mapping.md is these spans read by hand. With --labelled, the self-authored labelled
+set instead: precision (flagged reports that are non-answers) and recall per split, the held-out split apart.
 """
 
 from __future__ import annotations
@@ -42,12 +44,70 @@ def _texts(data: Path, mirror: Path | None) -> Iterator[tuple[str, str, str]]:
                     yield f"deepresearch_bench/{p.stem}", str(row.get("id")), str(row.get("article") or "")
 
 
+LABELLED = Path(__file__).parent / "data" / "detector_labelled.jsonl"
+NON_ANSWER_LABELS = {"refusal", "plan_not_answer", "not_found"}
+
+
+def labelled_items(path: Path) -> list[dict[str, str]]:
+    """The labelled set's items (the first line, `_about`, describes the file)."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if "id" in r]
+
+
+def flags_for(text: str, tmp: Path, name: str) -> list[str]:
+    """The non-answer flags of one markdown text, parsed as any report is."""
+    path = tmp / "report.md"
+    path.write_text(text, encoding="utf-8")
+    report = load_report(path, task_id=name, system="labelled")
+    return [f.flag for f in detect_report(report) if f.flag in NON_ANSWER_FLAGS]
+
+
+def score_labelled(items: list[dict[str, str]]) -> dict[str, dict[str, float | int]]:
+    """Per split: n, positives, flagged, true positives (flagged and labelled a non-answer), exact (the flag names
+    the labelled kind), precision and recall; NaN where the denominator is 0."""
+    out: dict[str, dict[str, float | int]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for it in items:
+            flags = flags_for(it["text"], Path(tmp), it["id"])
+            c = out.setdefault(it["split"], {"n": 0, "positives": 0, "flagged": 0, "true_positives": 0, "exact": 0})
+            positive = it["label"] in NON_ANSWER_LABELS
+            c["n"] += 1
+            c["positives"] += positive
+            if flags:
+                c["flagged"] += 1
+                c["true_positives"] += positive
+                c["exact"] += it["label"] in flags
+            it["flags"] = flags  # type: ignore[assignment]
+    for c in out.values():
+        c["precision"] = c["true_positives"] / c["flagged"] if c["flagged"] else float("nan")
+        c["recall"] = c["true_positives"] / c["positives"] if c["positives"] else float("nan")
+    return out
+
+
+def main_labelled(path: Path, split: str | None) -> int:
+    items = [it for it in labelled_items(path) if split is None or it["split"] == split]
+    result = score_labelled(items)
+    for it in items:
+        mark = "ok " if bool(it["flags"]) == (it["label"] in NON_ANSWER_LABELS) else "ERR"
+        print(f"{mark} {it['split']:<8} {it['id']} label={it['label']:<16} flags={','.join(it['flags']) or '-'}")
+    for name, c in sorted(result.items()):
+        print(f"{name}: {c['n']} reports, {c['positives']} non-answers, {c['flagged']} flagged, "
+              f"{c['true_positives']} true ({c['exact']} with the labelled kind): precision {c['precision']:.2f}, "
+              f"recall {c['recall']:.2f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default = Path(os.environ.get("REPORTBENCH_SHARED", "../shared")) / "data"
     ap.add_argument("data", nargs="?", type=Path, default=default)
     ap.add_argument("--mirror", type=Path, default=os.environ.get("REPORTBENCH_AUTHORS_MIRROR"))
+    ap.add_argument("--labelled", type=Path, nargs="?", const=LABELLED, default=None,
+                    help=f"score the labelled set instead (default file: {LABELLED})")
+    ap.add_argument("--split", choices=("tune", "heldout"), default=None, help="one split of the labelled set")
     args = ap.parse_args(argv)
+    if args.labelled is not None:
+        return main_labelled(args.labelled, args.split)
     if not args.data.is_dir():
         print(f"no shared data at {args.data}", file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@ from reportbench.digest import tree_digest
 # What a system stage imports to run and record a system (relative to --src); a kind's own code is its `path`.
 SYSTEM_CODE = (
     "pipeline.py", "config.py", "types.py", "reports", "systems", "judges/client.py", "judges/cache.py",
-    "judges/llm.py", "net.py", "injection.py", "redaction.py", "fetch/guard.py",  # guard: the sandbox fetch proxy
+    "judges/llm.py", "net.py", "injection.py", "redaction.py", "fetch",  # the sandbox fetch proxy, agents' pages
 )  # fmt: skip
 
 if __name__ == "__main__":

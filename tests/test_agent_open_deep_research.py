@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent_stubs import STUB_ENV, ScriptedLLM, SearchStub, all_text, make_request, run_adapter
+from agent_stubs import STUB_ENV, ScriptedLLM, SearchStub, agent_python, all_text, make_request, run_adapter
 
 pytestmark = pytest.mark.integration
 NEEDS_AGENT_VENV = True  # run last: CI builds the venvs in the background meanwhile (tests/conftest.py)
@@ -95,3 +95,75 @@ def test_split_sources_keeps_numbers_and_drops_entries_without_url() -> None:
                                                             (3, "https://b.example/3", "Three")]
     assert skipped == ["[4] No link here"]
     assert "### Sources" not in body and "## Appendix\nkept" in body
+
+
+# the LiveResearchBench demo's recorded pages (its `fetch_seeds`): what the agent must read, offline
+DEMO_PAGES = Path(__file__).resolve().parents[1] / "data" / "demo" / "liveresearchbench" / "pages.jsonl"
+DEMO_URLS = ["https://lumen-market.example/report-2025", "https://brew-prices.example/tracker",
+             "https://dead-link.example/damping"]  # the last one is recorded as a 404: no text to read
+PAGE_ONLY = "The Lumen teapot market reached 120 million dollars in 2025."  # in the page, never in a snippet
+
+
+class DemoSearch(SearchStub):
+    """A Tavily that returns the demo's recorded URLs with snippets only (no `raw_content` of its own), like a
+    backend whose answer holds no page text: the page must come from the spine's fetch path."""
+
+    def results(self, query: str, k: int) -> list[dict[str, Any]]:
+        return [{"title": f"Result {i}", "url": u, "content": f"A short snippet {i} about teapots.", "score": 0.9}
+                for i, u in enumerate(DEMO_URLS[:k], 1)]
+
+    def _page_text(self, url: str) -> None:  # type: ignore[override]
+        return None
+
+
+def odr_demo_script(body: dict[str, Any]) -> dict[str, Any]:
+    """odr_script with the demo's URLs in the final report's Sources."""
+    text = all_text(body)
+    if _schema_name(body) or body.get("tools") or "Based on all the research conducted" not in text:
+        return odr_script(body)
+    urls = [u for u in DEMO_URLS if u in text][:2]
+    sources = "\n".join(f"[{i}] Demo source {i}: {u}" for i, u in enumerate(urls, 1))
+    return {"content": f"# Lumen teapots\n\nThe market reached 120 million dollars [1].\n\n### Sources\n{sources}\n"}
+
+
+def test_odr_on_the_lrb_demo_reads_the_recorded_pages_main_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35: ODR asks Tavily for `include_raw_content` and summarises each page; the search proxy answers with
+    the page's main text through the spine's fetch path (the demo's recorded pages, offline), so the text reaches
+    the agent's summariser, and `pages_read` (the adapter's) equals the pages the proxy fetched. Before: the proxy
+    answered with the snippet, every result counted as a page read (the 404 too) and the page text never arrived."""
+    import os
+    import shutil
+
+    from reportbench.agents.runner import run_agent_system
+    from reportbench.types import Task
+
+    py = Path(os.path.abspath(agent_python(KIND)))
+    home = tmp_path / "agents" / KIND  # a fresh agents home: no earlier run's record is resumed
+    home.mkdir(parents=True)
+    (home / "venv").symlink_to(py.parent.parent, target_is_directory=True)
+    shutil.copy(py.parent.parent.parent / "lock.txt", home / "lock.txt")
+    monkeypatch.setenv("REPORTBENCH_AGENTS_HOME", str(home.parent))
+    task = Task(task_id="demomarketLumenTea01", title="",
+                task_prompt="What is the size of the fictional Lumen teapot market in 2025?")  # fmt: skip
+    with ScriptedLLM(odr_demo_script) as llm, DemoSearch() as search:
+        spec = {
+            "kind": KIND, "model": "openai/stub-agent", "api_base": llm.base_url, "benchmark": "liveresearchbench",
+            "price": {"input_per_mtok": 1.0, "output_per_mtok": 2.0},
+            "search": {"backend": "tavily", "api_base": f"{search.base_url}/tavily", "max_results": 3},
+            "budget": {"llm_calls": 200, "search_calls": 50, "wall_s": 600}, "concurrency": 1,
+            # what the pipeline hands an agent stage: the `fetch` params and the benchmark's recorded pages
+            "_fetch": {"config": {"cache_path": str(tmp_path / "pages.sqlite")}, "seeds": [str(DEMO_PAGES)]},
+        }  # fmt: skip
+        run_agent_system("odr", spec, [task], tmp_path / "run")
+        summarised = [all_text(b) for b in llm.chat_bodies() if _schema_name(b) == "Summary"]
+        asked = [b for p, b in search.requests if p.endswith("/search")]
+    record = json.loads((tmp_path / "run" / "agent" / f"{task.task_id}.json").read_text())
+    assert record["outcome"] == "ok", record
+    assert asked and all(b.get("include_raw_content") for b in asked)  # the proxy asked the backend for pages
+    assert any(PAGE_ONLY in t for t in summarised), summarised  # the page's main text reached the agent
+    fetched = [p["url"] for p in record["pages_fetched"] if "text_chars" in p]
+    assert sorted(set(fetched)) == sorted(DEMO_URLS[:2]) and {p["source"] for p in record["pages_fetched"]} == {"seed"}
+    assert record["pages_read"] == sorted(set(fetched))  # pages, not snippets: the 404 is not read
+    assert record["usage"]["pages_fetched"] == len(fetched) and record["usage"]["pages_unread"] >= 1

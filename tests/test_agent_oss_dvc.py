@@ -104,6 +104,19 @@ def test_oss_agent_through_dvc_repro_lands_on_the_leaderboard(
     board = json.loads((repo / "metrics" / bench / "demo" / "leaderboard.json").read_text())
     rows = [row for row in board["rows"] if row["system"] == name]
     assert len(rows) == 1 and rows[0]["n_tasks"] == len(outcomes) and rows[0]["n_missing_reports"] == 0
+    # the variant travels (issue 35): wherever the row scores, it says how it departs from the agent as published
+    variant = {"storm": "encoder: hashed", "smolagents_deep_research": "tools: 2 of ours; prompt: ours"}.get(kind)
+    assert records[0]["variant"] == variant and rows[0].get("variant") == variant
+    if variant:
+        label = f"{name} [{variant}]"
+        mdir = repo / "metrics" / bench / "demo"
+        assert f"| {label} |" in (mdir / "leaderboard.md").read_text()
+        assert f"{label}," in (mdir / "leaderboard.csv").read_text()
+        assert f">{label}<" in (mdir / "leaderboard.html").read_text()
+        assert json.loads((mdir / "systems.json").read_text())[name]["label"] == label
+        assert (mdir / "summary" / f"{label}.json").is_file() and not (mdir / "summary" / f"{name}.json").exists()
+        assert label in next(iter(json.loads((mdir / "brief.json").read_text()).values()))
+        assert label in run_ok([sys.executable, "-m", "dvc", "metrics", "show"], repo).stdout
 
 
 def _serve(cmd: list[str], cwd: Path) -> tuple[subprocess.Popen[str], str]:

@@ -223,3 +223,43 @@ def test_a_request_is_capped_to_what_is_left() -> None:
     assert ledger.reserved_tokens == 400 and ledger.usage.prompt_tokens + ledger.usage.completion_tokens == 120
     res3, refused, changes3 = ledger.reserve_llm(10, 1000, 2, rates)
     assert res3 is not None and changes3 == {"n": 1, "max_tokens": 470}
+
+
+def test_page_text_requests_get_the_recorded_page_never_the_snippet(tmp_path: Path, stub_search) -> None:
+    """Issue 35: `include_raw_content` is answered with the page's main text through the spine's fetch path (here:
+    the release's recorded pages, offline); a page that was never recorded gets null, as Tavily answers, never the
+    snippet (before: `raw_content` was the snippet and every result counted as a page read)."""
+    from reportbench.agents.search.pages import PageReader
+    from reportbench.agents.search.stub import stub_hits
+
+    query = "lumen teapot market"
+    first, second = (h["url"] for h in stub_hits(query, 2))
+    body = "<html><head><title>Lumen</title></head><body><p>The recorded page says the market grew 8 percent.</p>"
+    seeds = tmp_path / "pages.jsonl"
+    seeds.write_text(json.dumps({"url": first, "status": 200, "content_type": "text/html", "body": body}) + "\n")
+    cfg = AgentSystemConfig(kind="search_llm", model="openai/stub", api_base="http://127.0.0.1:9/v1",
+                            search={"backend": "tavily", "api_base": stub_search.tavily_url})  # fmt: skip
+    service = SearchService(make_backend(cfg.search), cache_path=tmp_path / "cache.sqlite")
+    pages = PageReader({"cache_path": str(tmp_path / "pages.sqlite")}, [seeds])
+    with serve_in_thread(AgentProxy(cfg, service, pages=pages)) as proxy:
+        token = proxy.register("t1", Budget(search_calls=3))
+        auth = {"Authorization": f"Bearer {token}"}
+        plain = requests.post(proxy.tavily_url + "/search", json={"query": query, "max_results": 2}, headers=auth,
+                              timeout=10).json()  # fmt: skip
+        raw = requests.post(proxy.tavily_url + "/search",
+                            json={"query": query, "max_results": 2, "include_raw_content": True}, headers=auth,
+                            timeout=10).json()  # fmt: skip
+        exa = requests.post(proxy.exa_url + "/search",
+                            json={"query": query, "numResults": 2, "contents": {"text": {"maxCharacters": 20}}},
+                            headers={"x-api-key": token}, timeout=10).json()  # fmt: skip
+        ledger = proxy.ledgers[token]
+    pages.close()
+    assert [r["raw_content"] for r in plain["results"]] == [None, None]  # not asked: not read
+    by_url = {r["url"]: r for r in raw["results"]}
+    assert "The recorded page says the market grew 8 percent." in by_url[first]["raw_content"]
+    assert by_url[second]["raw_content"] is None and by_url[second]["content"]  # the snippet stays the snippet
+    assert exa["results"][0]["text"] == by_url[first]["raw_content"][:20]  # Exa's text, cut as asked
+    assert (ledger.usage.pages_fetched, ledger.usage.pages_unread) == (2, 2)
+    assert [(p.url, p.source, p.text is not None) for p in ledger.pages] == [
+        (first, "seed", True), (second, "not_fetched", False), (first, "seed", True), (second, "not_fetched", False)
+    ]

@@ -88,6 +88,33 @@ def _numbers(obj: Any, path: str = "") -> Iterator[tuple[str, float]]:
             yield from _numbers(v, f"{path}[{i}]")
 
 
+def _category_rows(obj: Any, systems: set[str], path: str = "", system: str | None = None) -> Iterator[tuple]:
+    """(path, system, category, row) for every `*by_category` mapping in extra.json, whichever way it nests the
+    system (`<S>.by_category.<cat>` or `by_category.<S>.<cat>`)."""
+    if not isinstance(obj, dict):
+        return
+    for k, v in obj.items():
+        here = f"{path}.{k}" if path else str(k)
+        owner = str(k) if str(k) in systems else system
+        if str(k).endswith("by_category") and isinstance(v, dict):
+            for a, b in v.items():
+                if owner is None and str(a) in systems and isinstance(b, dict):
+                    yield from ((f"{here}.{a}", str(a), str(c), r) for c, r in b.items() if isinstance(r, dict))
+                elif owner is not None and isinstance(b, dict):
+                    yield here, owner, str(a), b
+        else:
+            yield from _category_rows(v, systems, here, owner)
+
+
+@pytest.mark.core
+def test_extra_json_category_rows_are_found_in_both_nestings() -> None:
+    extra = {"researcherbench": {"A": {"by_category": {"Lit": {"groundedness": 0.0}}}},
+             "citation_accuracy_by_category": {"B": {"market": {"cit_e3": 1.0}}}}
+    rows = list(_category_rows(extra, {"A", "B"}))
+    assert ("researcherbench.A.by_category", "A", "Lit", {"groundedness": 0.0}) in rows
+    assert ("citation_accuracy_by_category.B", "B", "market", {"cit_e3": 1.0}) in rows
+
+
 @pytest.fixture()
 def every_call_fails() -> Iterator[None]:
     """Every registered judge task's offline rule raises (a failed call, after retries), restored afterwards."""
@@ -158,6 +185,14 @@ def _numbers_without_evidence(root: Path, metrics: list[str]) -> list[str]:
                 for m in metrics
                 if _is_number(row.get(m)) and unsupported(s, m, ids)
             ]
+    # per-category breakdowns a protocol writes to extra.json (ResearcherBench `researcherbench.<S>.by_category`,
+    # LiveResearchBench `citation_accuracy_by_category.<S>`): the same rule as systems.json's
+    extra_path = root / "metrics" / "extra.json"
+    for where, s, cat, row in _category_rows(json.loads(extra_path.read_text()) if extra_path.exists() else {},
+                                             set(systems)):
+        ids = {t for t, c in category.items() if c == cat}
+        bad += [f"extra.json {where}.{cat}.{m}={row[m]}" for m in metrics
+                if _is_number(row.get(m)) and unsupported(s, m, ids)]
     lb = json.loads((root / "metrics" / "leaderboard.json").read_text())
     for row in lb.get("rows") or []:
         for m in metrics:

@@ -226,8 +226,10 @@ def test_search_chatter_before_a_sourced_report_is_not_a_plan() -> None:
 
 @pytest.mark.integration
 def test_no_protocol_zeroes_a_flagged_report(repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A held-out-style LRB report with a reasoned "None found" is flagged with its span and its coverage is the
-    coverage judge's (the authors' prompt grades each checklist item; it never zeroes a report)."""
+    """A held-out-style LRB report with a reasoned "None found" (a sourced report) is not flagged: the finding is
+    an answer (reports/refusal.py: the opening patterns flag only an unsourced text); its coverage is the coverage
+    judge's (the authors' prompt grades each checklist item; it never zeroes a report). A flagged report scored as
+    written: tests/test_refusal.py::test_lrb_flags_a_not_found_report_and_scores_it_as_written."""
     import shutil
 
     from spine_helpers import benchmark_params, run_benchmark
@@ -255,8 +257,8 @@ def test_no_protocol_zeroes_a_flagged_report(repo_root: Path, tmp_path: Path, mo
     cov = coverage("nonefound")
     assert cov["status"] == "ok" and cov["value"] > 0 and "not_found" not in str(cov["reason"])
     summary = json.loads((root / "metrics" / "systems.json").read_text())["nonefound"]
-    assert summary["detector_flags"][tid]["flag"] == "not_found"
-    assert "none found" in summary["detector_flags"][tid]["span"]
+    assert tid not in (summary.get("detector_flags") or {})
+    assert tid not in (summary.get("refusal_like_reports") or [])
 
 
 def _shared_data() -> Path:

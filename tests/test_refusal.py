@@ -8,6 +8,7 @@ Fixtures (tests/fixtures/refusal/, self-authored): one report per pattern and a 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -85,9 +86,12 @@ def test_lrb_flags_a_not_found_report_and_scores_it_as_written(
     shutil.copytree(demo, folder)
     first = sorted(folder.glob("*.md"))[0]
     original = first.read_text(encoding="utf-8")
+    # the not-found note of an unsourced text (no reference list, no markers): a sourced report's caveat is an
+    # answer, not a non-answer (reports/refusal.py; test_evidence_rule.py::test_no_protocol_zeroes_a_flagged_report)
+    unsourced = re.sub(r" ?\[\d+\]", "", original.split("### Sources")[0])
     first.write_text(
-        original.split("\n", 1)[0] + "\n\nNo primary-source materials were provided for this request; the figures "
-        "below are indicative only.\n\n" + original.split("\n", 1)[1] + "\n\nSources: None provided\n",
+        unsourced.split("\n", 1)[0] + "\n\nNo primary-source materials were provided for this request; the figures "
+        "below are indicative only.\n\n" + unsourced.split("\n", 1)[1] + "\n\nSources: None provided\n",
         encoding="utf-8",
     )
     params["benchmarks"]["liveresearchbench"]["systems"]["noanswer"] = {"kind": "folder", "path": str(folder)}
@@ -117,3 +121,40 @@ def test_the_detector_is_linear_on_hostile_text(text: str) -> None:
     start = time.thread_time()  # this thread's CPU time: what a quadratic regex burns, whatever the machine's load
     detect(text, 0, text)
     assert time.thread_time() - start < 1.0
+
+
+def _labelled_bench():
+    """bench/detector_precision.py as a module (bench/ is not a package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "detector_precision.py"
+    spec = importlib.util.spec_from_file_location("detector_precision", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.core
+def test_the_tune_split_of_the_labelled_set_is_flagged_exactly() -> None:
+    """bench/data/detector_labelled.jsonl, split `tune`: a sourced disclaimer ("I cannot provide medical advice,
+    but …"), an asked-for "Action plan", an "I will review …" lead-in and a reasoned "None found" (the issue's LRB
+    case) are answers; every labelled non-answer is flagged with its kind."""
+    bench = _labelled_bench()
+    items = [it for it in bench.labelled_items(bench.LABELLED) if it["split"] == "tune"]
+    result = bench.score_labelled(items)["tune"]
+    wrong = [(it["id"], it["label"], it["flags"]) for it in items
+             if bool(it["flags"]) != (it["label"] in bench.NON_ANSWER_LABELS)]
+    assert not wrong
+    assert result["precision"] == 1.0 and result["exact"] == result["true_positives"] == result["positives"] == 9
+
+
+@pytest.mark.core
+def test_the_held_out_split_figures_in_docs_mapping() -> None:
+    """The held-out split (never used to change the patterns) as docs/mapping.md §5 reports it: 9 of 9 flags
+    true (precision 1.00; 0.69 before the unsourced-only rule), recall 9/9. A change to the patterns re-measures
+    (`python bench/detector_precision.py --labelled`) and updates the docs: this pins the published figure."""
+    bench = _labelled_bench()
+    items = [it for it in bench.labelled_items(bench.LABELLED) if it["split"] == "heldout"]
+    result = bench.score_labelled(items)["heldout"]
+    assert (result["n"], result["positives"], result["flagged"], result["true_positives"]) == (20, 9, 9, 9)

@@ -91,3 +91,43 @@ def test_systems_json_says_how_a_system_ran(tmp_path: Path) -> None:
     assert _sandbox_of(tmp_path) == "unsandboxed"
     (tmp_path / "sandbox.json").write_text('{"backend": "bwrap"}')
     assert _sandbox_of(tmp_path) == "bwrap"
+
+
+def _outside_tmp_base() -> Path:
+    """A folder root can write in that the sandbox does not empty (not /tmp, /var/tmp, /run, /dev/shm or a home)."""
+    for base in ("/srv", "/mnt", "/opt", "/var/lib"):
+        if os.path.isdir(base) and os.access(base, os.W_OK):
+            return Path(base)
+    pytest.skip("no writable folder outside /tmp and the homes to build a 0700 project in")
+
+
+@pytest.mark.integration
+def test_a_project_below_a_closed_folder_runs_sandboxed_as_root() -> None:
+    """As root the program runs as a uid of its own: a project under a 0700 folder (`mktemp -d`, a home) used to
+    end "Permission denied" on the program's own files. The closed folder becomes an empty walkable tmpfs with the
+    binds made again below it: the program reads its project and writes its output; the folder's other entries
+    stay invisible."""
+    if os.geteuid() != 0:
+        pytest.skip("the uid switch happens only as root (unprivileged, the program keeps the user's uid)")
+    if sandbox.unavailable_reason():
+        pytest.fail(f"the sandbox is required here: {sandbox.unavailable_reason()}")  # CI installs bubblewrap
+    import shutil
+    import tempfile
+
+    closed = Path(tempfile.mkdtemp(prefix="rb-closed-", dir=_outside_tmp_base()))  # mkdtemp: mode 0700
+    try:
+        assert closed.stat().st_mode & 0o777 == 0o700
+        proj = closed / "proj"
+        (proj / "out").mkdir(parents=True)
+        (proj / "in.txt").write_text("project data\n", encoding="utf-8")
+        (closed / "secret.txt").write_text("not for the system\n", encoding="utf-8")
+        script = f"cat {proj}/in.txt && echo written > {proj}/out/y && ls {closed}"
+        result = sandbox.run(["/bin/sh", "-c", script], parse_sandbox("s", None, environ={}),
+                             env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"}, cwd=proj, wall_s=30,
+                             rw=[(proj / "out", proj / "out")], project=proj)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.decode().split() == ["project", "data", "proj"]  # secret.txt is not there
+        assert (proj / "out" / "y").read_text() == "written\n"
+        assert (proj / "out" / "y").stat().st_uid == 0  # given back to root afterwards
+    finally:
+        shutil.rmtree(closed, ignore_errors=True)

@@ -192,8 +192,11 @@ def _run_dir(state: dict[str, Any], system: str) -> Path:
     return state["proj"] / "data" / "runs" / B / "demo" / system
 
 
-def _stage(state: dict[str, Any], system: str, entry: dict[str, Any] | None = None) -> subprocess.CompletedProcess:
-    """`stages/run_system.py` as `dvc repro` runs it, under a shell holding a key on its command line."""
+def _stage(
+    state: dict[str, Any], system: str, entry: dict[str, Any] | None = None, *, as_user: int | None = None
+) -> subprocess.CompletedProcess:
+    """`stages/run_system.py` as `dvc repro` runs it, under a shell holding a key on its command line; with
+    `as_user`, the stage runs as that (non-root) uid in a user namespace: the sandbox's unprivileged path."""
     proj, params = state["proj"], state["params"]
     if entry is not None:
         params["benchmarks"][B]["systems"][system] = entry
@@ -206,12 +209,15 @@ def _stage(state: dict[str, Any], system: str, entry: dict[str, Any] | None = No
     env.update(KEYS)
     env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_MODE="PRODUCTION", DVC_NO_ANALYTICS="1")
     env["HOSTILE_LOOK_FOR"] = "[]"  # not passed to the system (not in its pass_env): must stay unseen
-    return subprocess.run(
-        ["/bin/sh", "-c", script, "sh", CMDLINE_KEY], cwd=proj, env=env, capture_output=True, text=True, timeout=300
-    )
+    argv = ["/bin/sh", "-c", script, "sh", CMDLINE_KEY]
+    if as_user is not None:
+        argv = ["unshare", "--user", f"--map-user={as_user}", f"--map-group={as_user}", *argv]
+    return subprocess.run(argv, cwd=proj, env=env, capture_output=True, text=True, timeout=300)
 
 
-def _attack(state: dict[str, Any], name: str, mode: str, *extra: str, **sandbox: Any) -> dict[str, Any]:
+def _attack(
+    state: dict[str, Any], name: str, mode: str, *extra: str, as_user: int | None = None, **sandbox: Any
+) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "kind": "command",
         "cmd": [sys.executable, "hostile.py", mode, state["attack_id"], "{task_json}", "{output}", *extra],
@@ -220,7 +226,7 @@ def _attack(state: dict[str, Any], name: str, mode: str, *extra: str, **sandbox:
     }
     if sandbox:
         entry["sandbox"] = sandbox
-    proc = _stage(state, name, entry)
+    proc = _stage(state, name, entry, as_user=as_user)
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = _run_dir(state, name)
     outcomes = {o["task_id"]: o for o in map(json.loads, (run / "outcomes.jsonl").read_text().splitlines())}
@@ -291,6 +297,39 @@ def test_writing_into_the_repository_and_outside_is_refused(project: dict[str, A
     assert (proj / "hostile.py").read_bytes() == before
     assert not (proj / f"{ESCAPE}.txt").exists() and not Path(f"/{ESCAPE}.txt").exists()
     assert not (Path.home() / f"{ESCAPE}.txt").exists()
+
+
+NOBODY = 65534
+
+
+def _unprivileged_or_skip() -> None:
+    """The unprivileged path needs a user namespace to start the stage in (CI runs as root)."""
+    if os.geteuid() != 0 and os.geteuid() != NOBODY:
+        return  # already unprivileged: the plain cases above are this path
+    probe = subprocess.run(["unshare", "--user", f"--map-user={NOBODY}", f"--map-group={NOBODY}", "id", "-u"],
+                           capture_output=True, text=True)  # fmt: skip
+    if probe.returncode != 0 or probe.stdout.strip() != str(NOBODY):
+        pytest.skip(f"no user namespace to run the stage unprivileged in: {probe.stderr.strip()[:200]}")
+
+
+def test_the_unprivileged_path_holds_too(project: dict[str, Any]) -> None:
+    """A user who is not root gets bwrap's user-namespace path (no uid switch, `--unshare-user
+    --disable-userns`): key theft, writes into a competitor's folder, the repository and outside are refused."""
+    _unprivileged_or_skip()
+    proj = project["proj"]
+    got = _attack(project, "thief_nr", "steal", ESCAPE, as_user=NOBODY)
+    body = next(json.loads(line)["body"] for line in (got["run"] / "reports.jsonl").read_text().splitlines()
+                if json.loads(line)["task_id"] == project["attack_id"])  # fmt: skip
+    assert "found 0 key lines" in body and "own key variables 0" in body, body
+    assert int(body.split("; uid ", 1)[1].split(" ", 1)[0]) == NOBODY, body  # unprivileged: it keeps the user's uid
+    assert int(body.split("Seen ", 1)[1].split(" ", 1)[0]) <= 5, body
+    targets = [str(proj / "data" / "demo" / B / "systems" / "careful_writer" / f"{project['attack_id']}.md"),
+               str(_run_dir(project, "careful_writer") / "reports.jsonl"), str(proj / "params.yaml"),
+               str(proj / f"{ESCAPE}.txt"), f"/{ESCAPE}.txt"]  # fmt: skip
+    got = _attack(project, "saboteur_nr", "write_other", *targets, as_user=NOBODY)
+    out = got["outcome"]
+    assert out["status"] == "failed" and "refused" in out["reason"] and "DONE" not in out["reason"], out
+    assert not (proj / f"{ESCAPE}.txt").exists() and not Path(f"/{ESCAPE}.txt").exists()
 
 
 def test_a_fork_bomb_is_stopped_at_the_process_limit(project: dict[str, Any]) -> None:

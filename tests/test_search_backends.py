@@ -60,6 +60,43 @@ def test_cache_answers_the_same_query_the_same_day(tmp_path, stub_search) -> Non
     svc.close()
 
 
+
+def test_the_cache_keys_on_the_endpoint_so_a_stub_answer_never_serves_another_backend(tmp_path) -> None:
+    """Issue 35: after a run against the stub search, the same query to another Tavily endpoint the same day
+    must reach that endpoint (before: its key ignored the URL, the stub's hits came back with 0 requests)."""
+    cache = tmp_path / "c.sqlite"
+    with stub_search_thread() as stub, stub_search_thread() as other:
+        for server in (stub, other):
+            svc = SearchService(make_backend(SearchConfig(backend="tavily", api_base=server.tavily_url)),
+                                cache_path=cache, day=lambda: "2026-01-01")  # fmt: skip
+            svc.search("graph neural networks", 2)
+            svc.close()
+        assert (stub.counts["tavily"], other.counts["tavily"]) == (1, 1)
+        # and the parameters: page text or not is another answer (another request), the same one is cached
+        svc = SearchService(make_backend(SearchConfig(backend="tavily", api_base=stub.tavily_url)),
+                            cache_path=cache, day=lambda: "2026-01-01")  # fmt: skip
+        svc.search("graph neural networks", 2, raw_content=True)
+        _, cached = svc.search("graph neural networks", 2, raw_content=True)
+        svc.close()
+        assert cached and stub.counts["tavily"] == 2
+
+
+def test_tavily_and_exa_ask_for_page_text_only_when_asked(tmp_path) -> None:
+    with stub_search_thread() as stub, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TAVILY_API_KEY", "k")
+        mp.setenv("EXA_API_KEY", "k")
+        tavily = make_backend(SearchConfig(backend="tavily", api_base=stub.tavily_url))
+        tavily.search("q", 1)
+        tavily.search("q", 1, raw_content=True)
+        exa = make_backend(SearchConfig(backend="exa", api_base=stub.exa_url))
+        exa.search("q", 1)
+        hits = exa.search("q", 1, raw_content=True)
+    tav_plain, tav_raw, exa_plain, exa_raw = stub.bodies
+    assert "include_raw_content" not in tav_plain and tav_raw["include_raw_content"] is True
+    assert exa_plain["contents"]["text"]["maxCharacters"] == 4000
+    assert exa_raw["contents"]["text"]["maxCharacters"] == 50_000 and hits[0].raw_content  # Exa's text: the page
+
+
 ATOM = """<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"
  xmlns:arxiv="http://arxiv.org/schemas/atom">

@@ -110,6 +110,12 @@ def dvc_keys(
     return keys
 
 
+def row_name(system: str, summary: Mapping[str, Any]) -> str:
+    """The system's row in DVC's tables: its label (`storm [encoder: hashed]`, the summary's `label`), so that two
+    runs that differ in a variant never share a row of `dvc metrics show/diff` or `dvc exp show`."""
+    return str(summary.get("label") or system)
+
+
 def write_dvc_metrics(
     metrics_dir: Path,
     summaries: Mapping[str, Mapping[str, Any]],
@@ -134,14 +140,15 @@ def write_dvc_metrics(
     column = {keys.get(m, m): m for m in [*names, "overall"]}  # DVC column -> metric
     out_dir = metrics_dir / SUMMARY_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
+    stems = {system: row_name(system, summaries[system]) for system in summaries}
     for stale in out_dir.glob("*.json"):
-        if stale.stem not in summaries:
+        if stale.stem not in stems.values():
             stale.unlink()
     written: dict[str, Path] = {}
     rows: list[dict[str, Any]] = []
     for system in sorted(summaries):
         flat = flat_summary(summaries[system], names, {"overall": overall[system]} if system in overall else None, keys)
-        written[system] = write_json(out_dir / f"{system}.json", flat)
+        written[system] = write_json(out_dir / f"{stems[system]}.json", flat)
         for key, value in flat.items():
             metric = column.get(key, key)
             rng = ranges.get(metric) if metric != "overall" else None
@@ -151,7 +158,7 @@ def write_dvc_metrics(
                 "" if metric == "overall" else ("higher is better" if higher.get(metric, True) else "lower is better")
             )
             label = f"{key} ({scale}{direction})" if (scale or direction) else key
-            rows.append({"system": system, "metric": label, "value": value, "lo": lo, "hi": hi})
+            rows.append({"system": stems[system], "metric": label, "value": value, "lo": lo, "hi": hi})
     write_json(metrics_dir / PLOTS_FILE, rows)
     return written
 
@@ -182,9 +189,10 @@ def brief(
     (docs/dvc.md shows the `dvc exp show --keep` flags that select one tag)."""
     tag = benchmark_tag(benchmark)
     if overall:
-        return {tag: {s: _number((overall or {}).get(s)) for s in sorted(summaries)}}
+        return {tag: {row_name(s, summaries[s]): _number((overall or {}).get(s)) for s in sorted(summaries)}}
     keys = short_keys(metric_names)
-    return {tag: {s: {keys[m]: metric_mean(summaries[s], m) for m in keys} for s in sorted(summaries)}}
+    return {tag: {row_name(s, summaries[s]): {k: metric_mean(summaries[s], m) for m, k in keys.items()}
+                  for s in sorted(summaries)}}  # fmt: skip
 
 
 def write_brief(

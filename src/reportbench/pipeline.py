@@ -26,12 +26,21 @@ from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_
 from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
 from reportbench.jsonio import write_json
 from reportbench.judges.errors import FatalError, IncompleteJudgeStage, failure_class
-from reportbench.metrics.notice import mark_release
+from reportbench.metrics.notice import mark_release, notice
+from reportbench.metrics.reference_rows import (
+    ReferenceRowsError,
+    differences,
+    load_table,
+    reference_block,
+    reference_file,
+)
 from reportbench.metrics.registry import metrics_for
+from reportbench.plan import PAGE_READING_KINDS
 from reportbench.plan import judge_units as plan_judge_units
 from reportbench.progress import stage_label
 from reportbench.redaction import install_log_redaction
 from reportbench.stale import prune_stale_outputs
+from reportbench.types import system_label
 from reportbench.validate import judge_config
 
 log = logging.getLogger("reportbench")
@@ -104,6 +113,10 @@ def system_spec(params: Mapping[str, Any], benchmark: str, system: str) -> dict[
     raise ConfigError(f"params.yaml: no system {system!r} in benchmarks.{benchmark}.systems or agents")
 
 
+# agent kinds whose search proxy answers page-text requests (their stages declare `fetch`: plan.py)
+AGENT_PAGE_KINDS = PAGE_READING_KINDS
+
+
 def run_system(
     params: Mapping[str, Any], benchmark: str, system: str, release_dir: Path, out_dir: Path
 ) -> dict[str, int]:
@@ -116,6 +129,9 @@ def run_system(
     spec = {**spec, "release_dir": str(release_dir)}
     if spec.get("kind") in ("command", "folder"):  # its benchmark's task JSON / file-naming rules
         spec["benchmark"] = benchmark
+    if spec.get("kind") in AGENT_PAGE_KINDS:  # result pages read through the spine's fetch path (agents.search.pages)
+        seeds = benchmark_params(params, benchmark).get("fetch_seeds") or []
+        spec["_fetch"] = {"config": dict(params.get("fetch") or {}), "seeds": [str(p) for p in seeds]}
 
     try:
         with stage_label(f"system@{benchmark}.{system}"):  # names the progress bar (with ETA) of the run
@@ -529,6 +545,19 @@ def cross_stage(
 
 
 # ------------------------------------------------------------------------------------------------- score
+def _variant_of(run_dir: Path) -> str | None:
+    """The system's variant tag (its run's variant.json, reportbench.agents.variant): how it departs from the agent
+    as published, e.g. "encoder: hashed"; None for the agent as published and for kinds that record none."""
+    path = Path(run_dir) / "variant.json"
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("variant")
+    except (ValueError, AttributeError) as exc:
+        raise ConfigError(f"{path}: not a variant record ({exc}); rerun its system stage") from None
+    return str(value) if value else None
+
+
 def _sandbox_of(run_dir: Path) -> str | None:
     """How the system's code ran (its run's sandbox.json, reportbench.systems.sandbox): "bwrap", "unsandboxed"
     (opted out with `sandbox: none`), "in-process"; None for kinds that run no code of their own (folder, ...)."""
@@ -626,6 +655,10 @@ def score_stage(
                 "sandbox": _sandbox_of(dirs[sc.system]),
             }
         )
+        # how the system departs from the agent as published: shown next to its name wherever it scores (keys only
+        # for a variant: the systems.json of systems as published is unchanged)
+        if variant := _variant_of(dirs[sc.system]):
+            summary.update({"variant": variant, "label": system_label(sc.system, variant)})
         summaries[sc.system] = summary
     write_json(metrics_dir / "systems.json", summaries)
     # always written (a declared output): cross-system results such as ratings, or {} when a benchmark has none
@@ -644,6 +677,7 @@ def score_stage(
         **_ranking_params(bench),
     )
     mark_release(lb.meta, release)  # a quick subset's "subset n of M" line on every output (metrics/notice.py)
+    lb.reference = published_reference(params, benchmark, lb, len(release_tasks))
     _write_dvc_metrics(metrics_dir, summaries, spec.metric_names, benchmark, lb)
     return write_leaderboard(lb, metrics_dir)
 
@@ -705,9 +739,49 @@ def _reported_tasks(reports: list[Any], release_tasks: list[str]) -> set[str]:
     return {r.task_id for r in reports if r.task_id in known}
 
 
+def published_reference(params: Mapping[str, Any], benchmark: str, lb: Any, n_tasks: int) -> dict[str, Any] | None:
+    """The paper's own rows for `benchmarks.<b>.ranking.reference_rows` (a table key of the benchmark's
+    `published_rows.yaml`, set by its `published` preset; null: none), with the differences between the paper's
+    setting and this run's printed beside them (metrics/reference_rows.py). Never ranked."""
+    from reportbench.benchmarks import benchmark_files, get_benchmark  # lazy: +210 ms to import (python -X importtime)
+
+    bench = benchmark_params(params, benchmark)
+    table = (bench.get("ranking") or {}).get("reference_rows")
+    if not table:
+        return None
+    path = reference_file(benchmark_files(benchmark).code)
+    if not path.is_file():
+        raise ReferenceRowsError(
+            f"benchmarks.{benchmark}.ranking.reference_rows = {table!r}, but {path} does not exist"
+        )
+    t = load_table(path, str(table))
+    members = list(require(params, f"plan.benchmarks.{benchmark}.members"))
+    spec = get_benchmark(benchmark)
+    # the model each judge step of each member actually calls (its role in task_models, else the member's model)
+    tasks = [st.task or st.name for st in spec.judge_steps if st.kind == "judge"] or [""]
+    models: set[str] = set()
+    prompts: set[str] = set()
+    for m in members:
+        for task in tasks:
+            cfg = judge_config(dict(params), task, benchmark, m)
+            models.add(str(cfg.get("model") or ""))
+            prompts.add(str(cfg.get("prompts") or ""))
+    diffs = differences(
+        t,
+        run_judge=params.get("judge") or {},
+        run_models=models,
+        n_tasks=n_tasks,
+        release=str(lb.meta.get("release") or ""),
+        notice=notice(lb.meta),
+        prompts=", ".join(sorted(p for p in prompts if p)),
+    )
+    return reference_block(t, lb.metrics, source_file=path.as_posix(), diffs=diffs)
+
+
 def _ranking_params(bench: Mapping[str, Any]) -> dict[str, Any]:
-    """`benchmarks.<b>.ranking` (min_task_share, tie_break): which rows are ranked and how ties read."""
-    cfg = dict(bench.get("ranking") or {})
+    """`benchmarks.<b>.ranking` (min_task_share, tie_break): which rows are ranked and how ties read;
+    `reference_rows` (the paper's rows shown beside them, never ranked) is read by `published_reference`."""
+    cfg = {k: v for k, v in (bench.get("ranking") or {}).items() if k != "reference_rows"}
     unknown = set(cfg) - {"min_task_share", "tie_break"}
     if unknown:
         raise ValueError(f"benchmarks.<b>.ranking: unknown key(s) {sorted(unknown)}")

@@ -129,11 +129,18 @@ def build_plan(
                 raise PlanError(f"benchmarks.{b}.systems.{s}: a system name may not contain '.'")
             is_agent = s in agents
             spec = agents[s] if is_agent else systems[s]
+            own = f"agents.{s}" if is_agent else f"benchmarks.{b}.systems.{_entry_name(s, spec)}"
+            # an agent's search proxy reads result pages through the spine's fetch path (agents.search.pages):
+            # its stage declares `fetch` and the benchmark's recorded pages; other kinds repeat their own params
+            # key (DVC lists a repeated param once: their dvc.lock entries are unchanged)
+            reads_pages = (spec or {}).get("kind") in PAGE_READING_KINDS
             runs[f"{b}.{s}"] = {
                 "benchmark": b,
                 "system": s,
                 "release": release,
-                "params": f"agents.{s}" if is_agent else f"benchmarks.{b}.systems.{_entry_name(s, spec)}",
+                "params": own,
+                "fetch_params": "fetch" if reads_pages else own,
+                "seeds_params": f"benchmarks.{b}.fetch_seeds" if reads_pages and "fetch_seeds" in cfg else own,
                 "path": _run_path(spec),
                 "env_lock": _env_lock(spec),
             }
@@ -192,6 +199,10 @@ def _default_path(spec: Any) -> str:
     from reportbench.agents.protocol import AGENT_KINDS as RUN_AGENT_KINDS  # pure data
 
     return "src/reportbench/agents" if (spec or {}).get("kind") in RUN_AGENT_KINDS else "src/reportbench/systems"
+
+
+# the agent kinds whose search proxy answers page-text requests (pipeline.AGENT_PAGE_KINDS)
+PAGE_READING_KINDS = ("storm", "open_deep_research", "gpt_researcher", "smolagents_deep_research", "search_llm")
 
 
 def _env_lock(spec: Any) -> str:

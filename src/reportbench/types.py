@@ -19,6 +19,12 @@ def strip_arxiv_version(arxiv_id: str) -> str:
     return ARXIV_VERSION_RE.sub("", arxiv_id.strip())
 
 
+def system_label(system: str, variant: str | None) -> str:
+    """`storm [encoder: hashed]`: a system's name with its variant tag (reportbench.agents.variant), the way every
+    output that shows a score names it; the name alone when the system is the agent as published."""
+    return f"{system} [{variant}]" if variant else system
+
+
 class Record(BaseModel):
     """Base for all records: immutable-ish, no unknown fields, clear validation errors."""
 

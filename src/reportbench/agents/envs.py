@@ -353,6 +353,15 @@ def _cmd_ls(args: argparse.Namespace) -> int:
     print("  ".join(c.ljust(widths[c]) for c in cols))
     for r in rows:
         print("  ".join(r[c].ljust(widths[c]) for c in cols))
+    from reportbench.agents.provider import backend_rows  # lazy: +1 ms to import (python -X importtime)
+
+    backends = backend_rows()
+    cols = ["backend", "installed", "client", "models"]
+    widths = {c: max(len(c), *(len(r[c]) for r in backends)) for c in cols}
+    print("backends of provider_deep_research (the model's prefix chooses one):")
+    print("  ".join(c.ljust(widths[c]) for c in cols))
+    for r in backends:
+        print("  ".join(r[c].ljust(widths[c]) for c in cols))
     return 0
 
 

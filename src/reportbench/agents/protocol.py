@@ -184,6 +184,11 @@ class Usage(BaseModel):
     search_calls: int = 0  # requests the agent made to the search proxy
     search_requests: int = 0  # of those, requests that reached the backend (the rest came from the cache)
     search_refused: int = 0
+    # result pages an agent asked the search proxy for (Tavily `include_raw_content`, Exa `contents`): those whose
+    # main text it received (from the backend, the release's recorded pages, the page cache or the guarded fetcher)
+    # and those it could not be given (offline and never recorded, refused, an HTTP error: `raw_content` null)
+    pages_fetched: int = 0
+    pages_unread: int = 0
     wall_s: float = 0.0
 
 
@@ -197,7 +202,11 @@ class TaskRecord(BaseModel):
     models: list[str] = Field(default_factory=list)
     search_backend: str = ""
     queries: list[str] = Field(default_factory=list)
-    pages_read: list[str] = Field(default_factory=list)
+    pages_read: list[str] = Field(default_factory=list)  # as the adapter reports them
+    # what the search proxy answered for page text: [{url, source, text_chars | why}] (source: provider, seed,
+    # cache, fetched, not_fetched, refused_static)
+    pages_fetched: list[dict[str, Any]] = Field(default_factory=list)
+    variant: str | None = None  # how this system departs from the agent as published (agents.variant)
     usage: Usage = Field(default_factory=Usage)
     outcome: Outcome
     reason: str | None = None

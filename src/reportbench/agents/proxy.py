@@ -5,7 +5,9 @@ count differently). One aiohttp server on 127.0.0.1 per system run speaks
 - OpenAI chat completions (`POST /v1/chat/completions`, streaming answered as one SSE chunk) and forwards to the
   configured endpoint (`api_base`: raw HTTP, key from `api_key_env`) or to any provider through litellm;
 - Tavily search (`POST /tavily/search`) and Exa search (`POST /exa/search`), answered by the `SearchService`
-  (per-day cache, shared rate limit).
+  (per-day cache, shared rate limit); a request for page text (Tavily `include_raw_content`, Exa `contents.text`)
+  is answered with each page's main text, from the backend where it offers it, else through the spine's fetch path
+  (`search.pages.PageReader`: recorded pages, page cache, SSRF-guarded fetcher), and recorded with the task.
 Each task gets its own token (the "API key" its adapter sees); the token selects the task's ledger, which counts
 LLM calls, tokens, dollars and search calls, records the queries, and refuses (HTTP 402, `budget_exceeded`) once a
 limit is reached. Upstream error bodies are redacted before they are relayed (providers echo keys).
@@ -26,7 +28,8 @@ from typing import Any
 from aiohttp import ClientSession, ClientTimeout, web
 
 from reportbench.agents.protocol import AgentSystemConfig, Budget, Usage
-from reportbench.agents.search.base import SearchError, SearchService
+from reportbench.agents.search.base import SearchError, SearchHit, SearchService
+from reportbench.agents.search.pages import PageReader, PageText
 
 PriceFn = Callable[[int, int], float | None]
 # completion tokens reserved for a call that sets no max_tokens when the model's own ceiling is unknown (a
@@ -65,6 +68,7 @@ class TaskLedger:
     budget: Budget
     usage: Usage = field(default_factory=Usage)
     queries: list[str] = field(default_factory=list)
+    pages: list[PageText] = field(default_factory=list)  # result pages whose text was asked for, as answered
     models: set[str] = field(default_factory=set)
     over_budget: str | None = None
     closed: bool = False
@@ -338,6 +342,20 @@ def upstream_model(cfg: AgentSystemConfig) -> str:
     return cfg.model.split("/", 1)[1] if cfg.api_base and cfg.model.startswith("openai/") else cfg.model
 
 
+def _page_request(api: str, body: dict[str, Any]) -> tuple[bool, int | None]:
+    """(does the request ask for each result's page text, at most how many characters). Tavily:
+    `include_raw_content` (true, "markdown" or "text"); Exa: `contents.text` (true or {maxCharacters}) or the
+    older top-level `text`."""
+    if api == "tavily":
+        return bool(body.get("include_raw_content")), None
+    contents = body.get("contents")
+    text = contents.get("text") if isinstance(contents, dict) else body.get("text")
+    if not text:
+        return False, None
+    chars = text.get("maxCharacters") if isinstance(text, dict) else None
+    return True, int(chars) if isinstance(chars, int) and not isinstance(chars, bool) and chars > 0 else None
+
+
 def _redacted(text: str, keys: tuple[str, ...]) -> str:
     from reportbench.redaction import redact  # lazy: +2 ms to import (python -X importtime)
 
@@ -370,9 +388,12 @@ def _sse(completion: dict[str, Any]) -> bytes:
 class AgentProxy:
     """The server; `register(task_id, budget)` gives the token a task's adapter uses as its API keys."""
 
-    def __init__(self, cfg: AgentSystemConfig, search: SearchService, *, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, cfg: AgentSystemConfig, search: SearchService, *, pages: PageReader | None = None, host: str = "127.0.0.1"
+    ) -> None:
         self.cfg = cfg
         self.search = search
+        self.pages = pages  # None: no page text beyond what the backend returns itself
         self.host = host
         self.port = 0
         self.price = price_fn(cfg)
@@ -589,17 +610,28 @@ class AgentProxy:
             return _error(402, f"budget exceeded: {refused}", "budget_exceeded")
         n = body.get("max_results") if api == "tavily" else body.get("numResults")
         n = int(n) if isinstance(n, int) and 0 < n <= 50 else self.cfg.search.max_results
+        want_pages, page_chars = _page_request(api, body)
         with ledger.lock:
             ledger.queries.append(query)
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         try:
-            hits, cached = await loop.run_in_executor(None, self.search.search, query, n)
+            hits, cached = await loop.run_in_executor(
+                None, lambda: self.search.search(query, n, raw_content=want_pages)
+            )
         except SearchError as exc:
             return _error(502, _redacted(str(exc), self._secrets), "search_error")
         if not cached:
             with ledger.lock:
                 ledger.usage.search_requests += 1
+        texts: list[str | None] = [None] * len(hits)
+        if want_pages:
+            pages = await loop.run_in_executor(None, self._page_texts, hits)
+            with ledger.lock:
+                ledger.pages.extend(pages)
+                ledger.usage.pages_fetched += sum(1 for p in pages if p.text is not None)
+                ledger.usage.pages_unread += sum(1 for p in pages if p.text is None)
+            texts = [p.text[:page_chars] if p.text is not None and page_chars else p.text for p in pages]
         if api == "tavily":
             results = [
                 {
@@ -607,10 +639,11 @@ class AgentProxy:
                     "url": h.url,
                     "content": h.content,
                     "score": h.score,
-                    "raw_content": h.content if body.get("include_raw_content") else None,
+                    # the page's main text, or null when it could not be read (as Tavily answers): never the snippet
+                    "raw_content": text,
                     "published_date": h.published,
                 }
-                for h in hits
+                for h, text in zip(hits, texts, strict=True)
             ]
             return web.json_response(
                 {"query": query, "results": results, "images": [], "response_time": time.monotonic() - started}
@@ -620,13 +653,30 @@ class AgentProxy:
                 "id": h.url,
                 "url": h.url,
                 "title": h.title,
-                "text": h.content,
+                # Exa's `text` is the page's text; a page that could not be read keeps the hit's own text (snippet
+                # or abstract), which is not counted as a page read
+                "text": text if text is not None else h.content,
                 "score": h.score,
                 "publishedDate": h.published,
             }
-            for h in hits
+            for h, text in zip(hits, texts, strict=True)
         ]
         return web.json_response({"requestId": "reportbench-proxy", "results": results})
+
+    def _page_texts(self, hits: list[SearchHit]) -> list[PageText]:
+        """Each hit's page text: the backend's own where it returned one, else the spine's fetch path."""
+        out: list[PageText | None] = [
+            PageText(url=h.url, source="provider", text=h.raw_content) if h.raw_content else None for h in hits
+        ]
+        todo = [i for i, p in enumerate(out) if p is None]
+        if todo:
+            if self.pages is None:
+                read = [PageText(url=hits[i].url, source="none", text=None, why="no page reader") for i in todo]
+            else:
+                read = self.pages.read([hits[i].url for i in todo])
+            for i, page in zip(todo, read, strict=True):
+                out[i] = page
+        return [p for p in out if p is not None]
 
     async def _tavily(self, request: web.Request) -> web.Response:
         return await self._search(request, "tavily")

@@ -40,7 +40,9 @@ from reportbench.agents.protocol import (
 )
 from reportbench.agents.proxy import AgentProxy, TaskLedger
 from reportbench.agents.search.base import SearchError, SearchService, make_backend
+from reportbench.agents.search.pages import PageReader
 from reportbench.agents.search.types import Doc
+from reportbench.agents.variant import labelled, variant_tag
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, safe_name
 from reportbench.systems.sandbox import (
@@ -84,6 +86,14 @@ def config_hash(cfg: AgentSystemConfig, benchmark: str, system: str = "") -> str
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+VARIANT_FILE = "variant.json"
+
+
+def write_variant(out_dir: Path, variant: str | None) -> None:
+    """`<run>/variant.json`: the system's variant tag (null: the agent as published), read by the score stage."""
+    (Path(out_dir) / VARIANT_FILE).write_text(json.dumps({"variant": variant}) + "\n", encoding="utf-8")
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -225,10 +235,16 @@ class AgentRun:
             search_backend="provider" if self.cfg.kind == "provider_deep_research" else self.cfg.search.backend,
             queries=list(dict.fromkeys([*ledger.queries, *(result.queries if result else [])])),
             pages_read=list(result.pages_read) if result else [],
+            pages_fetched=[
+                {"url": pg.url, "source": pg.source, **({"text_chars": len(pg.text)} if pg.text else {"why": pg.why})}
+                for pg in ledger.pages
+            ],
+            variant=variant_tag(self.cfg),
             usage=usage,
             outcome=outcome,
             reason=reason,
-            report_file=raw_name if raw_text and outcome == "ok" else None,
+            # a provider's report was paid for: kept even when the task went over budget (docs/agents.md)
+            report_file=raw_name if raw_text and (outcome == "ok" or self._paid(outcome)) else None,
             config_hash=self.chash,
         )
         from reportbench.redaction import redact  # lazy: +2 ms to import (python -X importtime)
@@ -241,6 +257,9 @@ class AgentRun:
         text = redact(rec.model_dump_json(indent=2), self.secrets, patterns=False)  # queries may look key-ish
         _atomic_write(self.work / f"{self._key(task)}.json", text)
         return TaskRecord.model_validate_json(text)  # what is published is what was written: redacted
+
+    def _paid(self, outcome: str) -> bool:
+        return self.cfg.kind == "provider_deep_research" and outcome == "over_budget"
 
     def _outcome(self, result: AgentResult | None, ledger: TaskLedger, killed: str | None) -> tuple[str, str | None]:
         over = ledger.over_budget or ledger.exceeded_at_end() or killed
@@ -353,7 +372,15 @@ def _publish(run: AgentRun, rec: TaskRecord, task: Task, out_dir: Path) -> tuple
     if log.is_file():
         text = redact(log.read_text(encoding="utf-8", errors="replace"), run.secrets)
         (agent_dir / f"{safe_name(task.task_id)}.log").write_text(text, encoding="utf-8")
-    if rec.outcome != "ok" or not rec.report_file:
+    kept = rec.outcome == "over_budget" and rec.report_file and run._paid(rec.outcome)
+    if kept and not run.cfg.options.get("score_over_budget"):  # paid for: kept in raw/, scored only if asked
+        src = run.work / str(rec.report_file)
+        dest = out_dir / "raw" / f"{safe_name(task.task_id)}{src.suffix or '.md'}"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+        reason = f"over_budget: {rec.reason} (report kept: raw/{dest.name}; options.score_over_budget: true scores it)"
+        return None, TaskOutcome(task_id=task.task_id, status="failed", reason=reason[:1000])
+    if (rec.outcome != "ok" and not kept) or not rec.report_file:
         prefix = "over_budget: " if rec.outcome == "over_budget" else ""
         return None, TaskOutcome(
             task_id=task.task_id, status="failed", reason=(prefix + (rec.reason or rec.outcome))[:1000]
@@ -364,7 +391,11 @@ def _publish(run: AgentRun, rec: TaskRecord, task: Task, out_dir: Path) -> tuple
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
     fmt = "openai_deep_research" if suffix == ".json" else run.cfg.format
-    return parse_output(dest, system=run.name, task_id=task.task_id, fmt=fmt)
+    report, outcome = parse_output(dest, system=run.name, task_id=task.task_id, fmt=fmt)
+    if kept:  # scored as the config asks, and marked: the row must say it crossed its budget
+        outcome.flags = [*outcome.flags, "over_budget"]
+        outcome.reason = f"over_budget: {rec.reason}"[:1000]
+    return report, outcome
 
 
 def _totals(records: list[TaskRecord]) -> dict[str, Any]:
@@ -378,6 +409,8 @@ def _totals(records: list[TaskRecord]) -> dict[str, Any]:
         "search_calls",
         "search_requests",
         "search_refused",
+        "pages_fetched",
+        "pages_unread",
         "wall_s",
     )
     out: dict[str, Any] = {f: sum(getattr(r.usage, f) for r in records) for f in fields}
@@ -407,7 +440,8 @@ def run_agent_system(
     else:
         python_for(cfg.kind)  # fail fast when the kind is not installed
         _preflight_llm(name, cfg)
-    if cfg.budget.usd is not None and cfg.price is None and cfg.api_base:
+    # (a provider's prices come from its price table: its preflight checks the model has a row)
+    if cfg.budget.usd is not None and cfg.price is None and cfg.api_base and cfg.kind != "provider_deep_research":
         raise SystemError_(f"systems.{name}.price: budget.usd is set but {cfg.model} behind api_base has no price")
     out_dir = Path(out_dir)
     benchmark, docs = _release_info(name, cfg, spec, out_dir)
@@ -422,6 +456,14 @@ def run_agent_system(
         cache_path=agents_home() / "search_cache.sqlite",
         requests_per_minute=cfg.search.requests_per_minute,
     )
+    # result pages an agent asks for: the spine's fetch path with the pipeline's `fetch` params and the benchmark's
+    # recorded pages (`fetch_seeds`), handed over by the pipeline under `_fetch` (defaults: offline, no seeds)
+    fetch = spec.get("_fetch") or {}
+    try:
+        pages = PageReader(fetch.get("config"), fetch.get("seeds") or ())
+    except ValueError as exc:  # a bad `fetch` param: the same message the fetch stage gives
+        service.close()
+        raise SystemError_(f"fetch: {exc}") from None
     # the report adapters register on first import: import them before the worker threads race on it
     # (seen by the OSS agents' tests: "unknown report format 'markdown'" with concurrency 2)
     # lazy: +56 ms to import (python -X importtime)
@@ -431,7 +473,7 @@ def run_agent_system(
     records: dict[str, TaskRecord] = {}
     try:
         # sandboxed, its network: the budget/search proxy and the guarded fetch proxy (pages), nothing else
-        with serve_in_thread(AgentProxy(cfg, service)) as proxy, network(
+        with serve_in_thread(AgentProxy(cfg, service, pages=pages)) as proxy, network(
             box, [proxy.port], fetch_default=True
         ) as (bridge, net_env):
             run = AgentRun(name, cfg, benchmark, proxy, work, box, bridge, net_env)
@@ -458,15 +500,20 @@ def run_agent_system(
                 )
     finally:
         service.close()
+        pages.close()
     ordered = [records[t.task_id] for t in tasks if t.task_id in records]
+    variant = variant_tag(cfg)
     summary = {
         "system": name,
         "kind": cfg.kind,
+        "variant": variant,
+        "label": labelled(name, variant),
         "config_hash": work.name,
         "search_backend": cfg.search.backend,
         **_totals(ordered),
     }
     (out_dir / "agent_usage.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_variant(out_dir, variant)
     record = {"backend": "in-process"} if cfg.kind == "provider_deep_research" else box.record(cfg.budget.wall_s)
     write_record(out_dir, record, {t.task_id: run.sandbox_usage.get(t.task_id) for t in tasks})
     return collector.result()

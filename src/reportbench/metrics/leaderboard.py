@@ -33,6 +33,7 @@ import polars as pl
 
 from reportbench.jsonio import json_safe
 from reportbench.metrics.notice import notice
+from reportbench.metrics.reference_rows import NOT_RE_JUDGED, unsafe_line
 from reportbench.metrics.registry import MetricRegistryError, MetricSpec, get_metric, reason_code, short_failure
 from reportbench.metrics.stats import (
     bootstrap_ci,
@@ -43,6 +44,7 @@ from reportbench.metrics.stats import (
     paired_ttest,
     stratified_bootstrap_ci,
 )
+from reportbench.types import system_label
 
 N_BOOT = 2000  # bootstrap replicates for every interval on the leaderboard (seeded: byte-stable files)
 CI_LEVEL = 0.95
@@ -67,6 +69,8 @@ class Leaderboard:
     stats: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)  # benchmark, release, judge, members (from the summaries)
     shared: dict[str, Any] | None = None  # the shared-task comparison (partial submissions), or None
+    # the paper's own rows (metrics/reference_rows.py): shown apart, never ranked; None unless a preset asks
+    reference: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return json_safe(
@@ -79,6 +83,7 @@ class Leaderboard:
                 "stats": self.stats,
                 "meta": self.meta,
                 "shared_tasks": self.shared,
+                **({"reference": self.reference} if self.reference is not None else {}),
             }
         )
 
@@ -290,6 +295,9 @@ def build_leaderboard(
                 "n_failed_items": int(sum(ms.get(m, {}).get("n_failed_items", 0) for m in names)),
                 # a system whose code ran outside the sandbox (`sandbox: none`) says so wherever its name appears
                 **({"sandbox": "unsandboxed"} if s.get("sandbox") == "unsandboxed" else {}),
+                # how it departs from the agent as published (agents.variant): next to its name wherever it scores
+                **({"variant": str(s["variant"]), "label": system_label(s["system"], s["variant"])}
+                   if s.get("variant") else {}),  # fmt: skip
                 # reports flagged at ingestion (e.g. text addressed to the judge), when the protocol counts them
                 **({"flagged_reports": int(s["flagged_reports"])} if "flagged_reports" in s else {}),
             }
@@ -587,6 +595,15 @@ def _is_rating(lb: Leaderboard, m: str) -> bool:
     return (lb.metric_info.get(m) or {}).get("aggregation") == "rating"
 
 
+def row_label(r: Mapping[str, Any]) -> str:
+    """The name a row is shown under: `storm [encoder: hashed]` for a variant, else the system's name."""
+    return system_label(str(r["system"]), r.get("variant"))
+
+
+def _labels(lb: Leaderboard) -> dict[str, str]:
+    return {str(r["system"]): row_label(r) for r in lb.rows}
+
+
 def to_markdown(lb: Leaderboard) -> str:
     """A ranking table, then unranked rows' reasons, the shared-task comparison (partial submissions) and one
     paired t-test table (A − B) over tasks both systems have defined."""
@@ -601,7 +618,7 @@ def to_markdown(lb: Leaderboard) -> str:
     lines = [*header, "| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
     for r in lb.rows:
         rank = "—" if r["rank"] is None else (f"={r['rank']}" if r.get("tied") else str(r["rank"]))
-        name = r["system"] + (f" (partial: {r['n_answered']}/{r['n_release_tasks']})" if r.get("partial") else "")
+        name = row_label(r) + (f" (partial: {r['n_answered']}/{r['n_release_tasks']})" if r.get("partial") else "")
         name += " [unsandboxed]" if r.get("sandbox") == "unsandboxed" else ""
         cells = [rank] if show_overall else []
         cells.append(name)
@@ -619,6 +636,7 @@ def to_markdown(lb: Leaderboard) -> str:
         "95 % bootstrap intervals: leaderboard.json (`ci`) and the scorecard site."
     )
     lines += ["", line] if (line := not_ranked_line(lb)) else []
+    lines += reference_markdown(lb)
     failed = [r for r in lb.rows if r.get("n_failed_tasks")]
     if failed:
         lines += ["", "Failed tasks (the system itself failed, so there is no report; each such task is scored as "
@@ -634,7 +652,8 @@ def to_markdown(lb: Leaderboard) -> str:
             lines.append("| system | " + " | ".join(_label(m, lb.protocol) for m in sh["metrics"]) + " |")
             lines.append("|" + "|".join(["---"] * (len(sh["metrics"]) + 1)) + "|")
             for sys_name, vals in sh["values"].items():
-                lines.append(f"| {sys_name} | " + " | ".join(_fmt(vals[m]) for m in sh["metrics"]) + " |")
+                shown = _labels(lb).get(str(sys_name), str(sys_name))
+                lines.append(f"| {shown} | " + " | ".join(_fmt(vals[m]) for m in sh["metrics"]) + " |")
     if lb.pairwise:
         lines += ["", "Paired t-tests (A − B, over tasks both define); p (FDR) = Benjamini–Hochberg adjusted over "
                   "all the tests below:", ""]
@@ -644,11 +663,39 @@ def to_markdown(lb: Leaderboard) -> str:
             ci = pw.get("diff_ci")
             ci_txt = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "—"
             lines.append(
-                f"| {_label(pw['metric'], lb.protocol)} | {pw['system_a']} | {pw['system_b']} | "
+                f"| {_label(pw['metric'], lb.protocol)} | {_labels(lb).get(pw['system_a'], pw['system_a'])} | "
+                f"{_labels(lb).get(pw['system_b'], pw['system_b'])} | "
                 f"{_fmt(pw['mean_diff'])} | {ci_txt} | {_fmt(pw['t'], 2)} | {_fmt_p(pw['p'])} | "
                 f"{_fmt_p(pw.get('p_fdr', math.nan))} | {pw['n']} | {pw['note']} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def reference_markdown(lb: Leaderboard) -> list[str]:
+    """The paper's rows in their own table under the ranking (never in it), with their label, the differences
+    that make a comparison unsafe and the source of the numbers; [] when the leaderboard has none."""
+    ref = lb.reference
+    if not ref:
+        return []
+    overall = ref.get("overall_column")
+    shown = list(ref.get("shown_metrics") or lb.metrics)
+    heads = ["system (published)", *[_label(m, lb.protocol) for m in shown], *([str(overall)] if overall else [])]
+    lines = ["", f"**Reference rows: {ref['label']}.** Never ranked with the rows above; from "
+             f"`{ref['source_file']}` ({ref['location']}).", "",
+             "| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(heads)) + "|"]
+    for r in ref["rows"]:
+        cells = [str(r["system"]) + (f" ({r['note']})" if r.get("note") else "")]
+        for m in shown:
+            v = r["metrics"].get(m)
+            cells.append(_fmt(v) if v is not None else f"— ({r['not_shown'].get(m, 'not published')})")
+        if overall:
+            cells.append(_fmt(r.get("overall_value")))
+        lines.append("| " + " | ".join(cells) + " |")
+    if ref.get("not_in_paper"):
+        lines += ["", f"Not columns of the paper's {ref['table']} (no published value): "
+                  + ", ".join(_label(m, lb.protocol) for m in ref["not_in_paper"]) + "."]
+    lines += ["", unsafe_line(ref)]
+    return lines
 
 
 def task_shortfall(r: Mapping[str, Any], no_report: str = "no_report") -> list[str]:
@@ -672,7 +719,7 @@ def failure_text(r: Mapping[str, Any]) -> str:
     """"cmd: 1 of 3 tasks failed, first q3: exit code 2; stderr: boom"."""
     first = r.get("first_failure") or {}
     return (
-        f"{r['system']}: {r['n_failed_tasks']} of {r.get('n_release_tasks', r['n_tasks'])} tasks failed, first "
+        f"{row_label(r)}: {r['n_failed_tasks']} of {r.get('n_release_tasks', r['n_tasks'])} tasks failed, first "
         f"{first.get('task_id', '?')}: {first.get('reason') or 'no reason recorded'}"
     )
 
@@ -687,9 +734,9 @@ def not_ranked_line(lb: Leaderboard) -> str | None:
         line = (f"Not ranked: {lb.meta.get('benchmark') or lb.protocol or 'this benchmark'} has no overall score "
                 "(its protocol combines no metrics); compare the systems metric by metric.")
         if partial:
-            line += " Partial task sets: " + "; ".join(f"{r['system']} ({r['task_note']})" for r in partial) + "."
+            line += " Partial task sets: " + "; ".join(f"{row_label(r)} ({r['task_note']})" for r in partial) + "."
         return line
-    return "Not ranked: " + "; ".join(f"{r['system']} ({r.get('unranked_reason')})" for r in unranked) + "."
+    return "Not ranked: " + "; ".join(f"{row_label(r)} ({r.get('unranked_reason')})" for r in unranked) + "."
 
 
 def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
@@ -703,7 +750,10 @@ def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
         rows.append(
             {
                 "rank": r["rank"],
-                "system": r["system"],
+                # the label: two runs that differ in a variant are two rows of `dvc plots`, never one
+                "system": row_label(r),
+                # a column only when some system is a variant (the tag alone; full releases' bytes unchanged)
+                **({"variant": r.get("variant") or ""} if any(x.get("variant") for x in lb.rows) else {}),
                 **({column: _null(r["overall_value"])} if column else {}),
                 **{m: _null(r["metrics"][m]) for m in lb.metrics},
                 "undefined": ";".join(f"{m}={c}" for m, c in reasons.items()),
@@ -720,7 +770,28 @@ def to_csv_frame(lb: Leaderboard) -> pl.DataFrame:
                 **({"subset": notice(lb.meta)} if notice(lb.meta) else {}),
             }
         )
+    if lb.reference:  # the paper's rows, after the measured ones, unranked and labelled on every line
+        for r in rows:
+            r["row_kind"] = "measured"
+        for ref in lb.reference["rows"]:
+            rows.append(
+                {
+                    "rank": None,
+                    "system": ref["system"],
+                    **({column: _null(ref.get("overall_value"))} if column else {}),
+                    **{m: _null(ref["metrics"].get(m)) for m in lb.metrics},
+                    "undefined": ";".join(f"{m}=not_published" for m in ref.get("not_shown") or {}),
+                    "n_tasks": None, "n_answered": None, "n_missing_reports": None, "n_failed_tasks": None,
+                    "first_failure": "", "n_failed_items": None,
+                    "ranked_why_not": f"{lb.reference['label']}: a reference row, never ranked",
+                    **({"sandbox": ""} if any(x.get("sandbox") for x in lb.rows) else {}),
+                    **({"subset": notice(lb.meta)} if notice(lb.meta) else {}),
+                    "row_kind": f"reference: {NOT_RE_JUDGED}",
+                }
+            )
     schema = {m: pl.Float64 for m in lb.metrics} | ({column: pl.Float64} if column else {}) | {"rank": pl.Int64}
+    schema |= {k: pl.Int64 for k in ("n_tasks", "n_answered", "n_missing_reports", "n_failed_tasks",
+                                      "n_failed_items")} if lb.reference else {}
     return pl.DataFrame(rows, schema_overrides=schema)
 
 

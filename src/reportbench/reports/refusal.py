@@ -96,20 +96,25 @@ def detect(body: str, n_sources: int, references_text: str = "") -> list[NonAnsw
     text = body[:MAX_SCAN_CHARS]
     opening = text[:OPENING_CHARS]
     found: list[NonAnswer] = []
-    m = _REFUSAL_RE.search(opening)
+    # A report that cites sources has answered something: an opening refusal is a disclaimer ("I cannot give
+    # medical advice, but the literature says … [1]"), a plan title names what was asked for ("Action plan for
+    # reducing churn"), "I will review …" introduces the answer, "None found: after reviewing the 19 filings …" is
+    # a reasoned finding. The opening patterns flag only an unsourced text (tuned on the `tune` split of
+    # bench/data/detector_labelled.jsonl; docs/mapping.md §5 gives the held-out figures).
+    unsourced = n_sources == 0
+    m = _REFUSAL_RE.search(opening) if unsourced else None
     if m:
         found.append(NonAnswer(REFUSAL, _snippet(m.string, m)))
-    m = next((hit for line in _title_lines(opening) if (hit := _PLAN_TITLE_RE.search(line))), None)
-    if m is None:
+    titles = _title_lines(opening) if unsourced else []
+    m = next((hit for line in titles if (hit := _PLAN_TITLE_RE.search(line))), None)
+    if m is None and unsourced:
         hits = list(_PLAN_SENTENCE_RE.finditer(opening))
-        # "I'll search for …" chatter before a full, sourced report (DeepResearch Bench's claude-3-7 articles)
-        # is a preamble, not a plan instead of an answer: sentences flag a plan only in an unsourced or short text
-        answered = n_sources > 0 and len(text) >= 2 * OPENING_CHARS
-        m = hits[0] if hits and not answered and (len(hits) >= 2 or len(text) < 2 * OPENING_CHARS) else None
+        m = hits[0] if hits and (len(hits) >= 2 or len(text) < 2 * OPENING_CHARS) else None
     if m:
         found.append(NonAnswer(PLAN, _snippet(m.string, m)))
     refs = references_text[:MAX_SCAN_CHARS]
-    m = _NOT_FOUND_RE.search(opening) or _NONE_SOURCES_RE.search(text) or _NONE_SOURCES_RE.search(refs)
+    m = _NOT_FOUND_RE.search(opening) if unsourced else None
+    m = m or _NONE_SOURCES_RE.search(text) or _NONE_SOURCES_RE.search(refs)
     if m:
         found.append(NonAnswer(NOT_FOUND, _snippet(m.string, m)))
     if n_sources == 0 and text.strip():

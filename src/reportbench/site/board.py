@@ -24,6 +24,7 @@ from typing import Any
 
 from reportbench.benchmark_arg import add_benchmark_argument
 from reportbench.config import ConfigError, load_params
+from reportbench.types import system_label
 
 DEFAULT_WIDTH = 160
 MAX_SYSTEM = 28  # longer system names are cut with "…" (the full name is in leaderboard.json)
@@ -34,6 +35,12 @@ def _fmt(v: Any, digits: int) -> str:
     if isinstance(v, bool) or not isinstance(v, int | float) or (isinstance(v, float) and math.isnan(v)):
         return "—"
     return f"{float(v):.{digits}f}"
+
+
+def _name(r: Mapping[str, Any]) -> str:
+    """The row's label, its name cut to fit and its variant tag (agents.variant) always whole."""
+    tag = system_label("", r.get("variant"))
+    return _cut(str(r["system"]), max(8, MAX_SYSTEM - len(tag))) + tag
 
 
 def _cut(text: str, n: int) -> str:
@@ -90,7 +97,7 @@ def render_board(lb: Mapping[str, Any], benchmark: str, release: str, width: int
     title = f"{benchmark} · {release}" + (f" (judge {judge.get('name')})" if judge.get("name") else "")
     out = [title]
     fixed_head = (["#"] if overall is not None else []) + ["system"]
-    fixed = [([_rank(r)] if overall is not None else []) + [_cut(str(r["system"]), MAX_SYSTEM)] for r in rows]
+    fixed = [([_rank(r)] if overall is not None else []) + [_name(r)] for r in rows]
     tail_head = (["overall"] if overall is not None else []) + ["tasks"]
     digits = {m: DIGITS_BY_UNIT.get(str((info.get(m) or {}).get("unit")), 3) for m in metrics}
     overall_digits = digits.get(str(overall), 3)

@@ -29,6 +29,7 @@ from reportbench.site.html import (
     th,
 )
 from reportbench.site.svg import Bar, bar_chart, grouped_chart
+from reportbench.types import system_label
 
 DIGITS_BY_UNIT = {"fraction": 3, "percent": 2, "points": 2, "score": 2, "elo": 0, "count": 2}
 
@@ -160,7 +161,7 @@ def leaderboard_table(d: BenchmarkData) -> str:
             if olabel
             else []
         )
-        name_html = esc(sysname)
+        name_html = esc(system_label(sysname, r.get("variant")))  # `storm [encoder: hashed]` (agents.variant)
         partial_html = (
             f' <span class="cnt" title="evaluated on part of the release\'s tasks">partial '
             f"{esc(str(r.get('n_answered')))}/{esc(str(r.get('n_release_tasks')))}</span>"
@@ -240,6 +241,55 @@ def leaderboard_table(d: BenchmarkData) -> str:
                 cells.append(f'<td{cls} data-sort="{sort_value(f[0])}">{num(f[0], f[1], 0)}</td>')
         body.append(f'<tr data-system="{esc(sysname)}">{"".join(cells)}</tr>')
     return table(head, body, id_="leaderboard")
+
+
+def reference_html(d: BenchmarkData) -> str:
+    """The paper's own rows (leaderboard.json `reference`): a separate table under the ranking, labelled
+    "published (paper Table N, judge …), not re-judged here", never ranked, each number linked to its source,
+    with the differences that make a comparison unsafe; "" when the leaderboard has none."""
+    ref = d.leaderboard.get("reference")
+    if not isinstance(ref, Mapping) or not ref.get("rows"):
+        return ""
+    metrics: list[str] = list(ref.get("shown_metrics") or d.leaderboard.get("metrics") or [])
+    overall = ref.get("overall_column")
+    head = [th("system (published)", kind="text", cls="s")]
+    head += [th(esc(str(_info(d, m).get("label", m)))) for m in metrics]
+    head += [th(esc(str(overall)), title="the paper's overall column")] if overall else []
+    body = []
+    for i, r in enumerate(ref["rows"]):
+        note = f' <span class="cnt">{esc(str(r["note"]))}</span>' if r.get("note") else ""
+        cells = [f'<td class="s">{esc(str(r.get("system")))} <span class="cnt">published</span>{note}</td>']
+        for m in metrics:
+            v = (r.get("metrics") or {}).get(m)
+            if is_number(v):
+                where = (r.get("source") or {}).get(m, "")
+                value = num(v, d.src("leaderboard.json", "reference", "rows", i, "metrics", m), digits_for(_info(d, m)))
+                cells.append(f'<td data-sort="{sort_value(v)}" title="{esc(where)}">{value}</td>')
+            else:
+                why = (r.get("not_shown") or {}).get(m, "not published")
+                cells.append(f'<td data-sort="" title="{esc(why)}"><span class="na">— {esc(why)}</span></td>')
+        if overall:
+            src = d.src("leaderboard.json", "reference", "rows", i, "overall_value")
+            cells.append(ncell(r.get("overall_value"), src, digits_for(_info(d, metrics[0])) if metrics else 3))
+        body.append(f'<tr class="reference">{"".join(cells)}</tr>')
+    diffs = "".join(
+        f"<li><b>{esc(str(x.get('aspect')))}</b>: paper: {esc(str(x.get('paper')))}"
+        + (f"; this run: {esc(str(x.get('this_run')))}" if x.get("this_run") else "")
+        + (' <span class="fail">differs</span>' if x.get("same") is False else "")
+        + "</li>"
+        for x in ref.get("differences") or []
+    )
+    missing = ", ".join(str(_info(d, m).get("label", m)) for m in ref.get("not_in_paper") or [])
+    return (
+        f'<h2 id="reference-h">Reference rows: {esc(str(ref.get("label")))}</h2>'
+        f'<p class="note">The paper\'s own numbers ({esc(str(ref.get("location")))}; file '
+        f"<code>{esc(str(ref.get('source_file')))}</code>). Never ranked with the measured rows above; hover a "
+        "number for its table, row and column.</p>"
+        + table(head, body, id_="reference")
+        + (f'<p class="note">Not columns of the paper\'s {esc(str(ref.get("table")))} (no published value): '
+           f"{esc(missing)}.</p>" if missing else "")
+        + f'<p class="warn">Differences that make a comparison unsafe:</p><ul id="reference-differences">{diffs}</ul>'
+    )
 
 
 def _failure_title(r: Mapping[str, Any]) -> str:
@@ -430,7 +480,7 @@ def plots_html(d: BenchmarkData) -> str:
             ci = (r.get("ci") or {}).get(m) or [None, None]
             bars.append(
                 Bar(
-                    str(r["system"]),
+                    system_label(str(r["system"]), r.get("variant")),
                     (r.get("metrics") or {}).get(m),
                     d.src("leaderboard.json", "rows", i, "metrics", m),
                     ci[0],
@@ -627,6 +677,7 @@ def render_benchmark_page(d: BenchmarkData) -> str:
         + "</p>"
     )
     body.append(leaderboard_table(d))
+    body.append(reference_html(d))
     body.append(reading_html(d))
     body.append('<h2 id="definitions">Metrics</h2>' + definitions_table(d))
     body.append('<h2 id="plots">Plots</h2>' + plots_html(d))

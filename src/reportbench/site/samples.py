@@ -24,6 +24,7 @@ import polars as pl
 
 from reportbench.injection import WARNING_PREFIX, flags_from_warnings
 from reportbench.metrics.registry import reason_code
+from reportbench.site.claims import ClaimLedger, load_ledger, render_claims_html, render_claims_text
 from reportbench.site.html import (
     attrs,
     esc,
@@ -38,6 +39,7 @@ from reportbench.site.html import (
     th,
 )
 from reportbench.site.messages import rerender_messages
+from reportbench.types import system_label
 
 # ------------------------------------------------------------------------------------------------- loading
 
@@ -61,6 +63,7 @@ class SystemData:
     problems: list[str] = field(default_factory=list)
     run_dir: Path | None = None  # data/runs/<b>/<R>/<S>: the reports as submitted (raw/) live here
     messages: dict[tuple[str, str, str], Any] = field(default_factory=dict)  # (member, step, item) -> Rendered
+    ledger: ClaimLedger = field(default_factory=ClaimLedger)  # claims, cited pages' fetch status, verdicts
 
     @property
     def task_ids(self) -> list[str]:
@@ -138,6 +141,8 @@ def load_system(
                     d.unattributed.append(rec)
                 else:
                     d.judgments.setdefault(str(tid), []).append(rec)
+    d.ledger = load_ledger(root, benchmark, release, system, [m.name for m in member_dirs], d.judgments)
+    d.problems += d.ledger.problems
     spath = root / "data" / "scores" / benchmark / release / f"{system}.parquet"
     if spath.is_file():
         try:
@@ -588,6 +593,7 @@ def render_sample_page(
     body.append(
         "<h2>Scores for this task</h2>" + render_scores(sd.scores.get(task_id, []), "index.html", metric_info or {})
     )
+    body.append(render_claims_html(sd.ledger.claims.get(task_id, []), sd.ledger))
     body.append(_reference_material(release, task_id))
     raw = raw_report(sd, task_id, report)
     left = ["<h2>Report as parsed</h2>"]
@@ -744,6 +750,8 @@ def render_system_page(
             )
         body.append(f"<tr>{''.join(cells)}</tr>")
     foot_rows = []
+    # its variant tag next to its name (agents.variant: how it departs from the agent as published)
+    heading_name = system_label(sd.system, (board_row or {}).get("variant"))
     if board_row is not None:  # the leaderboard's value under each column: the same number, traced to its file
         foot = [
             '<td class="s"><b>leaderboard</b></td>',
@@ -758,7 +766,7 @@ def render_system_page(
             foot.append(f'<td data-metric="{esc(m)}" data-sort="{sort_value(v)}">{shown}</td>')
         foot_rows.append(f'<tr class="board">{"".join(foot)}</tr>')
     intro = (
-        f'<h1>{esc(sd.system)} <span class="note">{esc(sd.benchmark)} · {esc(sd.release)}</span></h1>'
+        f'<h1>{esc(heading_name)} <span class="note">{esc(sd.benchmark)} · {esc(sd.release)}</span></h1>'
         '<p class="note">Per-task values behind the leaderboard: the leaderboard value of a column (last row) is '
         "the mean over its tasks with a defined value. A task without a report holds what the protocol scores it: "
         "“0 — no_report” where the protocol scores a missing report 0 (it counts in the mean), “— no_report” where "
@@ -772,7 +780,7 @@ def render_system_page(
             render_judgment(n, r, None) for n, r in enumerate(sd.unattributed[:200])
         )
     return page(
-        f"{sd.benchmark} · {sd.release} · {sd.system}",
+        f"{sd.benchmark} · {sd.release} · {heading_name}",
         intro + problems + table(head, body, id_="tasks", foot=foot_rows) + render_mapping(sd.mapping)
         + render_check(sd.check)
         + unattributed,
@@ -879,6 +887,7 @@ def render_text(sd: SystemData, task_id: str) -> str:
         lines.append(
             f"  {r.get('metric')}: {_value(r.get('value'))} [{_row_status(r)}] {r.get('reason') or ''}".rstrip()
         )
+    lines += render_claims_text(sd.ledger.claims.get(task_id, []), sd.ledger)
     rep = sd.reports.get(task_id)
     if rep is not None:
         lines.append("")

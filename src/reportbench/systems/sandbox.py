@@ -383,6 +383,27 @@ def _identity_files(uid: int, home: str) -> Path:
     return folder
 
 
+def closed_ancestors(paths: Iterable[Path], emptied: Iterable[str]) -> list[str]:
+    """The folders above `paths` that other users cannot walk through (no o+x, e.g. a 0700 `mktemp -d` or home),
+    outermost first. As root the sandboxed program runs as a uid of its own, which the kernel would stop there
+    ("Permission denied" on its own project); each becomes an empty, walkable tmpfs and the binds below it are
+    made again, so the program reaches exactly what it was given and nothing else that folder holds."""
+    skip = [e.rstrip("/") + "/" for e in emptied]
+    out: set[str] = set()
+    for path in paths:
+        for parent in reversed(path.parents[:-1]):  # outermost first, without "/"
+            p = str(parent)
+            if any((p + "/").startswith(e) for e in skip) or any((p + "/").startswith(o + "/") for o in out):
+                continue
+            try:
+                closed = not os.stat(p).st_mode & 0o001
+            except OSError:
+                continue
+            if closed:
+                out.add(p)
+    return sorted(out, key=lambda p: (p.count("/"), p))
+
+
 def bwrap_argv(
     inner: list[str],
     *,
@@ -418,6 +439,13 @@ def bwrap_argv(
     if identity is not None:
         for name in ("passwd", "group"):
             args += ["--ro-bind", str(identity / name), f"/etc/{name}"]
+    project = Path(os.path.realpath(project))
+    if root and uid is not None:  # the program runs as a uid of its own: it must be able to walk to its binds
+        dests = [project, Path(os.path.abspath(cwd)), *map(Path, _existing([*own_python_paths(), *ro]))]
+        dests += [Path(os.path.abspath(d)) for _, d in rw]
+        for d in closed_ancestors(dests, emptied):
+            args += ["--perms", "0755", "--size", tmp_bytes, "--tmpfs", d]  # walkable; its other entries hidden
+            emptied.append(d)
     made: set[str] = set()
 
     def bind(flag: str, src: str, dest: str) -> None:
@@ -429,7 +457,6 @@ def bwrap_argv(
                 args.extend(["--perms", "0755", "--dir", p])
         args.extend([flag, src, dest])
 
-    project = Path(os.path.realpath(project))
     bind("--ro-bind", str(project), str(project))
     hide = _existing([project / d for d in HIDDEN_PROJECT_DIRS] + [Path(h) for h in hidden])
     for d in hide:  # empty and not writable (0555; a tmpfs that vanishes with the sandbox in any case)

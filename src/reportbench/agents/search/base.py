@@ -1,7 +1,8 @@
 """The search interface, the backends' registry and `SearchService` (cache + rate limit around a backend).
 
 Why a service around the backends: every agent in a comparison must see the same search, pay for a query once
-a day (same query, same backend, same `max_results`, same UTC day → the cached answer, no second request), and
+a day (same query, same backend at the same endpoint URL, same parameters (`max_results`, page text or not), same
+UTC day → the cached answer, no second request), and
 respect one per-backend rate limit across every process on the machine (the judges' sqlite token bucket).
 Keys come from the environment only (`api_key_env` or the backend's usual variable) and never reach a cache row.
 """
@@ -13,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from reportbench.agents.search.cache import SearchCache, params_key
 from reportbench.agents.search.types import (  # noqa: F401  (re-exported)
     DEFAULT_RPM,
     KEY_ENV,
@@ -69,8 +71,6 @@ class SearchService:
         limiter_path: str | Path | None = None,
         day: Callable[[], str] = _utc_day,
     ) -> None:
-        from reportbench.agents.search.cache import SearchCache  # lazy: +3 ms to import (python -X importtime)
-
         self.backend = backend
         self.cache = SearchCache(cache_path) if cache_path else None
         self.day = day
@@ -83,9 +83,18 @@ class SearchService:
 
             self._limiter = shared_limiter(limiter_path or DEFAULT_STATE_PATH, f"search:{backend.name}", rpm, None)
 
-    def search(self, query: str, max_results: int) -> tuple[list[SearchHit], bool]:
-        """(hits, came_from_cache). A backend error propagates as SearchError and is not cached."""
-        key = (self.backend.name, " ".join(query.split()), int(max_results), self.day())
+    @property
+    def offers_raw_content(self) -> bool:
+        return bool(getattr(self.backend, "offers_raw_content", False))
+
+    def search(self, query: str, max_results: int, *, raw_content: bool = False) -> tuple[list[SearchHit], bool]:
+        """(hits, came_from_cache). `raw_content`: ask a backend that offers it for each page's main text (the
+        others ignore it: the caller reads pages through the spine's fetcher). A backend error propagates as
+        SearchError and is not cached."""
+        raw_content = raw_content and self.offers_raw_content
+        params = params_key({"max_results": int(max_results), "raw_content": raw_content})
+        endpoint = str(getattr(self.backend, "endpoint", "") or "")
+        key = (self.backend.name, endpoint, params, " ".join(query.split()), self.day())
         if self.cache is not None:
             hit = self.cache.get(*key)
             if hit is not None:
@@ -96,7 +105,11 @@ class SearchService:
                 time.sleep(wait)
         self.requests += 1
         try:
-            hits = self.backend.search(key[1], int(max_results))
+            normalised = key[3]
+            if raw_content:
+                hits = self.backend.search(normalised, int(max_results), raw_content=True)  # type: ignore[call-arg]
+            else:
+                hits = self.backend.search(normalised, int(max_results))
         except SearchError:
             raise
         except Exception as exc:  # noqa: BLE001 - a client's own error types, one message naming the backend

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Sequence
 
@@ -16,9 +18,16 @@ def _tokens(text: str) -> list[str]:
 
 class BM25Backend:
     name = "bm25"
+    offers_raw_content = False  # abstracts only: pages come through the spine's fetcher
 
     def __init__(self, docs: Sequence[Doc]) -> None:
         self.docs = [d for d in docs if d.url]
+        # the corpus is the endpoint: another release's corpus answers the same query differently
+        digest = hashlib.sha256()
+        for d in self.docs:
+            digest.update(json.dumps([d.url, d.title, d.text, d.published]).encode())
+            digest.update(b"\n")
+        self.endpoint = f"corpus:{digest.hexdigest()[:16]}"
         self._index = None
         if self.docs:
             from rank_bm25 import BM25Okapi

@@ -10,6 +10,8 @@ from reportbench.agents.search.types import SearchHit
 
 class ArxivBackend:
     name = "arxiv"
+    endpoint = "https://export.arxiv.org/api/query"  # the `arxiv` client's
+    offers_raw_content = False
 
     def __init__(self, *, timeout_s: float = 30.0) -> None:
         self.timeout_s = timeout_s
@@ -43,6 +45,8 @@ def _abstract(inverted: dict[str, list[int]] | None) -> str:
 
 class OpenAlexBackend:
     name = "openalex"
+    endpoint = "https://api.openalex.org"  # pyalex's
+    offers_raw_content = False
 
     def __init__(self, api_key: str | None, *, timeout_s: float = 30.0) -> None:
         self.api_key = api_key

@@ -52,6 +52,7 @@ class StubSearchServer:
         self.host, self.port, self.require_key = host, port, require_key
         self.counts: Counter[str] = Counter()
         self.queries: list[str] = []
+        self.bodies: list[dict[str, Any]] = []  # every search request's JSON body (keys removed), for assertions
         self._runner: web.AppRunner | None = None
 
     @property
@@ -73,6 +74,7 @@ class StubSearchServer:
 
     async def _tavily(self, request: web.Request) -> web.Response:
         body = await request.json()
+        self.bodies.append({k: v for k, v in body.items() if k != "api_key"})
         auth = request.headers.get("Authorization", "")
         key = auth.removeprefix("Bearer ").strip() or body.get("api_key")
         self.counts["tavily"] += 1
@@ -85,6 +87,7 @@ class StubSearchServer:
 
     async def _exa(self, request: web.Request) -> web.Response:
         body = await request.json()
+        self.bodies.append(dict(body))
         self.counts["exa"] += 1
         if (denied := self._denied(request.headers.get("x-api-key"))) is not None:
             return denied

@@ -19,10 +19,17 @@ class SearchHit(BaseModel):
     content: str = ""  # a snippet or the document's text (cut to a few thousand characters)
     score: float | None = None
     published: str | None = None
+    # the page's main text when the backend returned it (Tavily `raw_content`, Exa `contents.text`); None otherwise
+    raw_content: str | None = None
 
 
 class SearchBackend(Protocol):
+    """`endpoint`: where the backend's answers come from (its API base URL; the corpus for BM25), part of every
+    cache key. `offers_raw_content`: `search(..., raw_content=True)` returns each page's main text itself."""
+
     name: str
+    endpoint: str
+    offers_raw_content: bool
 
     def search(self, query: str, max_results: int) -> list[SearchHit]: ...
 
