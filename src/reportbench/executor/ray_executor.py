@@ -1,0 +1,101 @@
+"""`runtime.executor: ray`: a stage's units as Ray tasks (`pip install 'reportbench[ray]'`).
+
+- `runtime.ray.address` null starts a Ray for this stage on this machine (a test, or one big box); "auto" joins the
+  cluster this node belongs to (`ray start --address ...` ran here); `ray://host:10001` is Ray Client.
+- Each unit runs in the stage's working directory, by path: every node must see the workspace (and the caches
+  under `.reportbench/cache`) at the same path, e.g. on a shared filesystem. So the response and search caches are
+  one cache: an answer paid for on one node is a hit on every other, and a unit whose node died runs again
+  (`runtime.ray.max_retries`) paying only for what its first attempt did not store.
+- Results come back in input order whatever node ran what: outputs and metrics are the local executor's, byte for
+  byte. Ray is imported here only, never on the local path.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ray
+from ray.exceptions import RayTaskError
+
+from reportbench.executor import RaySettings, UnitResult, run_unit, unit_environment
+
+log = logging.getLogger(__name__)
+
+
+def _connect(settings: RaySettings) -> None:
+    """Join (or start) Ray once per process; a stage may map several times."""
+    if ray.is_initialized():
+        return
+    kwargs: dict[str, Any] = {"log_to_driver": True, "configure_logging": False}
+    if settings.address:
+        kwargs["address"] = settings.address
+    else:  # a Ray of our own for this stage: small, no dashboard
+        kwargs["include_dashboard"] = False
+        if settings.object_store_mb:
+            kwargs["object_store_memory"] = settings.object_store_mb * 1024 * 1024
+    ray.init(**kwargs)
+
+
+class RayExecutor:
+    """Units as Ray tasks; the same `map` contract as `LocalExecutor`."""
+
+    name = "ray"
+
+    def __init__(self, settings: RaySettings) -> None:
+        self.settings = settings
+
+    def map(
+        self,
+        fn: Callable[..., Any],
+        calls: Sequence[tuple[Any, ...]],
+        *,
+        keep_going: tuple[type[BaseException], ...] = (),
+    ) -> list[UnitResult]:
+        """`fn(*args)` for every args tuple as Ray tasks, results in input order. An exception of a `keep_going`
+        type is recorded; any other cancels the units not yet finished and is raised (the unit's own exception,
+        not Ray's wrapper)."""
+        if not calls:
+            return []
+        _connect(self.settings)
+        remote = ray.remote(_unit).options(
+            num_cpus=self.settings.num_cpus, max_retries=self.settings.max_retries, retry_exceptions=False
+        )
+        cwd, env = os.getcwd(), unit_environment()
+        refs = [remote.remote(cwd, env, fn, tuple(args)) for args in calls]
+        index = {ref: i for i, ref in enumerate(refs)}
+        out: list[UnitResult | None] = [None] * len(refs)
+        pending = list(refs)
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                ref = done[0]
+                try:
+                    kind, payload = ray.get(ref)
+                except RayTaskError as exc:  # the task machinery failed (not the unit's own code)
+                    raise exc.as_instanceof_cause() from None
+                if kind == "error":
+                    if isinstance(payload, keep_going):
+                        out[index[ref]] = UnitResult(error=payload)
+                        continue
+                    raise payload
+                out[index[ref]] = UnitResult(value=payload)
+        except BaseException:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            raise
+        return [r for r in out if r is not None]
+
+
+def _unit(cwd: str, env: dict[str, str], fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
+    """Runs on a worker: ("ok", value) or ("error", exception), so the driver re-raises the unit's own exception
+    type (an IncompleteJudgeStage stays one) instead of Ray's wrapper."""
+    from reportbench.judges.client import BUDGET  # lazy: +150 ms to import (python -X importtime)
+
+    BUDGET.reset()  # a reused worker process must not carry another unit's spending
+    try:
+        return "ok", run_unit(cwd, env, fn, args)
+    except Exception as exc:  # noqa: BLE001 - handed to the driver, which decides
+        return "error", exc
