@@ -68,6 +68,7 @@ class RayExecutor:
         index = {ref: i for i, ref in enumerate(refs)}
         out: list[UnitResult | None] = [None] * len(refs)
         pending = list(refs)
+        nodes: set[str] = set()
         try:
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)
@@ -76,6 +77,8 @@ class RayExecutor:
                     kind, payload = ray.get(ref)
                 except RayTaskError as exc:  # the task machinery failed (not the unit's own code)
                     raise exc.as_instanceof_cause() from None
+                payload, node = payload
+                nodes.add(node)
                 if kind == "error":
                     if isinstance(payload, keep_going):
                         out[index[ref]] = UnitResult(error=payload)
@@ -86,16 +89,18 @@ class RayExecutor:
             for ref in pending:
                 ray.cancel(ref, force=True)
             raise
+        log.info("ray: %d %s units ran on %d node(s)", len(refs), getattr(fn, "__name__", "?"), len(nodes))
         return [r for r in out if r is not None]
 
 
 def _unit(cwd: str, env: dict[str, str], fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
-    """Runs on a worker: ("ok", value) or ("error", exception), so the driver re-raises the unit's own exception
-    type (an IncompleteJudgeStage stays one) instead of Ray's wrapper."""
+    """Runs on a worker: ("ok", (value, node id)) or ("error", (exception, node id)), so the driver re-raises the
+    unit's own exception type (an IncompleteJudgeStage stays one) instead of Ray's wrapper."""
     from reportbench.judges.client import BUDGET  # lazy: +150 ms to import (python -X importtime)
 
     BUDGET.reset()  # a reused worker process must not carry another unit's spending
+    node = ray.get_runtime_context().get_node_id()
     try:
-        return "ok", run_unit(cwd, env, fn, args)
+        return "ok", (run_unit(cwd, env, fn, args), node)
     except Exception as exc:  # noqa: BLE001 - handed to the driver, which decides
-        return "error", exc
+        return "error", (exc, node)
