@@ -20,7 +20,7 @@ from typing import Any
 import ray
 from ray.exceptions import RayTaskError
 
-from reportbench.executor import RaySettings, UnitResult, run_unit, unit_environment
+from reportbench.executor.base import RaySettings, UnitResult, run_unit, unit_environment
 
 log = logging.getLogger(__name__)
 
