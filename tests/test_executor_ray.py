@@ -95,13 +95,17 @@ def _kill_worker_node(cluster: Any) -> None:
     _kill([q for p in raylets for q in [p, *p.children(recursive=True)]])
 
 
-def _params(repo_root: Path, tmp: Path, executor: str, judge: str = "offline") -> dict[str, Any]:
-    params = composed_params([f"benchmarks=[{BENCHMARK}]", f"judge={judge}"], conf_dir=repo_root / "conf")
+def _params(repo_root: Path, tmp: Path, executor: str, judge: str = "offline", address: str = "") -> dict[str, Any]:
+    """The composed params; the ray executor as docs/scale.md composes it (`runtime.executor=ray
+    runtime.ray.address=...`), with the address of the cluster `ray start` made."""
+    runtime = [f"runtime.executor={executor}"] + ([f"runtime.ray.address={address}"] if address else [])
+    overrides = [f"benchmarks=[{BENCHMARK}]", f"judge={judge}", *runtime]
+    params = composed_params(overrides, conf_dir=repo_root / "conf", remembered=False)
     bench = params["benchmarks"][BENCHMARK]
     bench["systems"] = {s: bench["systems"][s] for s in SYSTEMS}
     bench["judging"]["citations"]["cache_path"] = str(tmp / "openalex.sqlite")
     params["judge"]["runtime"].update(progress=False, cache_path=str(tmp / "judge.sqlite"))
-    params["runtime"]["executor"] = executor
+    assert params["runtime"]["executor"] == executor
     return refresh_plan(params)
 
 
@@ -135,8 +139,7 @@ def test_ray_executor_gives_the_local_executors_metrics_byte_for_byte(
 ) -> None:
     monkeypatch.chdir(repo_root)  # params hold repo-relative paths; Ray units run in this directory too
     _run(_params(repo_root, tmp_path / "a", "local"), tmp_path / "a")
-    ray_params = _params(repo_root, tmp_path / "b", "ray")
-    ray_params["runtime"]["ray"]["address"] = cluster.address
+    ray_params = _params(repo_root, tmp_path / "b", "ray", address=cluster.address)
     with caplog.at_level(logging.INFO, logger="reportbench.executor.ray_executor"):
         _run(ray_params, tmp_path / "b")
     ran = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ray: ")]
@@ -160,10 +163,9 @@ def test_a_node_killed_mid_run_loses_nothing_and_pays_nothing_twice(
     concurrency = 2  # per unit: at most this many calls can be in flight on the node when it dies
     with stub_server_thread(latency_ms=40) as stub:
         def params(root: Path, executor: str) -> dict[str, Any]:
-            p = _params(repo_root, root, executor, judge="stub")
+            p = _params(repo_root, root, executor, judge="stub", address=cluster.address)
             p["judge"]["api_base"] = stub.base_url
             p["judge"]["runtime"]["max_concurrency"] = concurrency
-            p["runtime"]["ray"]["address"] = cluster.address
             return p
 
         # the reference: the local executor, its own cache
