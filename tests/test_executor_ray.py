@@ -6,6 +6,7 @@ the local executor; a node killed mid-run loses nothing, and the rerun of its un
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import shutil
 import socket
@@ -221,3 +222,32 @@ def test_the_local_executor_never_imports_ray(repo_root: Path, tmp_path: Path) -
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo_root, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_a_cost_bound_holds_for_the_whole_stage_across_units(
+    cluster: Any, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`judge.runtime.max_cost_usd` between one unit's cost and both units' together: the local executor stops the
+    stage (one process counts both units), and so must Ray, whose units run in two processes on two nodes."""
+    from reportbench.judges.client import BudgetExceeded
+
+    monkeypatch.chdir(repo_root)
+    with stub_server_thread(latency_ms=5) as stub:
+
+        def params(root: Path, executor: str, limit: float | None) -> dict[str, Any]:
+            p = _params(repo_root, root, executor, judge="stub", address=cluster.address)
+            p["judge"].update(api_base=stub.base_url, input_cost_per_token=1e-6, output_cost_per_token=2e-6)
+            p["judge"]["runtime"].update(max_concurrency=2, max_cost_usd=limit)
+            return p
+
+        _run(params(tmp_path / "free", "local", None), tmp_path / "free")  # what each unit costs, unbounded
+        costs = [
+            sum(step["cost_usd"] for step in json.loads(f.read_text())["steps"].values())
+            for f in sorted((tmp_path / "free" / "usage").glob("*.json"))
+        ]
+        assert len(costs) == 2 and all(c > 0 for c in costs)
+        limit = (max(costs) + sum(costs)) / 2  # more than either unit, less than both
+        for executor in ("local", "ray"):
+            root = tmp_path / executor
+            with pytest.raises(BudgetExceeded, match="max_cost_usd"):
+                _run(params(root, executor, limit), root)

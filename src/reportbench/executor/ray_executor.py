@@ -6,6 +6,8 @@
   under `.reportbench/cache`) at the same path, e.g. on a shared filesystem. So the response and search caches are
   one cache: an answer paid for on one node is a hit on every other, and a unit whose node died runs again
   (`runtime.ray.max_retries`) paying only for what its first attempt did not store.
+- `judge.runtime.max_cost_usd` bounds the stage's spending across its units (a `_Ledger` actor), as it bounds one
+  process's under the local executor.
 - Results come back in input order whatever node ran what: outputs and metrics are the local executor's, byte for
   byte. Ray is imported here only, never on the local path.
 """
@@ -19,8 +21,10 @@ from typing import Any
 
 import ray
 from ray.exceptions import RayTaskError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from reportbench.executor.base import RaySettings, UnitResult, run_unit, unit_environment
+from reportbench.judges.client import BUDGET, SpendLedger
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +68,10 @@ class RayExecutor:
             num_cpus=self.settings.num_cpus, max_retries=self.settings.max_retries, retry_exceptions=False
         )
         cwd, env = os.getcwd(), unit_environment()
-        refs = [remote.remote(cwd, env, fn, tuple(args)) for args in calls]
+        ledger = _Ledger.options(  # on the driver's node: it outlives any worker node
+            scheduling_strategy=NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+        ).remote()
+        refs = [remote.remote(cwd, env, ledger, fn, tuple(args)) for args in calls]
         index = {ref: i for i, ref in enumerate(refs)}
         out: list[UnitResult | None] = [None] * len(refs)
         pending = list(refs)
@@ -93,14 +100,50 @@ class RayExecutor:
         return [r for r in out if r is not None]
 
 
-def _unit(cwd: str, env: dict[str, str], fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
+@ray.remote(num_cpus=0)
+class _Ledger:
+    """The dollars every unit of one `map` spent: `judge.runtime.max_cost_usd` bounds the stage, as in one process."""
+
+    def __init__(self) -> None:
+        self.spent_usd = 0.0
+
+    def add(self, usd: float) -> float:
+        self.spent_usd += usd
+        return self.spent_usd
+
+    def total(self) -> float:
+        return self.spent_usd
+
+
+class _SharedSpend(SpendLedger):
+    """A unit's spend ledger that counts every unit's spending (the `_Ledger` actor) when a cost bound is set."""
+
+    actor: Any = None
+
+    def check(self, limit: float | None) -> None:
+        if limit is not None and self.actor is not None:
+            self.spent_usd = max(self.spent_usd, ray.get(self.actor.total.remote()))
+        super().check(limit)
+
+    def spend(self, cost: float | None, limit: float | None) -> None:
+        super().spend(cost, limit)
+        if cost is not None and limit is not None and self.actor is not None:
+            self.spent_usd = ray.get(self.actor.add.remote(cost))
+
+
+def _unit(
+    cwd: str, env: dict[str, str], ledger: Any, fn: Callable[..., Any], args: tuple[Any, ...]
+) -> tuple[str, Any]:
     """Runs on a worker: ("ok", (value, node id)) or ("error", (exception, node id)), so the driver re-raises the
     unit's own exception type (an IncompleteJudgeStage stays one) instead of Ray's wrapper."""
-    from reportbench.judges.client import BUDGET  # lazy: +150 ms to import (python -X importtime)
-
     BUDGET.reset()  # a reused worker process must not carry another unit's spending
+    BUDGET.__class__ = _SharedSpend  # every reference to the process's ledger now counts the stage's spending
+    BUDGET.actor = ledger  # type: ignore[attr-defined]
     node = ray.get_runtime_context().get_node_id()
     try:
         return "ok", (run_unit(cwd, env, fn, args), node)
     except Exception as exc:  # noqa: BLE001 - handed to the driver, which decides
         return "error", (exc, node)
+    finally:
+        BUDGET.__class__ = SpendLedger
+        BUDGET.actor = None  # type: ignore[attr-defined]
