@@ -334,7 +334,8 @@ def stage_bench(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     for r in rows:
-        head = f"{r['run']:>14}: N={r['n_tasks']} items={r['items']} failed={r['failed']}  stage CPU {r['stage_cpu_s']} s"
+        head = f"{r['run']:>14}: N={r['n_tasks']} items={r['items']} failed={r['failed']}"
+        head += f"  stage CPU {r['stage_cpu_s']} s"
         if r["run"] == "offline":  # the offline judge computes without awaiting: its calls' CPU is its own
             print(f"{head} (judge {r['judge_cpu_s']} s), wall {r['wall_s']} s  "
                   f"overhead {r['overhead_us_per_item']} us/item")  # fmt: skip
