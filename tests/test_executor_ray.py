@@ -251,3 +251,16 @@ def test_a_cost_bound_holds_for_the_whole_stage_across_units(
             root = tmp_path / executor
             with pytest.raises(BudgetExceeded, match="max_cost_usd"):
                 _run(params(root, executor, limit), root)
+
+
+@pytest.mark.parametrize(
+    ("runtime", "key"),
+    [({"executor": "spark"}, "runtime.executor"), ({"executor": "ray", "ray": {"max_retries": -1}}, "max_retries"),
+     ({"executor": "ray", "ray": {"adress": "auto"}}, "unknown key")],
+)
+def test_a_bad_runtime_setting_is_one_line_naming_the_key(runtime: dict[str, Any], key: str) -> None:
+    from reportbench.errors import ConfigError
+    from reportbench.executor import executor_for
+
+    with pytest.raises(ConfigError, match=key):
+        executor_for({"runtime": runtime})

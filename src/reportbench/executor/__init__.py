@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from reportbench.errors import ConfigError
 from reportbench.executor.base import (
     EXECUTORS,
     LocalExecutor,
@@ -34,6 +35,10 @@ def executor_for(params: Mapping[str, Any]) -> LocalExecutor | Any:
     settings = RuntimeSettings.from_params(params)
     if settings.executor == "local":
         return LocalExecutor()
-    from reportbench.executor.ray_executor import RayExecutor  # lazy: +900 ms to import (python -X importtime)
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:  # fail fast, one line naming the fix
+        raise ConfigError("params.yaml: runtime.executor=ray needs Ray on this machine: pip install 'reportbench[ray]'")
+    from reportbench.executor.ray_executor import RayExecutor  # lazy: +2000 ms to import (python -X importtime)
 
     return RayExecutor(settings.ray)
