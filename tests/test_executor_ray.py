@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import shutil
 import socket
 import subprocess
@@ -264,3 +265,22 @@ def test_a_bad_runtime_setting_is_one_line_naming_the_key(runtime: dict[str, Any
 
     with pytest.raises(ConfigError, match=key):
         executor_for({"runtime": runtime})
+
+
+def test_a_unit_runs_in_the_stages_folder_with_its_settings_and_redacted_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a Ray worker does before a unit (executor.base.run_unit), here in-process: no Ray needed."""
+    from reportbench.executor import run_unit, unit_environment
+    from reportbench.redaction import RedactingFilter
+
+    monkeypatch.setenv("REPORTBENCH_REASK_PARSE_FAILURES", "1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-forwarded-0123456789")
+    env = unit_environment()
+    assert env["REPORTBENCH_REASK_PARSE_FAILURES"] == "1" and "OPENAI_API_KEY" not in env  # no key travels
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])
+    monkeypatch.chdir(repo := Path.cwd())
+    assert run_unit(str(tmp_path), env, lambda: Path.cwd(), ()) == tmp_path
+    os.chdir(repo)
+    assert root.handlers and all(any(isinstance(f, RedactingFilter) for f in h.filters) for h in root.handlers)

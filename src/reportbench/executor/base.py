@@ -8,13 +8,16 @@ executors never reruns a stage or changes an output (docs/scale.md, "Past one ma
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from reportbench.errors import ConfigError
+from reportbench.redaction import install_log_redaction
 
 EXECUTORS = ("local", "ray")
 
@@ -111,7 +114,10 @@ def unit_environment() -> dict[str, str]:
 
 def run_unit(cwd: str, env: Mapping[str, str], fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     """One unit on a worker: in the stage's working directory (params hold repo-relative paths) with the stage's
-    settings, and a fresh per-unit spend ledger so a reused worker never carries another unit's spending."""
+    settings and its logging (secrets redacted)."""
     os.chdir(Path(cwd))
     os.environ.update(env)
+    # the stage's logging, redaction included: no fragment of a secret-looking env value reaches a node's log
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    install_log_redaction()
     return fn(*args)
