@@ -284,3 +284,25 @@ def test_a_unit_runs_in_the_stages_folder_with_its_settings_and_redacted_logs(
     assert run_unit(str(tmp_path), env, lambda: Path.cwd(), ()) == tmp_path
     os.chdir(repo)
     assert root.handlers and all(any(isinstance(f, RedactingFilter) for f in h.filters) for h in root.handlers)
+
+
+def test_no_stage_declares_runtime_so_switching_executors_reruns_nothing(repo_root: Path) -> None:
+    """`runtime` is operational like `judge.runtime`: no DVC stage lists it (nor a key under it) among its params,
+    with each stage's `${item.params}` expanded from the composed plan, so `runtime.executor=ray` changes no key."""
+    import yaml
+
+    params = composed_params(["runtime.executor=ray"], conf_dir=repo_root / "conf", remembered=False)
+    assert params["runtime"]["executor"] == "ray"
+    stages = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
+    declared: list[str] = []
+    for stage in stages.values():
+        body = stage.get("do", stage)
+        for entry in body.get("params") or []:
+            keys = list(entry) if isinstance(entry, dict) else [entry]
+            for key in keys:
+                if key == "${item.params}":
+                    declared += [run["params"] for run in params["plan"]["runs"].values()]
+                else:
+                    declared.append(str(key))
+    assert declared and not [k for k in declared if k == "runtime" or k.startswith("runtime.")], declared
+    assert "judge_identity" in declared  # the judge's settings reach the judge stages through this one node
