@@ -158,61 +158,6 @@ def test_ray_executor_gives_the_local_executors_metrics_byte_for_byte(
     assert _files(tmp_path / "a" / "judgments").keys() == _files(tmp_path / "b" / "judgments").keys()
 
 
-def test_a_node_killed_mid_run_loses_nothing_and_pays_nothing_twice(
-    cluster: Any, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(repo_root)
-    concurrency = 2  # per unit: at most this many calls can be in flight on the node when it dies
-    with stub_server_thread(latency_ms=40) as stub:
-        def params(root: Path, executor: str) -> dict[str, Any]:
-            p = _params(repo_root, root, executor, judge="stub", address=cluster.address)
-            p["judge"]["api_base"] = stub.base_url
-            p["judge"]["runtime"]["max_concurrency"] = concurrency
-            return p
-
-        # the reference: the local executor, its own cache
-        _run(params(tmp_path / "a", "local"), tmp_path / "a")
-        expected = len(set(stub.digests()))
-        assert expected >= 20, expected  # enough calls that a kill lands mid-run
-        stub.reset_counts()
-
-        root = tmp_path / "b"
-        ray_params = params(root, "ray")
-        release, runs = root / "release", root / "runs"
-        pipeline.build_release(ray_params, BENCHMARK, release)
-        for system in SYSTEMS:
-            pipeline.run_system(ray_params, BENCHMARK, system, release, runs / system)
-        outcome: list[BaseException | None] = []
-
-        def judge_and_score() -> None:
-            try:
-                _judge_and_score(ray_params, root)
-                outcome.append(None)
-            except BaseException as exc:  # noqa: BLE001 - checked below
-                outcome.append(exc)
-
-        stage = threading.Thread(target=judge_and_score)
-        stage.start()
-        deadline = time.monotonic() + 300
-        while stub.counts["requests"] < expected // 3 and time.monotonic() < deadline and stage.is_alive():
-            time.sleep(0.05)
-        assert stage.is_alive() and stub.counts["requests"] < expected, "the kill must land mid-run"
-        at_kill = stub.counts["requests"]
-        _kill_worker_node(cluster)  # the worker node dies with the unit it runs
-        stage.join(600)
-        assert outcome and not stage.is_alive()
-        if outcome[0] is not None:  # Ray gave up on the unit: the stage failed and `dvc repro` runs it again
-            print(f"the stage stopped: {type(outcome[0]).__name__}: {outcome[0]}; rerunning it")
-            _judge_and_score(ray_params, root)  # a rerun: the caches hold what was paid
-
-        digests = stub.digests()
-        assert len(set(digests)) == expected  # every call of the run was answered
-        paid_twice = len(digests) - len(set(digests))
-        print(f"{expected} calls; {len(digests)} requests; killed after {at_kill}; {paid_twice} asked twice")
-        assert paid_twice <= concurrency, f"{paid_twice} calls asked twice; only those in flight at the kill may be"
-    assert _files(tmp_path / "a" / "metrics") == _files(root / "metrics")
-
-
 def test_the_local_executor_never_imports_ray(repo_root: Path, tmp_path: Path) -> None:
     code = (
         "import sys; from reportbench.executor import executor_for; "
@@ -306,3 +251,59 @@ def test_no_stage_declares_runtime_so_switching_executors_reruns_nothing(repo_ro
                     declared.append(str(key))
     assert declared and not [k for k in declared if k == "runtime" or k.startswith("runtime.")], declared
     assert "judge_identity" in declared  # the judge's settings reach the judge stages through this one node
+
+
+# last: it leaves the cluster one node short
+def test_a_node_killed_mid_run_loses_nothing_and_pays_nothing_twice(
+    cluster: Any, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo_root)
+    concurrency = 2  # per unit: at most this many calls can be in flight on the node when it dies
+    with stub_server_thread(latency_ms=40) as stub:
+        def params(root: Path, executor: str) -> dict[str, Any]:
+            p = _params(repo_root, root, executor, judge="stub", address=cluster.address)
+            p["judge"]["api_base"] = stub.base_url
+            p["judge"]["runtime"]["max_concurrency"] = concurrency
+            return p
+
+        # the reference: the local executor, its own cache
+        _run(params(tmp_path / "a", "local"), tmp_path / "a")
+        expected = len(set(stub.digests()))
+        assert expected >= 20, expected  # enough calls that a kill lands mid-run
+        stub.reset_counts()
+
+        root = tmp_path / "b"
+        ray_params = params(root, "ray")
+        release, runs = root / "release", root / "runs"
+        pipeline.build_release(ray_params, BENCHMARK, release)
+        for system in SYSTEMS:
+            pipeline.run_system(ray_params, BENCHMARK, system, release, runs / system)
+        outcome: list[BaseException | None] = []
+
+        def judge_and_score() -> None:
+            try:
+                _judge_and_score(ray_params, root)
+                outcome.append(None)
+            except BaseException as exc:  # noqa: BLE001 - checked below
+                outcome.append(exc)
+
+        stage = threading.Thread(target=judge_and_score)
+        stage.start()
+        deadline = time.monotonic() + 300
+        while stub.counts["requests"] < expected // 3 and time.monotonic() < deadline and stage.is_alive():
+            time.sleep(0.05)
+        assert stage.is_alive() and stub.counts["requests"] < expected, "the kill must land mid-run"
+        at_kill = stub.counts["requests"]
+        _kill_worker_node(cluster)  # the worker node dies with the unit it runs
+        stage.join(600)
+        assert outcome and not stage.is_alive()
+        if outcome[0] is not None:  # Ray gave up on the unit: the stage failed and `dvc repro` runs it again
+            print(f"the stage stopped: {type(outcome[0]).__name__}: {outcome[0]}; rerunning it")
+            _judge_and_score(ray_params, root)  # a rerun: the caches hold what was paid
+
+        digests = stub.digests()
+        assert len(set(digests)) == expected  # every call of the run was answered
+        paid_twice = len(digests) - len(set(digests))
+        print(f"{expected} calls; {len(digests)} requests; killed after {at_kill}; {paid_twice} asked twice")
+        assert paid_twice <= concurrency, f"{paid_twice} calls asked twice; only those in flight at the kill may be"
+    assert _files(tmp_path / "a" / "metrics") == _files(root / "metrics")

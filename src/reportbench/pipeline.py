@@ -110,6 +110,7 @@ def run_system(
     params: Mapping[str, Any], benchmark: str, system: str, release_dir: Path, out_dir: Path
 ) -> dict[str, int]:
     """Produce (or read) one system's reports for every task of the release; one outcome per task."""
+    from reportbench.systems import FANOUT_KINDS  # lazy: +61 ms to import (python -X importtime)
     from reportbench.systems import run_system as _run  # lazy: +61 ms to import (python -X importtime)
 
     spec = system_spec(params, benchmark, system)
@@ -118,10 +119,11 @@ def run_system(
     spec = {**spec, "release_dir": str(release_dir)}
     if spec.get("kind") in ("command", "folder"):  # its benchmark's task JSON / file-naming rules
         spec["benchmark"] = benchmark
+    fanned_out = spec.get("kind") in FANOUT_KINDS  # only these run task by task as executor units (ray: no import)
 
     try:
         with stage_label(f"system@{benchmark}.{system}"):  # names the progress bar (with ETA) of the run
-            outcomes = _run(system, spec, release.tasks, out_dir, executor_for(params))
+            outcomes = _run(system, spec, release.tasks, out_dir, executor_for(params) if fanned_out else None)
     except BaseException:  # a failed stage leaves no half-written run folder for a later stage to read
         import shutil
 
@@ -233,12 +235,22 @@ def run_benchmark_judge_stage(
         for system, member in judge_units(params, benchmark)
     ]
     # local: one unit after another in this process; ray: the units as Ray tasks (runtime.executor, docs/scale.md)
-    results = executor_for(params).map(_judge_unit, calls, keep_going=(IncompleteJudgeStage,))
+    results = executor_for(params).map(
+        _judge_unit, calls, keep_going=(IncompleteJudgeStage,), shared_budget=_cost_bounded(params, benchmark)
+    )
     incomplete = [str(r.error) for r in results if r.error is not None]
     summaries = [r.value for r in results if r.error is None]
     if incomplete:
         raise IncompleteJudgeStage(" | ".join(incomplete))
     return summaries
+
+
+def _cost_bounded(params: Mapping[str, Any], benchmark: str) -> bool:
+    """Whether `judge.runtime.max_cost_usd` is set for the judge or any of the benchmark's members."""
+    members = (params.get("benchmarks") or {}).get(benchmark, {}).get("judges") or {}
+    runtimes = [(params.get("judge") or {}).get("runtime") or {}]
+    runtimes += [(m or {}).get("runtime") or {} for m in members.values()]
+    return any(r.get("max_cost_usd") is not None for r in runtimes)
 
 
 def _judge_unit(*args: Any) -> dict[str, Any]:

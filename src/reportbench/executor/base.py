@@ -93,9 +93,11 @@ class LocalExecutor:
         calls: Sequence[tuple[Any, ...]],
         *,
         keep_going: tuple[type[BaseException], ...] = (),
+        shared_budget: bool = False,
     ) -> list[UnitResult]:
         """`fn(*args)` for every args tuple, results in order. An exception of a `keep_going` type is recorded and
-        the next unit runs; any other stops at once (raised)."""
+        the next unit runs; any other stops at once (raised). `shared_budget`: one process, one spend ledger already.
+        """
         out = []
         for args in calls:
             try:

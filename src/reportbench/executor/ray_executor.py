@@ -57,10 +57,11 @@ class RayExecutor:
         calls: Sequence[tuple[Any, ...]],
         *,
         keep_going: tuple[type[BaseException], ...] = (),
+        shared_budget: bool = False,
     ) -> list[UnitResult]:
         """`fn(*args)` for every args tuple as Ray tasks, results in input order. An exception of a `keep_going`
         type is recorded; any other cancels the units not yet finished and is raised (the unit's own exception,
-        not Ray's wrapper)."""
+        not Ray's wrapper). `shared_budget`: `judge.runtime.max_cost_usd` counts every unit's spending."""
         if not calls:
             return []
         _connect(self.settings)
@@ -68,9 +69,11 @@ class RayExecutor:
             num_cpus=self.settings.num_cpus, max_retries=self.settings.max_retries, retry_exceptions=False
         )
         cwd, env = os.getcwd(), unit_environment()
-        ledger = _Ledger.options(  # on the driver's node: it outlives any worker node
-            scheduling_strategy=NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
-        ).remote()
+        ledger = None
+        if shared_budget:  # a cost bound is set: the units count their spending in one actor, on the driver's node
+            ledger = _Ledger.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+            ).remote()
         refs = [remote.remote(cwd, env, ledger, fn, tuple(args)) for args in calls]
         index = {ref: i for i, ref in enumerate(refs)}
         out: list[UnitResult | None] = [None] * len(refs)
