@@ -14,6 +14,16 @@ key, litellm request/response handling, cost, strict parse, record building.
     python bench/judge_throughput.py --paths fast     # one path only
 
 Targets on the 2-core dev machine: litellm >= 150 calls/s; fast path >= 3x litellm.
+
+`--stage` measures the whole judge stage instead (`pipeline.run_judge_stage`: load the release and the reports,
+build every item, judge, write records and usage), on a ResearchQA-shaped release of N tasks grown from the demo
+(8 rubric items per task, one folder system of ~2,000-word reports; self-authored synthetic text):
+
+    python bench/judge_throughput.py --stage --n 1000
+
+- offline judge: the stage's CPU outside the judge itself, per judgment (target <= 50 us);
+- stub fast path at 0 ms and at --latency-ms (default 200): calls/s over the whole stage and their ratio
+  (target >= 80 %: the stage must not be what limits a slow provider).
 """
 
 from __future__ import annotations
@@ -181,7 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--progress", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--paths", default="litellm,fast,trivial", help="comma list of litellm, fast, trivial")
+    p.add_argument("--stage", action="store_true", help="the whole judge stage on a grown ResearchQA release")
     args = p.parse_args(argv)
+    if args.stage:
+        return stage_bench(args)
     paths = [x.strip() for x in args.paths.split(",") if x.strip()]
     proc, base_url = start_stub(args.latency_ms, args.fault_rate)
     results: list[dict[str, Any]] = []
@@ -212,6 +225,131 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fast path / litellm path = {rate['fast'] / rate['litellm']:.2f}x (target >= 3x)")
     failed = sum(r["failed"] for r in results)
     return 0 if failed == 0 or args.fault_rate > 0 else 1
+
+
+# ------------------------------------------------------------------------------------------------ --stage
+REPO = Path(__file__).resolve().parents[1]
+
+
+def grow_researchqa(out: Path, n: int) -> Path:
+    """A ResearchQA-shaped release of `n` tasks (the demo's questions and rubrics, renamed; 8 rubric items each)
+    and one folder system of ~2,000-word reports drawn from the demo's report words (seeded)."""
+    import random
+
+    base = json.loads((REPO / "data/demo/researchqa/test.json").read_text())
+    words = (REPO / "data/demo/researchqa/systems/thorough_reviewer/demo-0001-s3.md").read_text().split()
+    rng = random.Random(0)
+    tasks = []
+    for i in range(n):
+        t = dict(base[i % len(base)], id=f"grow-{i:05d}")
+        rubric = (list(t["rubric"]) * 8)[:8]
+        t["rubric"] = [dict(r, rubric_item=f"{r['rubric_item']} (variant {k})") for k, r in enumerate(rubric)]
+        tasks.append(t)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "test.json").write_text(json.dumps(tasks))
+    folder = out / "systems" / "grown"
+    folder.mkdir(parents=True, exist_ok=True)
+    for t in tasks:
+        body = " ".join(rng.choice(words) for _ in range(2000))
+        paras = "\n\n".join(body[i : i + 600] for i in range(0, len(body), 600))
+        (folder / f"{t['id']}.md").write_text(f"# Report\n\n{paras}\n")
+    return out
+
+
+class _TimedJudge:
+    """Wraps a judge: CPU seconds spent inside its calls (the offline judge computes without awaiting)."""
+
+    def __init__(self, judge: Any, spent: list[float]) -> None:
+        self._judge, self._spent = judge, spent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._judge, name)
+
+    async def __call__(self, *args: Any) -> Any:
+        t0 = time.process_time()
+        try:
+            return await self._judge(*args)
+        finally:
+            self._spent[0] += time.process_time() - t0
+
+
+def stage_bench(args: argparse.Namespace) -> int:
+    """The whole judge stage at N tasks: offline overhead per judgment, stub calls/s at 0 ms and at latency."""
+    import logging
+
+    from reportbench import pipeline
+    from reportbench.config import composed_params
+    from reportbench.judges import factory
+
+    logging.getLogger("reportbench").setLevel(logging.WARNING)
+    os.chdir(REPO)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="rb-stage-") as tmp:
+        work = grow_researchqa(Path(tmp) / "src", args.n)
+
+        def params(judge: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+            p = composed_params(["benchmarks=[researchqa]", f"judge={judge}"], conf_dir=REPO / "conf", remembered=False)
+            b = p["benchmarks"]["researchqa"]
+            b["release"].update(source=str(work), path=str(work / "test.json"))
+            b["systems"] = {"grown": {"kind": "folder", "path": str(work / "systems/grown"), "format": "auto"}}
+            p["judge"]["runtime"].update(progress=False, **(extra or {}))
+            return p
+
+        base = params("offline")
+        release, run = Path(tmp) / "release", Path(tmp) / "runs" / "grown"
+        pipeline.build_release(base, "researchqa", release)
+        pipeline.run_system(base, "researchqa", "grown", release, run)
+
+        def one(label: str, p: dict[str, Any]) -> dict[str, Any]:
+            spent = [0.0]
+            real = factory.make_judge
+            factory.make_judge = lambda *a, **k: _TimedJudge(real(*a, **k), spent)  # type: ignore[assignment]
+            out = Path(tmp) / f"j-{label}"
+            try:
+                c0, w0 = time.process_time(), time.perf_counter()
+                summary = pipeline.run_judge_stage(p, "researchqa", "grown", "main", release, run, out, out / "u.json")
+                cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            finally:
+                factory.make_judge = real  # type: ignore[assignment]
+            items = sum(int(v.get("items") or 0) for v in summary["steps"].values())
+            calls = sum(int(v.get("calls") or 0) for v in summary["steps"].values())
+            failed = sum(int(v.get("failed") or 0) for v in summary["steps"].values())
+            return {"run": label, "n_tasks": args.n, "items": items, "calls": calls, "failed": failed,
+                    "stage_cpu_s": round(cpu, 3), "judge_cpu_s": round(spent[0], 3), "wall_s": round(wall, 3),
+                    "overhead_us_per_item": round(1e6 * (cpu - spent[0]) / max(items, 1), 1),
+                    "calls_per_s": round(calls / wall, 1) if calls else None}  # fmt: skip
+
+        rows.append(one("offline", params("offline", {"cache_path": None})))
+        for latency in (0.0, args.latency_ms):
+            proc, url = start_stub(latency, 0.0)
+            try:
+                fast = {"cache_path": None, "transport": "fast", "max_concurrency": args.concurrency}
+                stub = params("stub", fast)
+                stub["judge"]["api_base"] = url
+                rows.append(one(f"stub {latency:.0f} ms", stub))
+            finally:
+                proc.terminate()
+                proc.wait(10)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        head = f"{r['run']:>14}: N={r['n_tasks']} items={r['items']} failed={r['failed']}"
+        head += f"  stage CPU {r['stage_cpu_s']} s"
+        if r["run"] == "offline":  # the offline judge computes without awaiting: its calls' CPU is its own
+            print(f"{head} (judge {r['judge_cpu_s']} s), wall {r['wall_s']} s  "
+                  f"overhead {r['overhead_us_per_item']} us/item")  # fmt: skip
+        else:  # awaiting calls interleave: only the stage's totals mean something
+            print(f"{head}, wall {r['wall_s']} s  {r['calls']} calls, {r['calls_per_s']} calls/s, "
+                  f"{1e3 * r['stage_cpu_s'] / max(r['calls'], 1):.2f} ms CPU per call")  # fmt: skip
+    fast0, slow = rows[1]["calls_per_s"], rows[2]["calls_per_s"]
+    if fast0 and slow:
+        print(f"stage calls/s at {args.latency_ms:.0f} ms / at 0 ms = {100 * slow / fast0:.0f} % (target >= 80 %)")
+    print(f"offline judge: stage overhead {rows[0]['overhead_us_per_item']} us per judgment (target <= 50 us)")
+    if any(r["failed"] for r in rows[1:]):
+        print("note: the stub's answers did not parse as this benchmark's (failed items were asked again: parse "
+              "retries); calls/s still counts every call the stage made")
+    return 0
 
 
 if __name__ == "__main__":

@@ -135,6 +135,17 @@ COVERED_ELSEWHERE[(D + "scale.md", "dvc repro --pull")] = (
     "tests/test_scale_dvc.py::test_shared_remote_and_cache_file_mean_no_judge_call_is_paid_twice: the table row's "
     "`dvc repro --pull` needs the shared DVC remote the row names; that test makes one (a directory remote) and runs "
     "it from a second clone")
+COVERED_ELSEWHERE.update({
+    (D + "scale.md", normalize(line)): (
+        "tests/test_executor_ray.py: `ray start --head` and `ray start --address` on 127.0.0.1 (with one CPU and the "
+        "smallest object store each, on the shared CI machine), the executor composed with `runtime.executor=ray "
+        "runtime.ray.address=<that cluster>`; the [ray] extra's pin is the test extra's (.ci/run installs it)")
+    for line in (
+        "pip install -c constraints.txt -e '.[ray]'", "ray start --head --port=6379",
+        "ray start --address=HEAD_IP:6379",
+        "reportbench compose runtime.executor=ray runtime.ray.address=auto",
+    )
+})
 COVERED_ELSEWHERE[(D + "prompt-packs.md", normalize(
     'REPORTBENCH_AUTHORS_MIRROR=../shared/authors/mirror pytest -k "authors or pack or golden"'))] = (
     ".ci/run: the README's test command runs every test, these included, with REPORTBENCH_AUTHORS_MIRROR set to "

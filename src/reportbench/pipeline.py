@@ -23,9 +23,11 @@ import reportbench.prompt_packs.judging  # noqa: F401 - hands the authors' promp
 from reportbench.config import ConfigError, require
 from reportbench.digest import tree_digest
 from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
+from reportbench.executor import executor_for
 from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
 from reportbench.jsonio import write_json
 from reportbench.judges.errors import FatalError, IncompleteJudgeStage, failure_class
+from reportbench.judges.settings import JudgeSettings
 from reportbench.metrics.notice import mark_release, notice
 from reportbench.metrics.reference_rows import (
     ReferenceRowsError,
@@ -121,6 +123,7 @@ def run_system(
     params: Mapping[str, Any], benchmark: str, system: str, release_dir: Path, out_dir: Path
 ) -> dict[str, int]:
     """Produce (or read) one system's reports for every task of the release; one outcome per task."""
+    from reportbench.systems import FANOUT_KINDS  # lazy: +61 ms to import (python -X importtime)
     from reportbench.systems import run_system as _run  # lazy: +61 ms to import (python -X importtime)
 
     spec = system_spec(params, benchmark, system)
@@ -132,10 +135,11 @@ def run_system(
     if spec.get("kind") in AGENT_PAGE_KINDS:  # result pages read through the spine's fetch path (agents.search.pages)
         seeds = benchmark_params(params, benchmark).get("fetch_seeds") or []
         spec["_fetch"] = {"config": dict(params.get("fetch") or {}), "seeds": [str(p) for p in seeds]}
+    fanned_out = spec.get("kind") in FANOUT_KINDS  # only these run task by task as executor units (ray: no import)
 
     try:
         with stage_label(f"system@{benchmark}.{system}"):  # names the progress bar (with ETA) of the run
-            outcomes = _run(system, spec, release.tasks, out_dir)
+            outcomes = _run(system, spec, release.tasks, out_dir, executor_for(params) if fanned_out else None)
     except BaseException:  # a failed stage leaves no half-written run folder for a later stage to read
         import shutil
 
@@ -239,22 +243,35 @@ def run_benchmark_judge_stage(
     answers cached), then the stage exits 3 naming each incomplete unit. A fatal stop (quota, no key) stops at once.
     """
     _prune_stale(params, benchmark, runs_dir=runs_dir)
-    incomplete: list[str] = []
-    summaries = []
-    for system, member in judge_units(params, benchmark):
-        try:
-            summaries.append(
-                run_judge_stage(
-                    params, benchmark, system, member, release_dir, Path(runs_dir) / system,
-                    Path(out_dir) / system / member, Path(usage_dir) / f"{system}.{member}.json",
-                    pages_dir=pages_dir, enforce_bounds=True,
-                )  # fmt: skip
-            )
-        except IncompleteJudgeStage as exc:
-            incomplete.append(str(exc))
+    calls = [
+        (
+            params, benchmark, system, member, release_dir, Path(runs_dir) / system, Path(out_dir) / system / member,
+            Path(usage_dir) / f"{system}.{member}.json", pages_dir,
+        )  # fmt: skip
+        for system, member in judge_units(params, benchmark)
+    ]
+    # local: one unit after another in this process; ray: the units as Ray tasks (runtime.executor, docs/scale.md)
+    results = executor_for(params).map(
+        _judge_unit, calls, keep_going=(IncompleteJudgeStage,), shared_budget=_cost_bounded(params, benchmark)
+    )
+    incomplete = [str(r.error) for r in results if r.error is not None]
+    summaries = [r.value for r in results if r.error is None]
     if incomplete:
         raise IncompleteJudgeStage(" | ".join(incomplete))
     return summaries
+
+
+def _cost_bounded(params: Mapping[str, Any], benchmark: str) -> bool:
+    """Whether `judge.runtime.max_cost_usd` is set for the judge or any of the benchmark's members."""
+    members = (params.get("benchmarks") or {}).get(benchmark, {}).get("judges") or {}
+    runtimes = [(params.get("judge") or {}).get("runtime") or {}]
+    runtimes += [(m or {}).get("runtime") or {} for m in members.values()]
+    return any(r.get("max_cost_usd") is not None for r in runtimes)
+
+
+def _judge_unit(*args: Any) -> dict[str, Any]:
+    """One (system, member) unit of the DVC stage (bounds enforced): what an executor runs, here or on a node."""
+    return run_judge_stage(*args, enforce_bounds=True)
 
 
 def judge_context(
@@ -324,8 +341,8 @@ def run_judge_stage(
         if step.items is None:
             raise ConfigError(f"{benchmark}: judge step {step.name!r} has no items function")
         items = list(step.items(ctx))
-        cfg = judge_config(params, step.judge_task, benchmark, member)
-        _failure_bounds(cfg)  # a bad bound fails before any call is paid for
+        # parsed once here, typed from here down (judges/settings.py); a bad bound fails before any call is paid for
+        cfg = JudgeSettings.parse(judge_config(params, step.judge_task, benchmark, member))
         desc = f"{step.name}@{benchmark}.{system}.{member}"
         try:
             judgments = _judge(step.judge_task, cfg, items, desc, member)
@@ -395,6 +412,8 @@ def _judge_stage_name(params: Mapping[str, Any], benchmark: str, system: str, me
 
 def _failure_bounds(cfg: Mapping[str, Any]) -> tuple[float, float]:
     """(max_failure_rate, max_call_failure_rate) of a judge config's runtime, validated (one-line errors)."""
+    if isinstance(cfg, JudgeSettings):  # validated when it was parsed
+        return cfg.max_failure_rate, cfg.max_call_failure_rate
     runtime = cfg.get("runtime") or {}
     defaults = {"max_failure_rate": 0.1, "max_call_failure_rate": 0.0}
     out = []
@@ -447,7 +466,7 @@ def _outcome_problems(step: str, outcomes: list[tuple[str, str | None]], cfg: Ma
     return [_StepProblem(line, unanswered, over_rate)]
 
 
-def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: str) -> Any:
+def _judge(task: str, cfg: JudgeSettings, items: list[Any], desc: str, member: str) -> Any:
     from reportbench.judges.factory import make_judge  # lazy: +73 ms to import (python -X importtime)
 
     # lazy: +164 ms to import (python -X importtime)
@@ -457,11 +476,11 @@ def _judge(task: str, cfg: dict[str, Any], items: list[Any], desc: str, member: 
     t0 = time.perf_counter()
     items_in = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
     run = run_judgments_sync(judge, items_in, desc=desc, judge_name=f"{cfg.get('name')}/{member}")
-    if (cfg.get("runtime") or {}).get("max_cost_usd") is not None:  # judge.runtime.max_cost_usd (docs/scale.md)
+    if cfg.max_cost_usd is not None:  # judge.runtime.max_cost_usd (docs/scale.md)
         from reportbench.judges.client import raise_if_over_budget  # lazy: +152 ms to import (python -X importtime)
 
         try:
-            raise_if_over_budget(run, desc, cfg["runtime"]["max_cost_usd"])
+            raise_if_over_budget(run, desc, cfg.max_cost_usd)
         except FatalError as exc:
             exc.judgments = run  # the stage still writes the usage of what was paid
             raise

@@ -152,7 +152,11 @@ class ClientConfig(BaseModel):
         """Build from a plain dict / OmegaConf node; warns (does not fail) on keys owned by no one."""
         if isinstance(cfg, ClientConfig):
             return cfg
-        data = to_plain(cfg)
+        return cls.from_plain(to_plain(cfg))
+
+    @classmethod
+    def from_plain(cls, data: Mapping[str, Any]) -> ClientConfig:
+        """`from_mapping` for data already plain (judges.settings.JudgeSettings parsed it once): no second walk."""
         unknown = set(data) - set(cls.model_fields) - _NON_CLIENT_KEYS
         if unknown:
             log.warning("judge config: ignoring unknown key(s) %s", sorted(unknown))

@@ -33,6 +33,7 @@ from reportbench.judges.cache import CachedResponse, CacheWriteError, ResponseCa
 from reportbench.judges.client import CallFailed, ClientConfig, Completion, LLMClient, to_plain
 from reportbench.judges.fastpath import FastClient
 from reportbench.judges.prompt_modes import authors_prompt, prompts_mode
+from reportbench.judges.settings import JudgeSettings
 from reportbench.prompts import DEFAULT_PROMPTS_DIR, PromptTemplate, load_prompt
 
 CLAIM_POLL_S = 0.2  # how often a process waiting on another's claim looks for the answer
@@ -80,7 +81,8 @@ class LLMJudge:
 
         `sample` k > 0 is the k-th re-sample of the same request (self-consistency, docs/agreement.md): it is part
         of the cache key, so repeats are real calls and reruns are free; sample 0 keeps the plain key."""
-        raw = to_plain(cfg) if isinstance(cfg, Mapping) else {}
+        # parsed once at the stage boundary (judges/settings.py): its plain data is used as is, never walked again
+        raw = (cfg.plain() if isinstance(cfg, JudgeSettings) else to_plain(cfg)) if isinstance(cfg, Mapping) else {}
         self.task = task
         self.prompts_mode = prompts_mode(raw)
         step_prompt = authors_prompt(task) if self.prompts_mode == "authors" else None
@@ -92,7 +94,9 @@ class LLMJudge:
             self.budget = None if cap is None else int(cap)
             self.budget_source = raw.pop("_budget_source", self.budget_source)
         # `prompts` (ours | authors) is judge-level, not a client setting.
-        self.cfg = ClientConfig.from_mapping({k: v for k, v in raw.items() if k != "prompts"} if raw else cfg)
+        self.cfg = ClientConfig.from_plain({k: v for k, v in raw.items() if k != "prompts"}) if raw else (
+            ClientConfig.from_mapping(cfg)
+        )
         if not raw and self.cfg.max_tokens is not None:
             self.budget, self.budget_source = int(self.cfg.max_tokens), "ClientConfig.max_tokens"
         self.client = client or make_client(self.cfg)

@@ -84,14 +84,27 @@ def _load_kind(kind: Any) -> None:
             importlib.import_module(module)
 
 
-def run_system(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path) -> list[TaskOutcome]:
-    """Run (or read) one system over the release's tasks and write reports.jsonl + outcomes.jsonl."""
+# Kinds whose tasks are independent runs worth spreading over machines (runtime.executor: ray); a folder kind
+# only reads files, so it stays in the stage's process.
+FANOUT_KINDS = frozenset({"offline_baseline", "command", "endpoint"})
+
+
+def run_system(
+    name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path, executor: Any = None
+) -> list[TaskOutcome]:
+    """Run (or read) one system over the release's tasks and write reports.jsonl + outcomes.jsonl.
+
+    `executor` (reportbench.executor; None = this process): a non-local one runs each task of a FANOUT_KINDS
+    system as its own unit, isolated as the task-by-task rerun below isolates it; results keep task order."""
     _load_kind(spec.get("kind"))
     kind = spec.get("kind")
     if kind not in SYSTEM_KINDS:
         raise SystemError_(f"systems.{name}.kind: unknown kind {kind!r}; known: {sorted(SYSTEM_KINDS)}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    reports, outcomes = _run_isolated(SYSTEM_KINDS[kind], name, spec, tasks, out_dir)
+    if executor is not None and getattr(executor, "name", "local") != "local" and kind in FANOUT_KINDS:
+        reports, outcomes = _run_fanned(executor, name, spec, tasks, out_dir)
+    else:
+        reports, outcomes = _run_isolated(SYSTEM_KINDS[kind], name, spec, tasks, out_dir)
     reports, outcomes = _checked(reports, outcomes)
     from reportbench.systems.check import stage_check  # lazy: +98 ms to import (python -X importtime)
 
@@ -146,6 +159,29 @@ def _run_isolated(
         reports.extend(r for r in got_reports if r.task_id == task.task_id)
         outcomes.extend(o for o in got_outcomes if o.task_id == task.task_id)
         unmapped = [o for o in got_outcomes if o.status == "unmapped"]  # the same on every rerun: keep one copy
+    return reports, outcomes + unmapped
+
+
+def run_one_task(name: str, spec: dict[str, Any], task: Task, out_dir: Path) -> tuple[list[Report], list[TaskOutcome]]:
+    """One task of a system as an executor unit (on any node): its kind loaded there, the task isolated."""
+    _load_kind(spec.get("kind"))
+    return _run_isolated(SYSTEM_KINDS[spec["kind"]], name, spec, [task], out_dir)
+
+
+def _run_fanned(
+    executor: Any, name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path
+) -> tuple[list[Report], list[TaskOutcome]]:
+    """Every task as its own executor unit; reports and outcomes merged in task order (as `_run_isolated`'s
+    task-by-task rerun merges them), so the run folder is the one the stage writes in-process."""
+    results = executor.map(run_one_task, [(name, spec, task, out_dir) for task in tasks])
+    reports: list[Report] = []
+    outcomes: list[TaskOutcome] = []
+    unmapped: list[TaskOutcome] = []
+    for task, result in zip(tasks, results, strict=True):
+        got_reports, got_outcomes = result.value
+        reports.extend(r for r in got_reports if r.task_id == task.task_id)
+        outcomes.extend(o for o in got_outcomes if o.task_id == task.task_id)
+        unmapped = [o for o in got_outcomes if o.status == "unmapped"]
     return reports, outcomes + unmapped
 
 
