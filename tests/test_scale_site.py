@@ -1,0 +1,96 @@
+"""The site at real size (issue 36): every task reachable, judge messages rendered only for the pages written.
+Counts, not timings (the timings: bench/scale.py). One small pipeline (ResearchQA's demo, the real stage
+functions, offline judge) built once for the module."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def rqa_pipeline(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    from reportbench import pipeline
+    from reportbench.config import composed_params
+
+    params = composed_params(["benchmarks=[researchqa]"], conf_dir=repo_root / "conf", remembered=False)
+    work = tmp_path_factory.mktemp("rqa")
+    (work / "data").mkdir()
+    (work / "data" / "demo").symlink_to(repo_root / "data" / "demo")
+    (work / "prompts").symlink_to(repo_root / "prompts")
+    old = Path.cwd()
+    os.chdir(work)
+    try:
+        b = "researchqa"
+        rel = params["plan"]["benchmarks"][b]["release"]
+        release, runs = Path(f"data/releases/{b}/{rel}"), Path(f"data/runs/{b}/{rel}")
+        pipeline.build_release(params, b, release)
+        for s in params["plan"]["benchmarks"][b]["systems"]:
+            pipeline.run_system(params, b, s, release, runs / s)
+        pipeline.run_benchmark_judge_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"),
+                                           Path(f"metrics/{b}/{rel}/usage"))
+        pipeline.cross_stage(params, b, release, runs, Path(f"data/cross/{b}/{rel}"))
+        pipeline.score_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"),
+                             Path(f"data/scores/{b}/{rel}"), Path(f"metrics/{b}/{rel}"),
+                             cross_dir=Path(f"data/cross/{b}/{rel}"))
+        yield work, params
+    finally:
+        os.chdir(old)
+
+
+def test_judge_messages_are_rendered_only_for_pages_written(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.site import messages
+    from reportbench.site.build import build_benchmark_site
+    from reportbench.site.samples import load_system
+
+    work, params = rqa_pipeline
+    calls: list[Any] = []
+    real = messages._one
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[3])  # the stored record
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(messages, "_one", counting)
+    build_benchmark_site(params, "researchqa", work, tmp_path, max_samples=1)
+    entry = params["plan"]["benchmarks"]["researchqa"]
+    allowed = 0
+    every = 0
+    for s in entry["systems"]:
+        sd = load_system(work, "researchqa", entry["release"], s, entry["members"])
+        first = sd.task_ids[0]
+        allowed += len(sd.judgments.get(first, [])) + len(sd.unattributed)
+        every += sum(len(v) for v in sd.judgments.values())
+    assert every > allowed > 0
+    assert 0 < len(calls) <= allowed  # before: every judgment of every task was re-rendered
+
+
+def test_every_task_without_a_page_names_the_command_that_renders_it(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    from reportbench.site.build import build_benchmark_site
+    from reportbench.site.html import esc
+    from reportbench.site.samples import load_system, view_command
+
+    work, params = rqa_pipeline
+    entry = params["plan"]["benchmarks"]["researchqa"]
+    build_benchmark_site(params, "researchqa", work, tmp_path, max_samples=1)
+    for s in entry["systems"]:
+        sd = load_system(work, "researchqa", entry["release"], s, entry["members"])
+        sdir = tmp_path / "benchmarks" / "researchqa" / entry["release"] / "samples" / s
+        page = (sdir / "index.html").read_text(encoding="utf-8")
+        tids = sd.task_ids
+        assert len(tids) > 1
+        assert f"Sample pages written for 1 of {len(tids)} tasks" in page
+        for tid in tids[1:]:  # listed, and how to get its page
+            assert esc(view_command(sd, tid)) in page
+            assert view_command(sd, tid).startswith(f"reportbench view -b researchqa -s {s} -t ")
+        assert len(list(sdir.glob("*.html"))) == 2  # the system page and one sample page
