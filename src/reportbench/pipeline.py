@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -468,6 +468,37 @@ def _write_derived(out_dir: Path, name: str, table: pl.DataFrame, ctx: Any) -> N
 
 
 # ------------------------------------------------------------------------------------------------- cross
+class SystemReports(Mapping[str, list[Any]]):
+    """system -> its parsed reports, read from its run folder when asked for, one system resident at a time.
+
+    A parsed report is ~200 KB in memory (sentences, sources): holding every system's at once made `cross@` and
+    `score@` grow with systems × tasks (issue 36: ~15 GB each at ResearchQA's test split). Benchmarks read one
+    system after another (`ctx.reports[s]`, `.items()`), so keeping only the last one read bounds memory by one
+    system's reports; a system asked for again is read again (seconds, not memory)."""
+
+    def __init__(self, dirs: Mapping[str, Path]) -> None:
+        self._dirs = dict(dirs)
+        self._last: tuple[str, list[Any]] | None = None
+
+    def __getitem__(self, system: str) -> list[Any]:
+        from reportbench.systems import read_reports  # lazy: +61 ms to import (python -X importtime)
+
+        if system not in self._dirs:
+            raise KeyError(system)
+        if self._last is not None and self._last[0] == system:
+            return self._last[1]
+        self._last = None  # drop the previous system's reports before reading the next
+        reports = read_reports(self._dirs[system])
+        self._last = (system, reports)
+        return reports
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dirs)
+
+    def __len__(self) -> int:
+        return len(self._dirs)
+
+
 def cross_stage(
     params: Mapping[str, Any],
     benchmark: str,
@@ -482,7 +513,7 @@ def cross_stage(
     Its tables are written whatever happened; with `enforce_bounds` (the DVC stage) the judge-failure bounds
     of `run_judge_stage` apply to every table with `status`/`error` columns (rows `ok` or `failed`)."""
     from reportbench.benchmarks import CrossContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
-    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
+    from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
 
     spec = get_benchmark(benchmark)
     if spec.cross is None:
@@ -495,7 +526,7 @@ def cross_stage(
         params=benchmark_params(params, benchmark),
         release=read_release(release_dir, benchmark),
         systems=systems,
-        reports={s: read_reports(d) for s, d in dirs.items()},
+        reports=SystemReports(dirs),  # type: ignore[arg-type]  # one system's reports in memory at a time
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
         judge_params=dict(require(params, "judge")),
     )
@@ -560,7 +591,7 @@ def score_stage(
 
     # lazy: +155 ms to import (python -X importtime)
     from reportbench.metrics.leaderboard import build_leaderboard, per_task_columns, write_leaderboard
-    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
+    from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
 
     spec = get_benchmark(benchmark)
     bench = benchmark_params(params, benchmark)
@@ -586,7 +617,7 @@ def score_stage(
         params=bench,
         release=release,
         systems=systems,
-        reports={s: read_reports(d) for s, d in dirs.items()},
+        reports=SystemReports(dirs),  # type: ignore[arg-type]  # one system's reports in memory at a time
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
         judgments=judgments,
         derived=derived,

@@ -1,6 +1,6 @@
-"""The site at real size (issue 36): every task reachable, judge messages rendered only for the pages written.
-Counts, not timings (the timings: bench/scale.py). One small pipeline (ResearchQA's demo, the real stage
-functions, offline judge) built once for the module."""
+"""Real-size runs (issue 36), by counts, not timings (the timings: bench/scale.py): the site writes judge messages
+only for the pages it writes and names how to get every other task; cross and score hold one system's parsed
+reports at a time. One small pipeline (ResearchQA's demo, the real stage functions, offline judge) built once."""
 
 from __future__ import annotations
 
@@ -94,3 +94,42 @@ def test_every_task_without_a_page_names_the_command_that_renders_it(
             assert esc(view_command(sd, tid)) in page
             assert view_command(sd, tid).startswith(f"reportbench view -b researchqa -s {s} -t ")
         assert len(list(sdir.glob("*.html"))) == 2  # the system page and one sample page
+
+
+class _Reports(list):  # type: ignore[type-arg]  # a list that can be weakly referenced (counted while alive)
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+
+def test_cross_and_score_hold_one_systems_reports_at_a_time(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsed reports are ~200 KB each: a stage holding every system's at once grows with systems × tasks."""
+    import weakref
+
+    from reportbench import pipeline, systems
+
+    work, params = rqa_pipeline
+    real = systems.read_reports
+    alive: weakref.WeakSet[_Reports] = weakref.WeakSet()
+    resident_at_read: list[int] = []
+
+    def counting(run_dir: Path) -> list[Any]:
+        resident_at_read.append(len(alive))  # other systems' report lists still in memory when this one is read
+        out = _Reports(real(run_dir))
+        alive.add(out)
+        return out
+
+    monkeypatch.setattr(systems, "read_reports", counting)
+    b = "researchqa"
+    rel = params["plan"]["benchmarks"][b]["release"]
+    release, runs = work / f"data/releases/{b}/{rel}", work / f"data/runs/{b}/{rel}"
+    pipeline.cross_stage(params, b, release, runs, tmp_path / "cross")
+    assert len(resident_at_read) >= 3 and max(resident_at_read) <= 1
+    resident_at_read.clear()
+    pipeline.score_stage(params, b, release, runs, work / f"data/judgments/{b}/{rel}", tmp_path / "scores",
+                         tmp_path / "metrics", cross_dir=tmp_path / "cross")
+    assert len(resident_at_read) >= 3 and max(resident_at_read) <= 1
+    # the same results as the pipeline's own run
+    assert (tmp_path / "metrics" / "leaderboard.json").read_bytes() == (
+        work / f"metrics/{b}/{rel}/leaderboard.json"
+    ).read_bytes()
