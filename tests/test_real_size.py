@@ -133,3 +133,50 @@ def test_cross_and_score_hold_one_systems_reports_at_a_time(
     assert (tmp_path / "metrics" / "leaderboard.json").read_bytes() == (
         work / f"metrics/{b}/{rel}/leaderboard.json"
     ).read_bytes()
+
+
+def test_judge_stage_judges_only_the_units_whose_inputs_changed(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One system's run changed: `judge@` judges that system's units only; the others' outputs come back byte
+    for byte (unit_reuse), and the result equals a full rejudge."""
+    import shutil
+
+    from reportbench import pipeline
+
+    work, params = rqa_pipeline
+    copy = tmp_path / "repo"
+    shutil.copytree(work, copy, symlinks=True)
+    monkeypatch.chdir(copy)
+    b = "researchqa"
+    rel = params["plan"]["benchmarks"][b]["release"]
+    systems = list(params["plan"]["benchmarks"][b]["systems"])
+    release, runs = Path(f"data/releases/{b}/{rel}"), Path(f"data/runs/{b}/{rel}")
+    judged: list[str] = []
+    real = pipeline.run_judge_stage
+
+    def counting(params_: Any, benchmark: str, system: str, *args: Any, **kwargs: Any) -> Any:
+        judged.append(system)
+        return real(params_, benchmark, system, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run_judge_stage", counting)
+
+    def judge(out: str) -> None:
+        pipeline.run_benchmark_judge_stage(params, b, release, runs, Path(out), Path(f"{out}-usage"))
+
+    judge("j1")  # nothing changed since the fixture's run
+    assert judged == []
+    assert _tree(Path("j1")) == _tree(Path(f"data/judgments/{b}/{rel}"))
+    changed = systems[0]
+    with open(runs / changed / "reports.jsonl", "a", encoding="utf-8") as f:
+        f.write("\n")  # a change to the run folder (a blank line: the same reports)
+    judge("j2")
+    assert judged == [changed]
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    judge("j3")  # the full rejudge: every unit
+    assert sorted(judged[1:]) == sorted(systems)
+    assert _tree(Path("j2")) == _tree(Path("j3")) and _tree(Path("j2-usage")) == _tree(Path("j3-usage"))
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

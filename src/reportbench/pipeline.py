@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 import reportbench.prompt_packs.judging  # noqa: F401 - hands the authors' prompt packs to the judges
+from reportbench import unit_reuse  # a judge unit whose inputs did not change is copied back, not judged again
 from reportbench.config import ConfigError, require
 from reportbench.digest import tree_digest
 from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
@@ -225,15 +226,28 @@ def run_benchmark_judge_stage(
     _prune_stale(params, benchmark, runs_dir=runs_dir)
     incomplete: list[str] = []
     summaries = []
+    stage_key = unit_reuse.stage_digest(params, benchmark, release_dir, pages_dir) if unit_reuse.enabled() else ""
     for system, member in judge_units(params, benchmark):
+        unit_out, usage_out = Path(out_dir) / system / member, Path(usage_dir) / f"{system}.{member}.json"
+
+        def run(
+            system: str = system, member: str = member, unit_out: Path = unit_out, usage_out: Path = usage_out
+        ) -> dict[str, Any]:
+            return run_judge_stage(
+                params, benchmark, system, member, release_dir, Path(runs_dir) / system, unit_out, usage_out,
+                pages_dir=pages_dir, enforce_bounds=True,
+            )  # fmt: skip
+
         try:
-            summaries.append(
-                run_judge_stage(
-                    params, benchmark, system, member, release_dir, Path(runs_dir) / system,
-                    Path(out_dir) / system / member, Path(usage_dir) / f"{system}.{member}.json",
-                    pages_dir=pages_dir, enforce_bounds=True,
-                )  # fmt: skip
-            )
+            if not unit_reuse.enabled():
+                summaries.append(run())
+                continue
+            key = unit_reuse.unit_key(stage_key, system, member, Path(runs_dir) / system)
+            summary, reused = unit_reuse.judge_unit(benchmark, system, member, key, unit_out, usage_out, run)
+            if reused:
+                log.info("judge@%s (%s/%s): inputs unchanged, outputs reused (%s)", benchmark, system, member,
+                         unit_reuse.CACHE_DIR)
+            summaries.append(summary)
         except IncompleteJudgeStage as exc:
             incomplete.append(str(exc))
     if incomplete:
