@@ -134,7 +134,7 @@ def test_system_page_lists_tasks_with_status_and_links(tmp_path: Path) -> None:
     sd = load_system(tmp_path, B, R, S, ["main"])
     page = render_system_page(sd, ["citation_precision"], {"citation_precision": {"label": "CiteP"}}, rendered={T})
     assert f'<a href="{T}.html">{T}</a>' in page and "no_report" in page and "missing" in page
-    assert 'data-metric="citation_precision"' in page and "(not rendered;" in page
+    assert 'data-metric="citation_precision"' in page and "(no page here: <code>reportbench view -b" in page
 
 
 def test_text_view(tmp_path: Path) -> None:

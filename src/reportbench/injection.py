@@ -385,6 +385,10 @@ _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,20000}={0,2}(?!
 MAX_ENCODED_RUNS = 200  # runs decoded per text (bounded work on a file of random-looking tokens)
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 _WORD_RUN = re.compile(r"[\w@$]{2,}+")  # possessive: linear on a long run of letters
+# The maximal runs `_WORD_RUN` finds that hold a digit, '@' or '$' (the only ones `_deleet` can change): the
+# lookbehind starts a match only at a run's start and the lazy lookahead reads that run once, so this stays
+# linear, and the Python callback runs for a few words instead of every word of a report.
+_DIGIT_WORD_RUN = re.compile(r"(?<![\w@$])(?=[\w@$]*?[0-9@$])[\w@$]{2,}+")
 _REVERSED_KEYWORDS = tuple(w[::-1] for w in ("ignore", "disregard", "instruction", "prompt", "judge", "grader",
                                              "evaluator", "supported"))
 
@@ -394,12 +398,11 @@ def _deleet(text: str) -> str:
     if not any(c in text for c in "013457@$"):
         return text
 
-    def swap(m: re.Match[str]) -> str:
+    def swap(m: re.Match[str]) -> str:  # only runs holding a digit, '@' or '$' reach here (_DIGIT_WORD_RUN)
         word = m.group()
-        mixed = any(c.isalpha() for c in word) and any(c in "0123456789@$" for c in word)
-        return word.translate(_LEET) if mixed else word
+        return word.translate(_LEET) if any(c.isalpha() for c in word) else word
 
-    return _WORD_RUN.sub(swap, text)
+    return _DIGIT_WORD_RUN.sub(swap, text)
 
 
 def _encoded_runs(text: str) -> list[tuple[int, int, str]]:

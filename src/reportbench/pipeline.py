@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 import reportbench.prompt_packs.judging  # noqa: F401 - hands the authors' prompt packs to the judges
+from reportbench import unit_reuse  # a judge unit whose inputs did not change is copied back, not judged again
 from reportbench.config import ConfigError, require
 from reportbench.digest import tree_digest
 from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
@@ -243,10 +244,11 @@ def run_benchmark_judge_stage(
     answers cached), then the stage exits 3 naming each incomplete unit. A fatal stop (quota, no key) stops at once.
     """
     _prune_stale(params, benchmark, runs_dir=runs_dir)
+    stage_key = unit_reuse.stage_digest(params, benchmark, release_dir, pages_dir) if unit_reuse.enabled() else ""
     calls = [
         (
-            params, benchmark, system, member, release_dir, Path(runs_dir) / system, Path(out_dir) / system / member,
-            Path(usage_dir) / f"{system}.{member}.json", pages_dir,
+            stage_key, params, benchmark, system, member, release_dir, Path(runs_dir) / system,
+            Path(out_dir) / system / member, Path(usage_dir) / f"{system}.{member}.json", pages_dir,
         )  # fmt: skip
         for system, member in judge_units(params, benchmark)
     ]
@@ -269,9 +271,20 @@ def _cost_bounded(params: Mapping[str, Any], benchmark: str) -> bool:
     return any(r.get("max_cost_usd") is not None for r in runtimes)
 
 
-def _judge_unit(*args: Any) -> dict[str, Any]:
-    """One (system, member) unit of the DVC stage (bounds enforced): what an executor runs, here or on a node."""
-    return run_judge_stage(*args, enforce_bounds=True)
+def _judge_unit(stage_key: str, *args: Any) -> dict[str, Any]:
+    """One (system, member) unit of the DVC stage (bounds enforced): what an executor runs, here or on a node.
+    With a stage key, a unit whose inputs are unchanged is copied back from the unit cache (unit_reuse)."""
+    if not stage_key:
+        return run_judge_stage(*args, enforce_bounds=True)
+    params, benchmark, system, member, _release, run_dir, unit_out, usage_out, _pages = args
+    key = unit_reuse.unit_key(stage_key, system, member, run_dir)
+    summary, reused = unit_reuse.judge_unit(
+        benchmark, system, member, key, unit_out, usage_out, lambda: run_judge_stage(*args, enforce_bounds=True)
+    )
+    if reused:
+        log.info("judge@%s (%s/%s): inputs unchanged, outputs reused (%s)", benchmark, system, member,
+                 unit_reuse.CACHE_DIR)  # fmt: skip
+    return summary
 
 
 def judge_context(
@@ -503,6 +516,37 @@ def _write_derived(out_dir: Path, name: str, table: pl.DataFrame, ctx: Any) -> N
 
 
 # ------------------------------------------------------------------------------------------------- cross
+class SystemReports(Mapping[str, list[Any]]):
+    """system -> its parsed reports, read from its run folder when asked for, one system resident at a time.
+
+    A parsed report is ~200 KB in memory (sentences, sources): holding every system's at once made `cross@` and
+    `score@` grow with systems × tasks (issue 36: ~15 GB each at ResearchQA's test split). Benchmarks read one
+    system after another (`ctx.reports[s]`, `.items()`), so keeping only the last one read bounds memory by one
+    system's reports; a system asked for again is read again (seconds, not memory)."""
+
+    def __init__(self, dirs: Mapping[str, Path]) -> None:
+        self._dirs = dict(dirs)
+        self._last: tuple[str, list[Any]] | None = None
+
+    def __getitem__(self, system: str) -> list[Any]:
+        from reportbench.systems import read_reports  # lazy: +61 ms to import (python -X importtime)
+
+        if system not in self._dirs:
+            raise KeyError(system)
+        if self._last is not None and self._last[0] == system:
+            return self._last[1]
+        self._last = None  # drop the previous system's reports before reading the next
+        reports = read_reports(self._dirs[system])
+        self._last = (system, reports)
+        return reports
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dirs)
+
+    def __len__(self) -> int:
+        return len(self._dirs)
+
+
 def cross_stage(
     params: Mapping[str, Any],
     benchmark: str,
@@ -517,7 +561,7 @@ def cross_stage(
     Its tables are written whatever happened; with `enforce_bounds` (the DVC stage) the judge-failure bounds
     of `run_judge_stage` apply to every table with `status`/`error` columns (rows `ok` or `failed`)."""
     from reportbench.benchmarks import CrossContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
-    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
+    from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
 
     spec = get_benchmark(benchmark)
     if spec.cross is None:
@@ -530,7 +574,7 @@ def cross_stage(
         params=benchmark_params(params, benchmark),
         release=read_release(release_dir, benchmark),
         systems=systems,
-        reports={s: read_reports(d) for s, d in dirs.items()},
+        reports=SystemReports(dirs),  # type: ignore[arg-type]  # one system's reports in memory at a time
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
         judge_params=dict(require(params, "judge")),
     )
@@ -608,7 +652,7 @@ def score_stage(
 
     # lazy: +155 ms to import (python -X importtime)
     from reportbench.metrics.leaderboard import build_leaderboard, per_task_columns, write_leaderboard
-    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
+    from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
 
     spec = get_benchmark(benchmark)
     bench = benchmark_params(params, benchmark)
@@ -634,7 +678,7 @@ def score_stage(
         params=bench,
         release=release,
         systems=systems,
-        reports={s: read_reports(d) for s, d in dirs.items()},
+        reports=SystemReports(dirs),  # type: ignore[arg-type]  # one system's reports in memory at a time
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
         judgments=judgments,
         derived=derived,

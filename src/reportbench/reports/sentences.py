@@ -288,13 +288,21 @@ def _promote_title_lines(blocks: list[_Block]) -> list[_Block]:
     return out
 
 
+# compiled once: _clean_claim runs twice per sentence (re.sub with a pattern string pays a cache lookup each call)
+_HALF_EMPHASIS_RE = re.compile(r"\*\*|__")
+_EMPTY_BRACKETS_RE = re.compile(r"\(\s*[,;]?\s*\)|\[\s*\]")
+_SPACES_RE = re.compile(r"\s+")
+_SPACE_BEFORE_PUNCT_RE = re.compile(r"\s+([.,;:!?)\]])")
+_SPACE_AFTER_OPEN_RE = re.compile(r"([(\[])\s+")
+
+
 def _clean_claim(text: str) -> str:
     text = strip_inline_markdown(text)
-    text = re.sub(r"\*\*|__", "", text)  # emphasis that spanned a sentence boundary leaves a lone half
-    text = re.sub(r"\(\s*[,;]?\s*\)|\[\s*\]", "", text)
-    text = re.sub(r"\s+", " ", text)
-    text = re.sub(r"\s+([.,;:!?)\]])", r"\1", text)
-    text = re.sub(r"([(\[])\s+", r"\1", text)
+    text = _HALF_EMPHASIS_RE.sub("", text)  # emphasis that spanned a sentence boundary leaves a lone half
+    text = _EMPTY_BRACKETS_RE.sub("", text)
+    text = _SPACES_RE.sub(" ", text)
+    text = _SPACE_BEFORE_PUNCT_RE.sub(r"\1", text)
+    text = _SPACE_AFTER_OPEN_RE.sub(r"\1", text)
     return text.strip()
 
 

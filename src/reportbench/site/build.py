@@ -228,11 +228,11 @@ def build_benchmark_site(
     members = [str(m) for m in entry.get("members") or []] or None
     for s in systems:
         sd = load_system(root, benchmark, release, s, members)
-        attach_messages(sd, params, root)  # what each judge was sent (re-rendered)
-        sdir = bdir / "samples" / slug(s)
-        sdir.mkdir(parents=True, exist_ok=True)
         tids = sd.task_ids
         shown = tids[:max_samples]
+        attach_messages(sd, params, root, tasks=shown)  # what each judge was sent (re-rendered), for pages written
+        sdir = bdir / "samples" / slug(s)
+        sdir.mkdir(parents=True, exist_ok=True)
         crumbs = [("scorecard", "../../" + top), (f"{benchmark} · {release}", "../../index.html"), (s, None)]
         rows = list(data.leaderboard.get("rows") or [])
         at = next((i for i, r in enumerate(rows) if str(r.get("system")) == s), None)

@@ -54,8 +54,10 @@ def rerender_messages(
     system: str,
     member: str,
     records: Mapping[str, list[Mapping[str, Any]]],
+    only: set[int] | None = None,
 ) -> dict[tuple[str, str], Rendered]:
-    """(step, item_id) -> Rendered for one (system, member); `records` = step -> its stored judgment rows.
+    """(step, item_id) -> Rendered for one (system, member); `records` = step -> its stored judgment rows; with
+    `only` (ids of some of those rows), only those rows' messages are rendered.
 
     Failures are per system (a release or run that cannot be read gives an empty map, logged) or per item (a
     `Rendered` with a note), never raised: the viewer still renders everything else."""
@@ -94,7 +96,7 @@ def rerender_messages(
             mode, pdir = prompts_mode(cfg), root / str(cfg.get("prompts_dir") or "prompts")
             for item in step.items(ctx):
                 rec = by_item.get(item.item_id)
-                if rec is None:
+                if rec is None or (only is not None and id(rec) not in only):  # `only`: records with a page
                     continue
                 out[(step.name, item.item_id)] = _one(step.judge_task, mode, item, rec, pdir)
         except Exception as exc:  # noqa: BLE001 - later steps may need this one: stop here, say why

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -154,14 +155,21 @@ def load_system(
     return d
 
 
-def attach_messages(sd: SystemData, params: Mapping[str, Any], root: Path) -> None:
+def attach_messages(
+    sd: SystemData, params: Mapping[str, Any], root: Path, tasks: Iterable[str] | None = None
+) -> None:
     """Fill `sd.messages` with what every judgment's judge was sent (site/messages.py: re-rendered from the stored
-    inputs and the prompt at the recorded hash)."""
+    inputs and the prompt at the recorded hash). With `tasks`, only the judgments of those tasks (the sample pages
+    the site writes) and the unattributed ones are rendered: the rest would be rendered for no page. Every step
+    still reads all records (a later step's items may derive from them), so what is rendered is unchanged."""
     by_member: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for rec in [*(r for rs in sd.judgments.values() for r in rs), *sd.unattributed]:
         by_member[str(rec["_member"])][str(rec["_step"])].append(rec)
+    only: set[int] | None = None
+    if tasks is not None:
+        only = {id(r) for t in tasks for r in sd.judgments.get(t, [])} | {id(r) for r in sd.unattributed}
     for member, records in by_member.items():
-        rendered = rerender_messages(params, root, sd.benchmark, sd.release, sd.system, member, records)
+        rendered = rerender_messages(params, root, sd.benchmark, sd.release, sd.system, member, records, only=only)
         for (step, item), r in rendered.items():
             sd.messages[(member, step, item)] = r
 
@@ -668,6 +676,27 @@ def _cross_html(rows: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def view_command(sd: SystemData, task_id: str) -> str:
+    """The command that renders a task's sample page on demand (`reportbench view`, site/cli.py)."""
+    return f"reportbench view -b {shlex.quote(sd.benchmark)} -s {shlex.quote(sd.system)} -t {shlex.quote(task_id)}"
+
+
+def unrendered_note(sd: SystemData, rendered: set[str] | None) -> str:
+    """One line above a system's task table when some tasks have no sample page here: how many, and how to get
+    one (never silently missing)."""
+    if rendered is None:
+        return ""
+    tids = sd.task_ids
+    missing = sum(1 for t in tids if t not in rendered)
+    if not missing:
+        return ""
+    return (
+        f'<p class="note">Sample pages written for {len(tids) - missing:,} of {len(tids):,} tasks (the site stage\'s '
+        f"<code>--max-samples</code>); every task is listed below, and each of the other {missing:,} renders on "
+        f"demand: <code>{esc(view_command(sd, '<task>'))}</code>.</p>"
+    )
+
+
 def render_system_page(
     sd: SystemData,
     metrics: list[str],
@@ -715,7 +744,7 @@ def render_system_page(
         link = (
             f'<a href="{esc(task_file(tid))}">{esc(tid)}</a>'
             if rendered is None or tid in rendered
-            else f'{esc(tid)} <span class="note">(not rendered; <code>reportbench view</code>)</span>'
+            else f'{esc(tid)} <span class="note">(no page here: <code>{esc(view_command(sd, tid))}</code>)</span>'
         )
         cells = [
             f'<td class="s" data-sort="{esc(tid)}">{link}</td>',
@@ -781,7 +810,8 @@ def render_system_page(
         )
     return page(
         f"{sd.benchmark} · {sd.release} · {heading_name}",
-        intro + problems + table(head, body, id_="tasks", foot=foot_rows) + render_mapping(sd.mapping)
+        intro + unrendered_note(sd, rendered) + problems + table(head, body, id_="tasks", foot=foot_rows)
+        + render_mapping(sd.mapping)
         + render_check(sd.check)
         + unattributed,
         crumbs=crumbs or [],

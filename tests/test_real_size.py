@@ -1,0 +1,182 @@
+"""Real-size runs (issue 36), by counts, not timings (the timings: bench/scale.py): the site writes judge messages
+only for the pages it writes and names how to get every other task; cross and score hold one system's parsed
+reports at a time. One small pipeline (ResearchQA's demo, the real stage functions, offline judge) built once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def rqa_pipeline(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    from reportbench import pipeline
+    from reportbench.config import composed_params
+
+    params = composed_params(["benchmarks=[researchqa]"], conf_dir=repo_root / "conf", remembered=False)
+    work = tmp_path_factory.mktemp("rqa")
+    (work / "data").mkdir()
+    (work / "data" / "demo").symlink_to(repo_root / "data" / "demo")
+    (work / "prompts").symlink_to(repo_root / "prompts")
+    old = Path.cwd()
+    os.chdir(work)
+    try:
+        b = "researchqa"
+        rel = params["plan"]["benchmarks"][b]["release"]
+        release, runs = Path(f"data/releases/{b}/{rel}"), Path(f"data/runs/{b}/{rel}")
+        pipeline.build_release(params, b, release)
+        for s in params["plan"]["benchmarks"][b]["systems"]:
+            pipeline.run_system(params, b, s, release, runs / s)
+        pipeline.run_benchmark_judge_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"),
+                                           Path(f"metrics/{b}/{rel}/usage"))
+        pipeline.cross_stage(params, b, release, runs, Path(f"data/cross/{b}/{rel}"))
+        pipeline.score_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"),
+                             Path(f"data/scores/{b}/{rel}"), Path(f"metrics/{b}/{rel}"),
+                             cross_dir=Path(f"data/cross/{b}/{rel}"))
+        yield work, params
+    finally:
+        os.chdir(old)
+
+
+def test_judge_messages_are_rendered_only_for_pages_written(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.site import messages
+    from reportbench.site.build import build_benchmark_site
+    from reportbench.site.samples import load_system
+
+    work, params = rqa_pipeline
+    calls: list[Any] = []
+    real = messages._one
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[3])  # the stored record
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(messages, "_one", counting)
+    build_benchmark_site(params, "researchqa", work, tmp_path, max_samples=1)
+    entry = params["plan"]["benchmarks"]["researchqa"]
+    allowed = 0
+    every = 0
+    for s in entry["systems"]:
+        sd = load_system(work, "researchqa", entry["release"], s, entry["members"])
+        first = sd.task_ids[0]
+        allowed += len(sd.judgments.get(first, [])) + len(sd.unattributed)
+        every += sum(len(v) for v in sd.judgments.values())
+    assert every > allowed > 0
+    assert 0 < len(calls) <= allowed  # before: every judgment of every task was re-rendered
+
+
+def test_every_task_without_a_page_names_the_command_that_renders_it(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    from reportbench.site.build import build_benchmark_site
+    from reportbench.site.html import esc
+    from reportbench.site.samples import load_system, view_command
+
+    work, params = rqa_pipeline
+    entry = params["plan"]["benchmarks"]["researchqa"]
+    build_benchmark_site(params, "researchqa", work, tmp_path, max_samples=1)
+    for s in entry["systems"]:
+        sd = load_system(work, "researchqa", entry["release"], s, entry["members"])
+        sdir = tmp_path / "benchmarks" / "researchqa" / entry["release"] / "samples" / s
+        page = (sdir / "index.html").read_text(encoding="utf-8")
+        tids = sd.task_ids
+        assert len(tids) > 1
+        assert f"Sample pages written for 1 of {len(tids)} tasks" in page
+        for tid in tids[1:]:  # listed, and how to get its page
+            assert esc(view_command(sd, tid)) in page
+            assert view_command(sd, tid).startswith(f"reportbench view -b researchqa -s {s} -t ")
+        assert len(list(sdir.glob("*.html"))) == 2  # the system page and one sample page
+
+
+class _Reports(list):  # type: ignore[type-arg]  # a list that can be weakly referenced (counted while alive)
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+
+def test_cross_and_score_hold_one_systems_reports_at_a_time(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsed reports are ~200 KB each: a stage holding every system's at once grows with systems × tasks."""
+    import weakref
+
+    from reportbench import pipeline, systems
+
+    work, params = rqa_pipeline
+    real = systems.read_reports
+    alive: weakref.WeakSet[_Reports] = weakref.WeakSet()
+    resident_at_read: list[int] = []
+
+    def counting(run_dir: Path) -> list[Any]:
+        resident_at_read.append(len(alive))  # other systems' report lists still in memory when this one is read
+        out = _Reports(real(run_dir))
+        alive.add(out)
+        return out
+
+    monkeypatch.setattr(systems, "read_reports", counting)
+    b = "researchqa"
+    rel = params["plan"]["benchmarks"][b]["release"]
+    release, runs = work / f"data/releases/{b}/{rel}", work / f"data/runs/{b}/{rel}"
+    pipeline.cross_stage(params, b, release, runs, tmp_path / "cross")
+    assert len(resident_at_read) >= 3 and max(resident_at_read) <= 1
+    resident_at_read.clear()
+    pipeline.score_stage(params, b, release, runs, work / f"data/judgments/{b}/{rel}", tmp_path / "scores",
+                         tmp_path / "metrics", cross_dir=tmp_path / "cross")
+    assert len(resident_at_read) >= 3 and max(resident_at_read) <= 1
+    # the same results as the pipeline's own run
+    assert (tmp_path / "metrics" / "leaderboard.json").read_bytes() == (
+        work / f"metrics/{b}/{rel}/leaderboard.json"
+    ).read_bytes()
+
+
+def test_judge_stage_judges_only_the_units_whose_inputs_changed(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One system's run changed: `judge@` judges that system's units only; the others' outputs come back byte
+    for byte (unit_reuse), and the result equals a full rejudge."""
+    import shutil
+
+    from reportbench import pipeline
+
+    work, params = rqa_pipeline
+    copy = tmp_path / "repo"
+    shutil.copytree(work, copy, symlinks=True)
+    monkeypatch.chdir(copy)
+    b = "researchqa"
+    rel = params["plan"]["benchmarks"][b]["release"]
+    systems = list(params["plan"]["benchmarks"][b]["systems"])
+    release, runs = Path(f"data/releases/{b}/{rel}"), Path(f"data/runs/{b}/{rel}")
+    judged: list[str] = []
+    real = pipeline.run_judge_stage
+
+    def counting(params_: Any, benchmark: str, system: str, *args: Any, **kwargs: Any) -> Any:
+        judged.append(system)
+        return real(params_, benchmark, system, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run_judge_stage", counting)
+
+    def judge(out: str) -> None:
+        pipeline.run_benchmark_judge_stage(params, b, release, runs, Path(out), Path(f"{out}-usage"))
+
+    judge("j1")  # nothing changed since the fixture's run
+    assert judged == []
+    assert _tree(Path("j1")) == _tree(Path(f"data/judgments/{b}/{rel}"))
+    changed = systems[0]
+    with open(runs / changed / "reports.jsonl", "a", encoding="utf-8") as f:
+        f.write("\n")  # a change to the run folder (a blank line: the same reports)
+    judge("j2")
+    assert judged == [changed]
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    judge("j3")  # the full rejudge: every unit
+    assert sorted(judged[1:]) == sorted(systems)
+    assert _tree(Path("j2")) == _tree(Path("j3")) and _tree(Path("j2-usage")) == _tree(Path("j3-usage"))
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
