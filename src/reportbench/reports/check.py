@@ -27,6 +27,9 @@ MIN_SYSTEMATIC = 2  # reports off by the same offset (and at least a third of th
 # z above their own task on the task the same offset away (docs/mapping.md, "Shifted reports")
 BLOCK_MIN = 3
 BLOCK_MARGIN = 0.5
+BLOCK_GAP = 1  # a block may skip one report in a row whose displacement the scores do not show
+REPORTED = "counted over the tasks with a report"
+RELEASE = "counted over the release's tasks"
 
 
 @dataclass
@@ -114,7 +117,11 @@ def shift_check(tasks: list[Any], reports: list[Any], facts: dict[str, ReportFac
     use_z = len(checked) >= MIN_Z_REPORTS
     result.checked = len(checked)
     result.method = "bm25 (sparse), column z-scores" if use_z else "bm25 (sparse), raw scores"
-    better: dict[int, set[int]] = {}  # offset -> positions of reports scoring >= BLOCK_MARGIN better there
+    # (what the offset counts, offset) -> positions of the reports scoring >= BLOCK_MARGIN better on the task that
+    # far away: counted over the tasks with a report (files shifted within a partial folder) when that task has
+    # one, else over the release's tasks; for a complete folder the two are the same
+    rank = {p: k for k, p in enumerate(sorted(own))}
+    better: dict[tuple[str, int], set[int]] = {}
     for cand in index.candidates(queries, own, standardise=use_z):
         tid, own_i = checked[cand.row].task_id, own[cand.row]
         best_i, best = own_i, cand.own
@@ -125,7 +132,8 @@ def shift_check(tasks: list[Any], reports: list[Any], facts: dict[str, ReportFac
             f.own_score, f.best_task, f.best_score = round(cand.own, 3), ids[best_i], round(best, 3)
         for j, score in zip(cand.tasks.tolist(), cand.scores.tolist(), strict=True):
             if score - cand.own >= BLOCK_MARGIN:
-                better.setdefault(j - own_i, set()).add(own_i)
+                key = (REPORTED, rank[j] - rank[own_i]) if j in rank else (RELEASE, j - own_i)
+                better.setdefault(key, set()).add(own_i)
         if use_z:
             far = best - cand.own >= Z_MARGIN
         else:
@@ -137,35 +145,36 @@ def shift_check(tasks: list[Any], reports: list[Any], facts: dict[str, ReportFac
             )
     if use_z:
         files = {tid: f.file for tid, f in (facts or {}).items()}
-        result.blocks = _blocks(better, ids, sorted(own), files)
+        result.blocks = _blocks(better, ids, rank, files)
     result.error = _verdict(result)
     return result
 
 
 def _blocks(
-    better: dict[int, set[int]], ids: list[str], present: list[int], files: dict[str, str | None]
+    better: dict[tuple[str, int], set[int]], ids: list[str], rank: dict[int, int], files: dict[str, str | None]
 ) -> list[dict[str, Any]]:
     """Maximal runs of >= BLOCK_MIN reports, consecutive among the checked reports in task order (a task without
-    a report neither breaks nor extends a run), that each score better on the task `offset` away than on their
-    own."""
-    rank = {p: k for k, p in enumerate(present)}
+    a report neither breaks nor extends a run; one report in a row may be skipped, BLOCK_GAP), that each score
+    better on the task `offset` away than on their own."""
     found: list[dict[str, Any]] = []
-    for offset, hits in sorted(better.items()):
+    for (over, offset), hits in sorted(better.items()):
         run: list[int] = []
         for p in sorted(hits):
-            if run and rank[p] != rank[run[-1]] + 1:
-                found += _block(run, offset, ids, files)
+            if run and rank[p] - rank[run[-1]] > 1 + BLOCK_GAP:
+                found += _block(run, over, offset, ids, files)
                 run = []
             run.append(p)
-        found += _block(run, offset, ids, files)
+        found += _block(run, over, offset, ids, files)
     return sorted(found, key=lambda b: (-b["length"], b["task_ids"][0]))
 
 
-def _block(run: list[int], offset: int, ids: list[str], files: dict[str, str | None]) -> list[dict[str, Any]]:
+def _block(
+    run: list[int], over: str, offset: int, ids: list[str], files: dict[str, str | None]
+) -> list[dict[str, Any]]:
     if len(run) < BLOCK_MIN:
         return []
     task_ids = [ids[p] for p in run]
-    return [{"offset": offset, "length": len(run), "task_ids": task_ids,
+    return [{"offset": offset, "counted_over": over, "length": len(run), "task_ids": task_ids,
              "files": [files.get(t) or t for t in task_ids]}]
 
 
@@ -176,7 +185,8 @@ def _verdict(result: ShiftResult) -> str | None:
             names = ", ".join(str(f) for f in b["files"])
             parts.append(
                 f"{b['length']} consecutive reports (tasks {b['task_ids'][0]}–{b['task_ids'][-1]}) match the "
-                f"question {b['offset']:+d} task(s) away better than their own: {_cut(names, 300)}"
+                f"question {b['offset']:+d} task(s) away ({b['counted_over']}) better than their own: "
+                f"{_cut(names, 300)}"
             )
         more = f" (and {len(result.blocks) - 5} more blocks)" if len(result.blocks) > 5 else ""
         result.offset = result.blocks[0]["offset"]
