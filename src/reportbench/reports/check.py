@@ -153,29 +153,28 @@ def shift_check(tasks: list[Any], reports: list[Any], facts: dict[str, ReportFac
 def _blocks(
     better: dict[tuple[str, int], set[int]], ids: list[str], rank: dict[int, int], files: dict[str, str | None]
 ) -> list[dict[str, Any]]:
-    """Maximal runs of >= BLOCK_MIN reports, consecutive among the checked reports in task order (a task without
-    a report neither breaks nor extends a run; one report in a row may be skipped, BLOCK_GAP), that each score
-    better on the task `offset` away than on their own."""
+    """Runs of >= BLOCK_MIN reports, consecutive among the checked reports in task order (a task without a report
+    neither breaks nor extends a run), that each score better on the task `offset` away than on their own. A run
+    may skip one report (BLOCK_GAP: a displaced report whose scores do not show it), once: alternating hits
+    never make a block."""
     found: list[dict[str, Any]] = []
     for (over, offset), hits in sorted(better.items()):
-        run: list[int] = []
+        segments: list[list[int]] = []  # maximal runs of consecutive hits
         for p in sorted(hits):
-            if run and rank[p] - rank[run[-1]] > 1 + BLOCK_GAP:
-                found += _block(run, over, offset, ids, files)
-                run = []
-            run.append(p)
-        found += _block(run, over, offset, ids, files)
+            if segments and rank[p] == rank[segments[-1][-1]] + 1:
+                segments[-1].append(p)
+            else:
+                segments.append([p])
+        used = -1
+        for i, seg in enumerate(segments):
+            if i <= used:
+                continue
+            run = seg
+            nxt = segments[i + 1] if i + 1 < len(segments) else None
+            if nxt and rank[nxt[0]] - rank[seg[-1]] == 1 + BLOCK_GAP:
+                run, used = seg + nxt, i + 1
+            found += _block(run, over, offset, ids, files)
     return sorted(found, key=lambda b: (-b["length"], b["task_ids"][0]))
-
-
-def _block(
-    run: list[int], over: str, offset: int, ids: list[str], files: dict[str, str | None]
-) -> list[dict[str, Any]]:
-    if len(run) < BLOCK_MIN:
-        return []
-    task_ids = [ids[p] for p in run]
-    return [{"offset": offset, "counted_over": over, "length": len(run), "task_ids": task_ids,
-             "files": [files.get(t) or t for t in task_ids]}]
 
 
 def _verdict(result: ShiftResult) -> str | None:

@@ -30,7 +30,12 @@ K1 = 1.5
 B = 0.75
 EPSILON = 0.25
 TOP_K = 10  # candidate tasks kept per report
-BLOCK_ROWS = 256  # reports scored per sparse product: bounds the transient score block to 256 x tasks
+# a query term found in more than MAX_POSTINGS questions is left out: its idf is at most ln((N - 500) / 500)
+# (it lifts hundreds of tasks almost alike) and its posting list would make the work per report grow with N;
+# below 1,000 tasks nothing is left out (the real releases have 27-100 tasks with a report)
+MAX_POSTINGS = 500
+BLOCK_CELLS = 2_000_000  # report x task scores held at once (16 MB): reports are scored in blocks of that size
+STATS_ROWS = 1000  # reports the column z-score statistics are estimated on (all of them up to that many)
 
 _CJK_CHARS = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
@@ -54,6 +59,19 @@ def terms(text: str) -> list[str]:
         low = _CJK_RUN.sub(" ", low)
     out.extend(w for w in _WORD.findall(low) if w not in _STOP)
     return out
+
+
+def distinct_terms(text: str) -> set[str]:
+    """The distinct terms of `terms(text)`, computed set-wise (a report is a BM25 query: each term counts once)."""
+    low = text.lower()
+    out: set[str] = set()
+    runs = _CJK_RUN.findall(low)
+    for run in runs:
+        out.update([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+    if runs:
+        low = _CJK_RUN.sub(" ", low)
+    out.update(_WORD.findall(low))
+    return out - _STOP
 
 
 @dataclass
@@ -100,16 +118,19 @@ class TaskIndex:
         row_of = np.repeat(np.arange(n), np.diff(tf.indptr))
         tf.data = idf[tf.indices] * data * (K1 + 1) / (data + norm[row_of])
         self.weights = tf.T.tocsr()  # vocabulary x tasks: a query block times this is its scores
+        common = set(np.flatnonzero(df > MAX_POSTINGS).tolist())
+        self.query_vocab = {t: j for t, j in self.vocab.items() if j not in common} if common else self.vocab
         self.n_tasks = n
 
     def query_matrix(self, texts: Iterable[str]) -> sparse.csr_matrix:
-        """One row per text: 1 for each distinct term the tasks know (BM25 counts a distinct query term once)."""
+        """One row per text: 1 for each distinct term the tasks know (BM25 counts a distinct query term once),
+    except the terms of more than MAX_POSTINGS questions."""
         indptr = [0]
         indices: list[int] = []
-        vocab = self.vocab
+        vocab = self.query_vocab
+        known = vocab.keys()
         for text in texts:
-            ids = {j for t in set(terms(text)) if (j := vocab.get(t)) is not None}
-            indices.extend(sorted(ids))
+            indices.extend(sorted(vocab[t] for t in known & distinct_terms(text)))
             indptr.append(len(indices))
         data = np.ones(len(indices), dtype=np.float64)
         return sparse.csr_matrix(
@@ -117,21 +138,26 @@ class TaskIndex:
             shape=(len(indptr) - 1, self.weights.shape[0]),
         )
 
-    def blocks(self, queries: sparse.csr_matrix) -> Iterable[tuple[int, sparse.csr_matrix]]:
-        """(first row, scores of BLOCK_ROWS reports x all tasks), sparse: a task sharing no term scores 0."""
-        for start in range(0, queries.shape[0], BLOCK_ROWS):
-            yield start, (queries[start : start + BLOCK_ROWS] @ self.weights).tocsr()
+    def blocks(self, queries: sparse.csr_matrix) -> Iterable[tuple[int, np.ndarray]]:
+        """(first row, scores of a block of reports x all tasks as a dense array): BLOCK_CELLS bounds its size,
+        so memory stays flat in the number of tasks and reports."""
+        rows = max(1, BLOCK_CELLS // max(self.n_tasks, 1))
+        for start in range(0, queries.shape[0], rows):
+            yield start, (queries[start : start + rows] @ self.weights).toarray()
 
     def column_stats(self, queries: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and standard deviation of each task's score over all reports (zeros included)."""
+        """Mean and standard deviation of each task's score over the reports (zeros included), estimated on at
+        most STATS_ROWS evenly spaced reports: exact up to that many, and linear in N beyond."""
+        m = queries.shape[0]
+        sample = queries[np.unique(np.linspace(0, m - 1, min(m, STATS_ROWS)).astype(np.int64))] if m else queries
         total = np.zeros(self.n_tasks)
         squares = np.zeros(self.n_tasks)
-        for _, block in self.blocks(queries):
-            total += np.bincount(block.indices, weights=block.data, minlength=self.n_tasks)
-            squares += np.bincount(block.indices, weights=block.data**2, minlength=self.n_tasks)
-        m = max(queries.shape[0], 1)
-        mean = total / m
-        return mean, np.sqrt(np.maximum(squares / m - mean**2, 0.0))
+        for _, block in self.blocks(sample):
+            total += block.sum(axis=0)
+            squares += (block**2).sum(axis=0)
+        k = max(sample.shape[0], 1)
+        mean = total / k
+        return mean, np.sqrt(np.maximum(squares / k - mean**2, 0.0))
 
     def candidates(
         self, queries: sparse.csr_matrix, own: Sequence[int], standardise: bool
@@ -143,27 +169,26 @@ class TaskIndex:
         if standardise:
             mean, std = self.column_stats(queries)
             std = std + 1e-9
+        own_arr = np.asarray(own, dtype=np.int64)
+        k = min(TOP_K, max(self.n_tasks - 1, 1))
         out: list[Candidates] = []
-        for start, block in self.blocks(queries):
-            for r in range(block.shape[0]):
-                lo, hi = block.indptr[r], block.indptr[r + 1]
-                cols, vals = block.indices[lo:hi], block.data[lo:hi]
-                row = start + r
-                mine = int(own[row])
-                hit = np.flatnonzero(cols == mine)
-                raw_own = float(vals[hit[0]]) if hit.size else 0.0
-                if mean is not None and std is not None:
-                    vals = (vals - mean[cols]) / std[cols]
-                    own_score = (raw_own - mean[mine]) / std[mine]
-                else:
-                    own_score = raw_own
-                keep = cols != mine
-                cols, vals = cols[keep], vals[keep]
-                if cols.size > TOP_K:
-                    part = np.argpartition(-vals, TOP_K - 1)[:TOP_K]
-                    cols, vals = cols[part], vals[part]
+        for start, raw in self.blocks(queries):
+            n = raw.shape[0]
+            mine = own_arr[start : start + n]
+            at = np.arange(n)
+            scores = (raw - mean) / std if mean is not None and std is not None else raw.copy()
+            own_scores = scores[at, mine].copy()
+            scores[raw <= 0] = -np.inf  # shares no term with the report
+            scores[at, mine] = -np.inf
+            top = np.argpartition(-scores, k - 1, axis=1)[:, :k] if self.n_tasks > k else np.tile(
+                np.arange(self.n_tasks), (n, 1))
+            top_scores = np.take_along_axis(scores, top, axis=1)
+            for r in range(n):
+                cols, vals = top[r], top_scores[r]
+                ok = np.isfinite(vals)
+                cols, vals = cols[ok], vals[ok]
                 order = np.lexsort((cols, -vals))  # best first; ties by task order (stable across runs)
-                out.append(Candidates(row, float(own_score), cols[order], vals[order]))
+                out.append(Candidates(start + r, float(own_scores[r]), cols[order], vals[order]))
         return out
 
 
