@@ -177,6 +177,16 @@ def _blocks(
     return sorted(found, key=lambda b: (-b["length"], b["task_ids"][0]))
 
 
+def _block(
+    run: list[int], over: str, offset: int, ids: list[str], files: dict[str, str | None]
+) -> list[dict[str, Any]]:
+    if len(run) < BLOCK_MIN:
+        return []
+    task_ids = [ids[p] for p in run]
+    return [{"offset": offset, "counted_over": over, "length": len(run), "task_ids": task_ids,
+             "files": [files.get(t) or t for t in task_ids]}]
+
+
 def _verdict(result: ShiftResult) -> str | None:
     if result.blocks:
         parts = []
