@@ -125,17 +125,16 @@ class TaskIndex:
     def query_matrix(self, texts: Iterable[str]) -> sparse.csr_matrix:
         """One row per text: 1 for each distinct term the tasks know (BM25 counts a distinct query term once),
     except the terms of more than MAX_POSTINGS questions."""
-        indptr = [0]
-        indices: list[int] = []
+        rows: list[np.ndarray] = []  # one small int32 array per report: no list of millions of Python ints
         vocab = self.query_vocab
         known = vocab.keys()
         for text in texts:
-            indices.extend(sorted(vocab[t] for t in known & distinct_terms(text)))
-            indptr.append(len(indices))
-        data = np.ones(len(indices), dtype=np.float64)
+            rows.append(np.sort(np.fromiter((vocab[t] for t in known & distinct_terms(text)), dtype=np.int32)))
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([r.size for r in rows], out=indptr[1:])
+        indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int32)
         return sparse.csr_matrix(
-            (data, np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
-            shape=(len(indptr) - 1, self.weights.shape[0]),
+            (np.ones(indices.size, dtype=np.float64), indices, indptr), shape=(len(rows), self.weights.shape[0])
         )
 
     def blocks(self, queries: sparse.csr_matrix) -> Iterable[tuple[int, np.ndarray]]:
