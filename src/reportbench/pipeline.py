@@ -851,10 +851,16 @@ def _ranking_params(bench: Mapping[str, Any]) -> dict[str, Any]:
     return {"min_task_share": float(cfg.get("min_task_share", 1.0)), "tie_break": cfg.get("tie_break")}
 
 
-def _count_flagged(outcomes: list[Any]) -> int:
-    """Reports that tried to steer the judge (reportbench.injection flags on their run outcome)."""
+MAPPING_SUSPECT = "mapping_suspect"  # the shift check's flag: the report matches another task far better
 
-    return sum(1 for o in outcomes if {JUDGE_DIRECTED, HIDDEN_TEXT} & set(getattr(o, "flags", None) or ()))
+
+def _count_flagged(outcomes: list[Any]) -> int:
+    """Reports flagged at ingestion: text that tried to steer the judge (reportbench.injection) or a report that
+    matches another task's question far better than its own (`mapping_suspect`, reports.check; below the
+    shifted-block error, so it is scored, and counted here so the leaderboard and the site say so)."""
+
+    flags = {JUDGE_DIRECTED, HIDDEN_TEXT, MAPPING_SUSPECT}
+    return sum(1 for o in outcomes if flags & set(getattr(o, "flags", None) or ()))
 
 
 def _count_non_answers(outcomes: list[Any]) -> dict[str, int]:

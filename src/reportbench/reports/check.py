@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -24,19 +23,13 @@ Z_MARGIN = 1.0
 RATIO = 1.5
 MARGIN = 1.0
 MIN_SYSTEMATIC = 2  # reports off by the same offset (and at least a third of them) before the run counts as shifted
-MAX_QUERY_TERMS = 5000  # bounded: a report's distinct terms used as the BM25 query
-_WORD = re.compile(r"[a-z0-9]{3,}", re.ASCII)
-_STOP = frozenset(
-    "the and for are but not you all any can had her was one our out has have this that with from they will "
-    "what when which who how why their there these those into than then them been were also more most such "
-    "about over under between while where each other some only very its it's may might would could should "
-    "report research provide include including based using use used per via".split()
-)
-
-
-def terms(text: str) -> list[str]:
-    """Lower-case ASCII word terms without stop words (the BM25 vocabulary)."""
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+# a shifted block: BLOCK_MIN consecutive reports (in the release's task order) that each score >= BLOCK_MARGIN
+# z above their own task on the task the same offset away (docs/mapping.md, "Shifted reports")
+BLOCK_MIN = 3
+BLOCK_MARGIN = 0.5
+BLOCK_GAP = 1  # a block may skip one report in a row whose displacement the scores do not show
+REPORTED = "counted over the tasks with a report"
+RELEASE = "counted over the release's tasks"
 
 
 @dataclass
@@ -89,6 +82,7 @@ class ShiftResult:
 
     checked: int = 0
     mismatched: list[dict[str, Any]] = field(default_factory=list)  # {task_id, best_task, offset, own, best}
+    blocks: list[dict[str, Any]] = field(default_factory=list)  # {offset, length, task_ids, files}: shifted blocks
     offset: int | None = None  # the common offset of a shifted run
     method: str = ""
     error: str | None = None
@@ -98,50 +92,114 @@ class ShiftResult:
 
 
 def shift_check(tasks: list[Any], reports: list[Any], facts: dict[str, ReportFacts] | None = None) -> ShiftResult:
-    """Does each report match its own task's question best? BM25 with the task questions as documents and
-    each report's distinct terms as the query; with >= `MIN_Z_REPORTS` reports each task's column is
-    standardised over the reports (a long, generic question otherwise attracts every report)."""
+    """Does each report match its own task's question best? BM25 with the task questions as documents and each
+    report's distinct terms as the query (reports.shift_index: sparse, top-k candidates, CJK bigrams); with >=
+    `MIN_Z_REPORTS` reports each task's column is standardised over the reports. Three verdicts are errors: a
+    shifted block (>= BLOCK_MIN consecutive reports better on the task the same offset away), a shifted run (a
+    third of the reports off by one offset), most reports elsewhere; a lone mismatch is a warning and a flag."""
     result = ShiftResult()
     if len(tasks) < 2 or not reports:
         return result
-    import numpy as np
-    from rank_bm25 import BM25Okapi
+    from reportbench.reports.shift_index import TaskIndex  # lazy: +683 ms to import (python -X importtime)
 
     ids = [t.task_id for t in tasks]
     pos = {tid: i for i, tid in enumerate(ids)}
-    bm25 = BM25Okapi([terms(task_text(t)) or ["_empty_"] for t in tasks])
-    rows: list[tuple[str, int]] = []
-    scores: list[list[float]] = []
-    for rep in reports:
-        query = sorted(set(terms(rep.body)))[:MAX_QUERY_TERMS]
-        if rep.task_id in pos and query:
-            rows.append((rep.task_id, pos[rep.task_id]))
-            scores.append([float(x) for x in bm25.get_scores(query)])
-    if not rows:
+    index = TaskIndex([task_text(t) for t in tasks])
+    checked = [rep for rep in reports if rep.task_id in pos]
+    queries = index.query_matrix(rep.body for rep in checked)
+    has_terms = queries.getnnz(axis=1) > 0
+    keep = [i for i in range(len(checked)) if has_terms[i]]
+    if not keep:
         return result
-    raw = np.array(scores)
-    use_z = len(rows) >= MIN_Z_REPORTS
-    mat = (raw - raw.mean(axis=0)) / (raw.std(axis=0) + 1e-9) if use_z else raw
-    result.checked = len(rows)
-    result.method = "bm25, column z-scores" if use_z else "bm25, raw scores"
-    for r, (tid, own_i) in enumerate(rows):
-        row = mat[r]
-        best_i = max(range(len(ids)), key=lambda i: (row[i], i == own_i))
-        own, best = float(row[own_i]), float(row[best_i])
+    queries = queries[keep]
+    checked = [checked[i] for i in keep]
+    own = [pos[rep.task_id] for rep in checked]
+    use_z = len(checked) >= MIN_Z_REPORTS
+    result.checked = len(checked)
+    result.method = "bm25 (sparse), column z-scores" if use_z else "bm25 (sparse), raw scores"
+    # (what the offset counts, offset) -> positions of the reports scoring >= BLOCK_MARGIN better on the task that
+    # far away: counted over the tasks with a report (files shifted within a partial folder) when that task has
+    # one, else over the release's tasks; for a complete folder the two are the same
+    rank = {p: k for k, p in enumerate(sorted(own))}
+    better: dict[tuple[str, int], set[int]] = {}
+    for cand in index.candidates(queries, own, standardise=use_z):
+        tid, own_i = checked[cand.row].task_id, own[cand.row]
+        best_i, best = own_i, cand.own
+        if cand.tasks.size and float(cand.scores[0]) > cand.own:
+            best_i, best = int(cand.tasks[0]), float(cand.scores[0])
         if facts is not None and tid in facts:
             f = facts[tid]
-            f.own_score, f.best_task, f.best_score = round(own, 3), ids[best_i], round(best, 3)
-        far = best - own >= Z_MARGIN if use_z else (best >= RATIO * max(own, 0.0) and best - own >= MARGIN)
+            f.own_score, f.best_task, f.best_score = round(cand.own, 3), ids[best_i], round(best, 3)
+        for j, score in zip(cand.tasks.tolist(), cand.scores.tolist(), strict=True):
+            if score - cand.own >= BLOCK_MARGIN:
+                key = (REPORTED, rank[j] - rank[own_i]) if j in rank else (RELEASE, j - own_i)
+                better.setdefault(key, set()).add(own_i)
+        if use_z:
+            far = best - cand.own >= Z_MARGIN
+        else:
+            far = best >= RATIO * max(cand.own, 0.0) and best - cand.own >= MARGIN
         if best_i != own_i and far:
             result.mismatched.append(
                 {"task_id": tid, "best_task": ids[best_i], "offset": best_i - own_i,
-                 "own": round(own, 3), "best": round(best, 3)}
+                 "own": round(cand.own, 3), "best": round(best, 3)}
             )
+    if use_z:
+        files = {tid: f.file for tid, f in (facts or {}).items()}
+        result.blocks = _blocks(better, ids, rank, files)
     result.error = _verdict(result)
     return result
 
 
+def _blocks(
+    better: dict[tuple[str, int], set[int]], ids: list[str], rank: dict[int, int], files: dict[str, str | None]
+) -> list[dict[str, Any]]:
+    """Runs of >= BLOCK_MIN reports, consecutive among the checked reports in task order (a task without a report
+    neither breaks nor extends a run), that each score better on the task `offset` away than on their own. A run
+    may skip one report (BLOCK_GAP: a displaced report whose scores do not show it), once: alternating hits
+    never make a block."""
+    found: list[dict[str, Any]] = []
+    for (over, offset), hits in sorted(better.items()):
+        segments: list[list[int]] = []  # maximal runs of consecutive hits
+        for p in sorted(hits):
+            if segments and rank[p] == rank[segments[-1][-1]] + 1:
+                segments[-1].append(p)
+            else:
+                segments.append([p])
+        used = -1
+        for i, seg in enumerate(segments):
+            if i <= used:
+                continue
+            run = seg
+            nxt = segments[i + 1] if i + 1 < len(segments) else None
+            if nxt and rank[nxt[0]] - rank[seg[-1]] == 1 + BLOCK_GAP:
+                run, used = seg + nxt, i + 1
+            found += _block(run, over, offset, ids, files)
+    return sorted(found, key=lambda b: (-b["length"], b["task_ids"][0]))
+
+
+def _block(
+    run: list[int], over: str, offset: int, ids: list[str], files: dict[str, str | None]
+) -> list[dict[str, Any]]:
+    if len(run) < BLOCK_MIN:
+        return []
+    task_ids = [ids[p] for p in run]
+    return [{"offset": offset, "counted_over": over, "length": len(run), "task_ids": task_ids,
+             "files": [files.get(t) or t for t in task_ids]}]
+
+
 def _verdict(result: ShiftResult) -> str | None:
+    if result.blocks:
+        parts = []
+        for b in result.blocks[:5]:
+            names = ", ".join(str(f) for f in b["files"])
+            parts.append(
+                f"{b['length']} consecutive reports (tasks {b['task_ids'][0]}–{b['task_ids'][-1]}) match the "
+                f"question {b['offset']:+d} task(s) away ({b['counted_over']}) better than their own: "
+                f"{_cut(names, 300)}"
+            )
+        more = f" (and {len(result.blocks) - 5} more blocks)" if len(result.blocks) > 5 else ""
+        result.offset = result.blocks[0]["offset"]
+        return f"shifted mapping, a block: {'; '.join(parts)}{more}"
     if not result.mismatched:
         return None
     offsets = Counter(m["offset"] for m in result.mismatched)

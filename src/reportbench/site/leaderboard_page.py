@@ -143,7 +143,10 @@ def leaderboard_table(d: BenchmarkData) -> str:
         th("failed items", title="judgments that failed after retries (NaN, excluded, never 0)"),
     ]
     if show_flags:
-        head.append(th("flagged reports", title="reports flagged at ingestion, e.g. text addressed to the judge"))
+        head.append(th("flagged reports", title=(
+            "reports flagged at ingestion: text addressed to the judge, or a report matching another task's "
+            "question far better than its own (mapping_suspect)"
+        )))
     body = []
     for i, r in enumerate(rows):
         sysname = str(r["system"])

@@ -137,6 +137,16 @@ def check_path(
     path: Path, benchmark: str, release: Any, options: dict[str, Any] | None = None
 ) -> CheckResult:
     """Map, load and check a folder (or answer file) against a release, as the system stage would."""
+    result, reports, files = load_for_check(path, benchmark, release, options)
+    content_checks(result, list(release.tasks), reports, files)
+    return result
+
+
+def load_for_check(
+    path: Path, benchmark: str, release: Any, options: dict[str, Any] | None = None
+) -> tuple[CheckResult, list[Any], dict[str, str]]:
+    """Map and load a folder (or answer file) as `check` does: the result so far (mapping, problems, mapping
+    errors), the parsed reports and each report's file. bench/shift_check.py reuses it on the authors' data."""
     from reportbench.systems.common import isolated_load  # lazy: +32 ms to import (python -X importtime)
 
     # lazy: +35 ms to import (python -X importtime)
@@ -192,8 +202,7 @@ def check_path(
     for r in rows:
         if r.status in ("unmapped", "duplicate", "refused"):
             result.warnings.append(f"{r.file}: {r.status}: {r.reason}")
-    content_checks(result, tasks, reports, files)
-    return result
+    return result, reports, files
 
 
 def load_release_for_check(benchmark: str, given: str | None, root: Path = Path(".")) -> Any:
