@@ -447,9 +447,9 @@ def _fill_template(node: Any, stream: _HashStream) -> Any:
 def _json_template(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
     """Our prompts' "Answer with only this JSON object, no other text:" + a one-object template whose values are
     placeholders (<1 or 0> a number to choose, "<A or B>" a string to choose, "<…>" free text), e.g.
-    LiveResearchBench's relevance and support steps when no schema is sent."""
+    LiveResearchBench's relevance and support steps, ResearcherBench's claims."""
     found = _JSON_TEMPLATE_RE.search(text)
-    if not found or _schema_of(fmt) is not None:
+    if not found:  # (before a schema: a schema sent as an Anthropic tool loses its bounds, the template keeps them)
         return None
     raw = _BARE_CHOICE_RE.sub(lambda m: stream.choice([m.group(1), m.group(2)]), text[found.end():].lstrip())
     try:
@@ -493,9 +493,11 @@ def _checklist_evaluations(text: str, fmt: dict[str, Any] | None, stream: _HashS
 
 
 def _pointwise_issues(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
-    """LiveResearchBench consistency / citation association, the authors': specific_issues, total_issues, score
-    10-100, justification."""
-    if not ("- specific_issues:" in text and "- total_issues:" in text and "Integer from 10-100" in text):
+    """LiveResearchBench consistency / citation association (ours and the authors'): specific_issues, total_issues
+    (their count), score 10-100, justification."""
+    authors = "- specific_issues:" in text and "- total_issues:" in text and "Integer from 10-100" in text
+    ours = '"specific_issues": ["<' in text and '"score": <integer 10-100>' in text
+    if not (authors or ours):
         return None
     issues = [f"stub issue {stream.hex(6)}" for _ in range(stream.randint(0, 3))]
     return json.dumps({"specific_issues": issues, "total_issues": len(issues), "score": stream.randint(10, 100),
@@ -586,6 +588,9 @@ def judge_format_answer(messages: list[dict[str, Any]], response_format: dict[st
         answer = rule(text, response_format, stream)
         if answer is not None:
             return name, answer
+    if (response_format or {}).get("type") == "json_object":  # still a JSON object, as the request asks
+        return "unrecognised", json.dumps({"stub": UNRECOGNISED_PREFIX, "answer": f"stub-{stream.hex()}",
+                                           "score": round(stream.unit(), 4)})
     return "unrecognised", f"{UNRECOGNISED_PREFIX} {stream.hex(16)}"
 
 
