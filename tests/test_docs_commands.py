@@ -187,15 +187,7 @@ OFFLINE_IMPOSSIBLE: dict[tuple[str, str], str] = {
 """(doc, command) → why no loopback stub can stand in. Each is marked `needs: network` in its doc."""
 
 # ------------------------------------------------------------------------------------------- known failures
-KNOWN_BROKEN: dict[tuple[str, str], str] = {
-    (D + "deepscholar.md", normalize("dvc exp run -S deepscholar/release=path -S "
-     "benchmarks.deepscholar.release.name=deepscholar-2025-06 -S "
-     "benchmarks.deepscholar.release.source=data/labelled/deepscholar/deepscholar-2025-06 -S "
-     "deepscholar/systems=deepscholar_baselines")):
-        "a product bug found by this test, not fixed this stop: evaluating the labelled release from the label "
-        "pipeline's repository fails: DVC 'Same item(s) are defined as both a dependency and an output in stages: "
-        "pipelines/label/dvc.yaml:label_importance, release@deepscholar'",
-}
+KNOWN_BROKEN: dict[tuple[str, str], str] = {}
 
 # ----------------------------------------------------------------------------------------------- scenarios
 STUB = "reportbench stub-server --port 8765 --latency-ms 0 &"
