@@ -508,9 +508,9 @@ _DEPTH_DIMS = ("granularity", "insight", "critique", "evidence", "density")
 
 
 def _depth_pair(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
-    """LiveResearchBench depth (pairwise), the authors': winner, per-report dimension scores 0-5 and their total,
-    justification, major flaws; the winner follows the authors' rule (difference > 1, else tie)."""
-    if '"winner": "A" | "B" | "tie"' not in text:
+    """LiveResearchBench depth (pairwise; ours and the authors'): winner, per-report dimension scores 0-5 and their
+    total, justification, major flaws; the winner follows the authors' rule (difference > 1, else tie)."""
+    if '"winner": "A" | "B" | "tie"' not in text and '"winner": "<A, B or tie>"' not in text:
         return None
     scores = {}
     for side in ("A", "B"):
