@@ -327,7 +327,7 @@ SCENARIOS: tuple[Scenario, ...] = (
           r"Queued experiment"),
         S(D + "scale.md", "dvc queue start -j 2 && dvc queue status"),
         S(D + "scale.md", "dvc exp show --only-changed", r"Experiment"),
-    )),
+    ), needs_shared=True),  # docs/prompt-packs.md's mirror: ../shared/authors/mirror (the authors' prompts)
     Scenario("shared-data", "reproduced", (
         S(R, "dvc exp run -S deepscholar/release=deepscholar -S deepscholar/systems=deepscholar_baselines"),
         S(R, "dvc exp run -S 'benchmarks=[deepscholar]' -S deepscholar/release=deepscholar -S "
