@@ -309,9 +309,10 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(R, "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1"),
         S(R, "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5"),
         S(R, "dvc exp run -S judge=llm_paper"),
+        # the published preset sends the authors' DEER prompts: the mirror docs/prompt-packs.md exports, first
+        S(D + "prompt-packs.md", "export REPORTBENCH_AUTHORS_MIRROR=/path/to/authors-mirror"),
         S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=published"),
         S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=paper"),
-        S(D + "prompt-packs.md", "export REPORTBENCH_AUTHORS_MIRROR=/path/to/authors-mirror"),
         S(D + "prompt-packs.md", "dvc exp run -S judge=llm -S judge.prompts=authors"),
         S(D + "scale.md", "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1 -S judge.runtime.mode=batch"),
         S(D + "scale.md", "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5 -S "
