@@ -198,33 +198,7 @@ OFFLINE_IMPOSSIBLE: dict[tuple[str, str], str] = {
 """(doc, command) → why no loopback stub can stand in. Each is marked `needs: network` in its doc."""
 
 # ------------------------------------------------------------------------------------------- known failures
-_STUB_FORMATS = ("NOT a product bug of issue 32: `reportbench stub-server` answers a judge request in no benchmark's "
-              "format (its default answer echoes a <<<REPORT block or says 'stub answer'), so DEER's rubric steps end "
-              "`parse: answer is not a bare JSON object` and judge@deer exits 3 on a stub run of the default "
-              "benchmarks; the stub mode that answers every benchmark's judge steps in their formats is issue 36's. "
-              "(DeepResearch Bench's too-short cleaned articles, the earlier blocker, are now unscored per the "
-              "authors' rule: too_short, undefined.)")
-_NO_MESSAGES_API = _STUB_FORMATS + " (the stub now serves Anthropic's Messages API: the call itself succeeds)"
-KNOWN_BROKEN: dict[tuple[str, str], str] = {
-    (D + "deepscholar.md", normalize("dvc exp run -S deepscholar/release=path -S "
-     "benchmarks.deepscholar.release.name=deepscholar-2025-06 -S "
-     "benchmarks.deepscholar.release.source=data/labelled/deepscholar/deepscholar-2025-06 -S "
-     "deepscholar/systems=deepscholar_baselines")):
-        "a product bug found by this test, not fixed this stop: evaluating the labelled release from the label "
-        "pipeline's repository fails: DVC 'Same item(s) are defined as both a dependency and an output in stages: "
-        "pipelines/label/dvc.yaml:label_importance, release@deepscholar'",
-    (R, "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1"): _STUB_FORMATS,
-    (R, "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5"): _NO_MESSAGES_API,
-    (R, "dvc exp run -S judge=llm_paper"): _STUB_FORMATS,
-    (D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=published"): _STUB_FORMATS,
-    (D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=paper"): _STUB_FORMATS,
-    (D + "prompt-packs.md", "dvc exp run -S judge=llm -S judge.prompts=authors"):
-        _STUB_FORMATS,
-    (D + "scale.md", "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1 -S judge.runtime.mode=batch"):
-        _STUB_FORMATS,
-    (D + "scale.md", "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5 -S judge.runtime.mode=batch"):
-        _STUB_FORMATS,
-}
+KNOWN_BROKEN: dict[tuple[str, str], str] = {}
 
 # ----------------------------------------------------------------------------------------------- scenarios
 STUB = "reportbench stub-server --port 8765 --latency-ms 0 &"
@@ -348,9 +322,10 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(R, "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1"),
         S(R, "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5"),
         S(R, "dvc exp run -S judge=llm_paper"),
+        # the published preset sends the authors' DEER prompts: the mirror docs/prompt-packs.md exports, first
+        S(D + "prompt-packs.md", "export REPORTBENCH_AUTHORS_MIRROR=/path/to/authors-mirror"),
         S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=published"),
         S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=paper"),
-        S(D + "prompt-packs.md", "export REPORTBENCH_AUTHORS_MIRROR=/path/to/authors-mirror"),
         S(D + "prompt-packs.md", "dvc exp run -S judge=llm -S judge.prompts=authors"),
         S(D + "scale.md", "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1 -S judge.runtime.mode=batch"),
         S(D + "scale.md", "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5 -S "
@@ -366,7 +341,7 @@ SCENARIOS: tuple[Scenario, ...] = (
           r"Queued experiment"),
         S(D + "scale.md", "dvc queue start -j 2 && dvc queue status"),
         S(D + "scale.md", "dvc exp show --only-changed", r"Experiment"),
-    )),
+    ), needs_shared=True),  # docs/prompt-packs.md's mirror: ../shared/authors/mirror (the authors' prompts)
     Scenario("shared-data", "reproduced", (
         S(R, "dvc exp run -S deepscholar/release=deepscholar -S deepscholar/systems=deepscholar_baselines"),
         S(R, "dvc exp run -S 'benchmarks=[deepscholar]' -S deepscholar/release=deepscholar -S "

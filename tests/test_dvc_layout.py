@@ -58,7 +58,8 @@ def test_live_init_writes_the_pipeline_and_refuses_to_clobber(tmp_path: Path, re
     (tmp_path / "pipelines" / "label").mkdir()
     label_template = repo_root / "pipelines" / "label" / "dvc.template.yaml"
     (tmp_path / "pipelines" / "label" / "dvc.template.yaml").write_text(label_template.read_text())
-    labelled = init_live_pipeline(tmp_path, name="label")
+    (tmp_path / "params.yaml").write_text("benchmarks: {deepscholar: {release: {name: demo, source: data/demo}}}\n")
+    labelled = init_live_pipeline(tmp_path, name="label")  # freezes the composed release: pipelines/label/release.yaml
     assert labelled == tmp_path / "pipelines" / "label" / "dvc.yaml" and "label_importance" in labelled.read_text()
     with pytest.raises(LiveInitError, match="repository root"):
         init_live_pipeline(tmp_path / "elsewhere")

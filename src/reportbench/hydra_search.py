@@ -66,7 +66,9 @@ class BenchmarkConfSearchPath(SearchPathPlugin):
         except ConfigError as exc:
             fail(exc)
         if main is not None and not conf_checks._own:
-            _remembered_in_dvc(main)
+            shadow = _remembered_in_dvc(main)
+            if shadow is not None:  # the remembered overrides this selection can apply, found before conf/'s file
+                search_path.prepend(provider="reportbench-remembered", path=f"file://{shadow}")
 
 
 def _dvc_overrides() -> list[str] | None:
@@ -81,30 +83,31 @@ def _dvc_overrides() -> list[str] | None:
     return None
 
 
-def _remembered_in_dvc(conf: Path) -> None:
+def _remembered_in_dvc(conf: Path) -> Path | None:
     """`dvc exp run` applies the remembered overrides through conf/remembered/overrides.yaml: name each one it
-    applies (where from, how to drop it), and refuse, in one line, a remembered override of a benchmark its
-    `-S benchmarks=[...]` leaves out (Hydra would stop with "Could not override ... No match")."""
+    applies (where from, how to drop it). A remembered override of a benchmark its `-S benchmarks=[...]` leaves out
+    is skipped with a note, as `reportbench compose` skips it (Hydra would stop with "Could not override ... No
+    match"): returns a folder holding `remembered/overrides.yaml` without those overrides, for the caller to put
+    before conf/ on the search path (conf/'s own file stays as compose wrote it), or None when nothing is skipped."""
     flags = _dvc_overrides()
     path = conf / conf_checks.REMEMBERED_CONF
     if flags is None or not path.is_file() or any(f.lstrip("~") == "remembered" for f in flags):
-        return
+        return None
     remembered = conf_checks.split_applicable(conf_checks.remembered_overrides(conf), conf_dir=conf)[0]
     chosen = conf_checks.selected_benchmarks([*remembered, *flags])
     flag_keys = {conf_checks._override_key(f) for f in flags}
     where = f"{conf_checks.shown(conf_checks.overrides_path(conf))} (written to {conf_checks.shown(path)})"
+    unselected = {o: b for o in remembered if (b := conf_checks.benchmark_of(o, conf)) is not None and b not in chosen}
+    for o, b in unselected.items():
+        print(
+            f"remembered: {o} not applied: benchmark {b} is not selected (from {where}; add it with "
+            f"-S 'benchmarks=[...,{b}]'; `reportbench compose --reset` forgets all)",
+            file=sys.stderr,
+            flush=True,
+        )
     for o in remembered:
-        b = conf_checks.benchmark_of(o, conf)
-        if b is not None and b not in chosen:
-            fail(
-                ConfigError(
-                    f"remembered override {o} from {where} is for benchmark {b}, which these -S flags do not "
-                    f"select: add it (-S 'benchmarks=[...,{b}]'), or drop the override (edit "
-                    f"{conf_checks.shown(conf_checks.overrides_path(conf))}, then `reportbench compose`; "
-                    "`reportbench compose --reset` forgets all)"
-                )
-            )
-    for o in remembered:
+        if o in unselected:
+            continue
         if conf_checks._override_key(o) not in flag_keys:
             print(
                 f"remembered: {o} (from {where}; a -S flag of the same key wins over it; "
@@ -112,6 +115,42 @@ def _remembered_in_dvc(conf: Path) -> None:
                 file=sys.stderr,
                 flush=True,
             )
+    if not unselected:
+        return None
+    return _without_benchmarks(path, conf, {b for b in unselected.values()})
+
+
+def _without_benchmarks(path: Path, conf: Path, drop: set[str]) -> Path:
+    """A temporary folder with `remembered/overrides.yaml`: `path` (compose's file) without the group choices and
+    `benchmarks.<b>` values of the benchmarks in `drop` (removed when the process exits)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    defaults = []
+    for entry in data.get("defaults") or []:
+        if isinstance(entry, dict) and len(entry) == 1:
+            (key, value), = entry.items()
+            group = str(key).removeprefix("override ").lstrip("/")
+            if conf_checks.benchmark_of(f"{group}={value}", conf) in drop:
+                continue
+        defaults.append(entry)
+    data["defaults"] = defaults or ["_self_"]
+    bench = data.get("benchmarks")
+    if isinstance(bench, dict):
+        data["benchmarks"] = {k: v for k, v in bench.items() if k not in drop}
+        if not data["benchmarks"]:
+            del data["benchmarks"]
+    folder = Path(tempfile.mkdtemp(prefix="reportbench-remembered-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    (folder / "remembered").mkdir()
+    (folder / "remembered" / "overrides.yaml").write_text(
+        "# @package _global_\n" + yaml.safe_dump(data, sort_keys=False), encoding="utf-8"
+    )
+    return folder
 
 
 def register_search_path() -> None:

@@ -63,6 +63,8 @@ def init_live_pipeline(root: Path = Path("."), force: bool = False, name: str = 
     text = template.read_text()
     if target.is_file() and target.read_text() != text and not force:
         raise LiveInitError(f"{target} exists and differs from {template}; pass --force to overwrite it")
+    if name == "label":
+        freeze_label_release(root, folder)
     target.write_text(text)
     old = legacy_pipeline(name, root)
     if old is not None:
@@ -75,6 +77,31 @@ def init_live_pipeline(root: Path = Path("."), force: bool = False, name: str = 
             file=sys.stderr,
         )
     return target
+
+
+LABEL_RELEASE_FILE = "release.yaml"
+
+
+def freeze_label_release(root: Path, folder: Path) -> Path:
+    """Write `<folder>/release.yaml`: the DeepScholar release composed in `root/params.yaml` now, as the label
+    stage's own input (`label_release`). Frozen, not read from params.yaml when the stage runs: the documented next
+    step scores the labelled copy under the same release name, and a label stage that read the root pipeline's
+    release of that name made a dependency cycle DVC refuses (release@deepscholar would read this stage's output)."""
+    import yaml  # lazy: only `label init` writes YAML
+
+    params_file = root / "params.yaml"
+    params = yaml.safe_load(params_file.read_text(encoding="utf-8")) if params_file.is_file() else None
+    release = (((params or {}).get("benchmarks") or {}).get("deepscholar") or {}).get("release")
+    if not isinstance(release, dict) or not release.get("name") or not release.get("source"):
+        raise LiveInitError(
+            f"{params_file}: no benchmarks.deepscholar.release (name and source) to label; compose the release "
+            "first, e.g. `reportbench compose deepscholar/release=deepscholar`, then `reportbench label init`"
+        )
+    out = folder / LABEL_RELEASE_FILE
+    head = ("# Written by `reportbench label init` (do not edit; run it again to label another release):\n"
+            "# the DeepScholar release composed then; pipelines/label/dvc.yaml builds it from its source, labels it.\n")
+    out.write_text(head + yaml.safe_dump({"label_release": release}, sort_keys=False), encoding="utf-8")
+    return out
 
 
 def select_config_group(name: str, root: Path = Path(".")) -> str | None:

@@ -8,7 +8,10 @@ fault injection) and `GET /v1/models` (plus `GET /stats` with per-fault counters
 Answers are deterministic: a responder maps (messages, response_format) to text. The default one
 returns JSON valid for the requested `json_schema`, with every value derived from the sha256 of the
 request content, so the same request always gets the same answer. Rules (regex on the last user
-message → answer) take precedence over the responder.
+message → answer) take precedence over the responder. With `judge_formats=True` (the CLI's default,
+`--answers judge`) every benchmark's judge steps are answered in their own formats (JUDGE_FORMATS: each rule
+recognises one format from what the request states), so a throughput or plumbing run of any benchmark works
+offline; a request no rule recognises gets an answer marked UNRECOGNISED_PREFIX and is counted (`unrecognised`).
 
 Output budgets: an answer longer than the request's `max_tokens` / `max_completion_tokens` (o200k tokens) is
 cut there with `finish_reason: "length"`, as a provider does (`cap_output`); a responder can return long
@@ -249,6 +252,354 @@ _REPORT_MATERIAL_RE = re.compile(r"<<<REPORT\n(.*?)\nREPORT>>>", re.S)
 
 
 # ------------------------------------------------------------------------------------------------
+# Judge-format answers: every benchmark's judge steps, recognised by the answer format the request asks for
+# ------------------------------------------------------------------------------------------------
+#
+# Why: a throughput or plumbing run of a benchmark through `reportbench stub-server` needs answers its judge
+# steps parse. Each rule below recognises ONE answer format from what the request itself states (the format
+# instruction the prompt ends with, or the response_format schema it sends) — never from the benchmark's name or
+# a guess — and writes a deterministic answer in that format from the request's sha256 (same request, same
+# answer, so reruns are byte-identical). A request no rule recognises gets UNRECOGNISED_PREFIX + a hex digest
+# (parsed by no step, so it shows up as a parse failure) and is counted as `unrecognised` in the server's counts
+# (GET /stats, and the counts the CLI prints on exit).
+
+UNRECOGNISED_PREFIX = "stub: unrecognised judge request (no rule of reportbench.stub_server.JUDGE_FORMATS matches)"
+
+RESEARCHQA_LABELS: tuple[str, ...] = ("Not at all", "Barely", "Moderately", "Mostly", "Completely")
+"""ResearchQA's coverage labels (protocols/researchqa/labels.py LABELS; a test keeps the two equal: this layer
+may not import the protocol)."""
+
+_Rule = Callable[[str, "dict[str, Any] | None", _HashStream], "str | None"]
+
+
+def _request_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    return "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, Mapping))
+
+
+def _schema_of(fmt: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if (fmt or {}).get("type") != "json_schema":
+        return None
+    schema = ((fmt or {}).get("json_schema") or {}).get("schema")
+    return schema if isinstance(schema, dict) else None
+
+
+def _why(stream: _HashStream) -> str:
+    return f"stub justification {stream.hex(8)}"
+
+
+def _yes_no(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """ResearcherBench rubric (ours: "the first word must be yes or no"; the authors': 'Your answer must begin
+    with either "yes" or "no"'): plain text starting with the verdict and a colon."""
+    if not re.search(r'first word must be yes or no|answer must begin with either "yes" or "no"', text):
+        return None
+    return f"{stream.choice(['yes', 'no'])}: {_why(stream)}"
+
+
+def _bare_binary(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """DeepScholar's authors' support prompt: "just return '1' or '0'"."""
+    if "just return '1' or '0'" not in text:
+        return None
+    return stream.choice(["1", "0"])
+
+
+_NUGGET_LIST_RE = re.compile(
+    r"label each of the (\d+) nuggets either as ([\w ,]+?) using.*Only return the list of labels \(List\[str\]\)", re.S
+)
+
+
+def _nugget_label_list(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """The nuggetizer's assignment prompt (DeepScholar authors'): a Python list literal of one label per nugget."""
+    found = _NUGGET_LIST_RE.search(text)
+    if not found or fmt:
+        return None
+    labels = [w.strip() for w in re.split(r",|\bor\b", found.group(2)) if w.strip()]
+    return repr([stream.choice(labels) for _ in range(int(found.group(1)))])
+
+
+def _rating_lines(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """ResearchQA coverage: one rating label per rubric question, a line each (ours: "Reply with exactly N lines";
+    the authors': the questions listed between "Questions:" and a closing "Output:")."""
+    found = re.search(r"Reply with exactly (\d+) lines, one rating per line", text)
+    if found:
+        n = int(found.group(1))
+    elif "\nQuestions:\n" in text and text.rstrip().endswith("Output:"):
+        block = text.split("\nQuestions:\n", 1)[1].rsplit("Output:", 1)[0].strip()
+        n = len([ln for ln in block.split("\n") if ln.strip()])
+    else:
+        return None
+    return "\n".join(stream.choice(RESEARCHQA_LABELS) for _ in range(n))
+
+
+def _better_json(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """ResearchQA pairwise, ours: {"better": "Response 1|2", "justification": …}."""
+    if '{"better": "<Response 1 or Response 2>"' not in text:
+        return None
+    return json.dumps({"better": stream.choice(["Response 1", "Response 2"]), "justification": _why(stream)})
+
+
+def _judgement_block(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """ResearchQA pairwise, the authors': **output: {"judgement": "Response 1|2"}** then Justification:."""
+    if 'Judgement: **output: {"judgement": "_" }**' not in text:
+        return None
+    verdict = stream.choice(["Response 1", "Response 2"])
+    return f'**output: {{"judgement": "{verdict}"}}**\nJustification: {_why(stream)}'
+
+
+def _fill_skeleton(node: Any, stream: _HashStream) -> Any:
+    """A JSON answer skeleton filled in: "1-10 or N/A"-style ranges become integers in range, other strings text."""
+    if isinstance(node, dict):
+        return {k: _fill_skeleton(v, stream) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_fill_skeleton(v, stream) for v in node]
+    if isinstance(node, str):
+        bounds = re.fullmatch(r"(\d+)-(\d+)(?: or N/A)?", node.strip())
+        if bounds:
+            return stream.randint(int(bounds.group(1)), int(bounds.group(2)))
+        return _why(stream)
+    return node
+
+
+def _json_skeleton(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """DEER rubric, ours: "Answer with only one JSON object of exactly this shape …:" followed by the skeleton."""
+    found = re.search(r"Answer with only one JSON object of exactly this shape[^\n]*:\n", text)
+    if not found:
+        return None
+    try:
+        skeleton, _ = json.JSONDecoder().raw_decode(text[found.end():].lstrip())
+    except json.JSONDecodeError:
+        return None
+    return json.dumps(_fill_skeleton(skeleton, stream), ensure_ascii=False)
+
+
+def _scores_in_range(node: Any, lo: int, hi: int, stream: _HashStream) -> Any:
+    if isinstance(node, dict):
+        if set(node) == {"description", "score"}:
+            return {"description": node["description"], "score": stream.randint(lo, hi)}
+        return {k: _scores_in_range(v, lo, hi, stream) for k, v in node.items()}
+    return node
+
+
+def _scored_schema(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """DEER rubric, the authors': a json_schema request whose prompt says "Scores must be integers from A to B":
+    the schema's answer with every {description, score} cell scored in that range."""
+    schema = _schema_of(fmt)
+    found = re.search(r"Scores must be integers from (\d+) to (\d+)", text)
+    if schema is None or not found:
+        return None
+    value = value_for_schema(schema, stream)
+    return json.dumps(_scores_in_range(value, int(found.group(1)), int(found.group(2)), stream), ensure_ascii=False)
+
+
+_POSITION_RE = re.compile(r"^(L\d+\.S\d+):", re.M)
+
+
+def _claims_for_targets(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """DEER claim extraction: one claim per target sentence, at that sentence's label. Ours: the targets are the
+    <<<SENTENCES block; the authors' (schema ClaimExtractionResponse): the labelled lines ending the request."""
+    schema = _schema_of(fmt) or {}
+    block = re.search(r"<<<SENTENCES\n(.*?)\nSENTENCES>>>", text, re.S)
+    if block and '"position" must be the label of one of the target sentences' in text:
+        targets = _POSITION_RE.findall(block.group(1))
+    elif schema.get("title") == "ClaimExtractionResponse":
+        tail: list[str] = []
+        for line in reversed(text.rstrip().split("\n")):
+            m = _POSITION_RE.match(line)
+            if not m:
+                break
+            tail.append(m.group(1))
+        targets = tail[::-1]
+    else:
+        return None
+    claims = [
+        {"position": pos, "claim": f"stub claim {stream.hex(8)}", "claim_type": stream.choice(["D", "E", "F"]),
+         "rationale": _why(stream), "numeric": False, "citations": [], "implicit_citations": [],
+         "cross_references": []}
+        for pos in targets
+    ]
+    return json.dumps({"claims": claims})
+
+
+def _claims_array(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """ResearcherBench claim extraction, the authors': "Return a JSON array containing all claim objects"."""
+    if "Return a JSON array containing all claim objects" not in text or fmt:
+        return None
+    return json.dumps([{"claim": f"stub claim {stream.hex(8)}", "context": f"stub context {stream.hex(8)}",
+                        "source": ""}])
+
+
+_JSON_TEMPLATE_RE = re.compile(r"Answer with only this JSON object(?: and)?,? no other text:\n")
+_BARE_CHOICE_RE = re.compile(r"<(-?\d+(?:\.\d+)?) or (-?\d+(?:\.\d+)?)>")
+
+
+def _fill_template(node: Any, stream: _HashStream) -> Any:
+    if isinstance(node, dict):
+        return {k: _fill_template(v, stream) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_fill_template(v, stream) for v in node]
+    if isinstance(node, str):
+        choice = re.fullmatch(r"<(.+?) or (.+?)>", node)
+        if choice:
+            return stream.choice([choice.group(1), choice.group(2)])
+        return f"stub {node.strip('<>')} {stream.hex(6)}" if node.startswith("<") else node
+    return node
+
+
+def _json_template(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """Our prompts' "Answer with only this JSON object, no other text:" + a one-object template whose values are
+    placeholders (<1 or 0> a number to choose, "<A or B>" a string to choose, "<…>" free text), e.g.
+    LiveResearchBench's relevance and support steps, ResearcherBench's claims."""
+    found = _JSON_TEMPLATE_RE.search(text)
+    if not found:  # (before a schema: a schema sent as an Anthropic tool loses its bounds, the template keeps them)
+        return None
+    raw = _BARE_CHOICE_RE.sub(lambda m: stream.choice([m.group(1), m.group(2)]), text[found.end():].lstrip())
+    try:
+        template, _ = json.JSONDecoder().raw_decode(raw)
+    except json.JSONDecodeError:
+        return None
+    return json.dumps(_fill_template(template, stream), ensure_ascii=False)
+
+
+def _race_criteria(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """DeepResearch Bench RACE, the authors': for every criterion of the request's <criteria_list>, per dimension,
+    {criterion, analysis, article_1_score, article_2_score} (scores 0-10)."""
+    found = re.search(r"<criteria_list>\n(.*?)\n</criteria_list>", text, re.S)
+    if not found or "article_1_score" not in text:
+        return None
+    try:
+        criteria = json.loads(found.group(1))
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(criteria, dict):
+        return None
+    out = {
+        dim: [{"criterion": c.get("criterion", ""), "analysis": _why(stream),
+               "article_1_score": round(10 * stream.unit(), 1), "article_2_score": round(10 * stream.unit(), 1)}
+              for c in items if isinstance(c, dict)]
+        for dim, items in criteria.items() if isinstance(items, list)
+    }
+    return json.dumps(out, ensure_ascii=False)
+
+
+def _checklist_evaluations(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """LiveResearchBench checklists, the authors' (presentation p1…, coverage q1…): {"evaluations": {id: {score
+    0|1, justification}}} for every criterion id the request lists ("- p1: …")."""
+    if not re.search(r'"evaluations"|^(?:CHECKLIST ITEMS TO VERIFY|PRESENTATION CRITERIA TO EVALUATE):$', text, re.M):
+        return None
+    ids = list(dict.fromkeys(re.findall(r"(?m)^-\s*([pq]\d+):", text)))
+    if not ids:
+        return None
+    return json.dumps({"evaluations": {i: {"score": stream.choice([0, 1]), "justification": _why(stream)}
+                                       for i in ids}})
+
+
+def _pointwise_issues(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """LiveResearchBench consistency / citation association (ours and the authors'): specific_issues, total_issues
+    (their count), score 10-100, justification."""
+    authors = "- specific_issues:" in text and "- total_issues:" in text and "Integer from 10-100" in text
+    ours = '"specific_issues": ["<' in text and '"score": <integer 10-100>' in text
+    if not (authors or ours):
+        return None
+    issues = [f"stub issue {stream.hex(6)}" for _ in range(stream.randint(0, 3))]
+    return json.dumps({"specific_issues": issues, "total_issues": len(issues), "score": stream.randint(10, 100),
+                       "justification": _why(stream)})
+
+
+_DEPTH_DIMS = ("granularity", "insight", "critique", "evidence", "density")
+
+
+def _depth_pair(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """LiveResearchBench depth (pairwise; ours and the authors'): winner, per-report dimension scores 0-5 and their
+    total, justification, major flaws; the winner follows the authors' rule (difference > 1, else tie)."""
+    if '"winner": "A" | "B" | "tie"' not in text and '"winner": "<A, B or tie>"' not in text:
+        return None
+    scores = {}
+    for side in ("A", "B"):
+        dims = {d: stream.randint(0, 5) for d in _DEPTH_DIMS}
+        scores[side] = {**dims, "total": sum(dims.values())}
+    diff = scores["A"]["total"] - scores["B"]["total"]
+    winner = "A" if diff > 1 else "B" if diff < -1 else "tie"
+    return json.dumps({"winner": winner, "scores": scores, "justification": _why(stream),
+                       "major_flaws": {"A": [], "B": []}})
+
+
+_CLEAN_ARTICLE_RE = re.compile(
+    r'\n"(.*)"\n\s*\n(?:Please return the cleaned article in full|请返回清洗后的文章全文)', re.S
+)
+
+
+def _rewrite_report(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """DeepResearch Bench article cleaning: the article itself, unchanged (a valid cleaning of a report without
+    citation apparatus). Ours: "Rewrite the report below" + <<<REPORT; the authors': the quoted article before
+    "Please return the cleaned article in full" (or its Chinese original)."""
+    if "Rewrite the report below" in text:
+        found = _REPORT_MATERIAL_RE.search(text)
+        return found.group(1).strip() if found else None
+    found = _CLEAN_ARTICLE_RE.search(text)
+    return found.group(1).strip() if found else None
+
+
+def _fact_list(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """DeepResearch Bench fact extraction, the authors': a JSON list of {fact, ref_idx, url}; the stub cites
+    nothing (an empty list is a valid answer: "no citations marked")."""
+    if "Output only the JSON list directly" not in text and "直接输出json列表" not in text:
+        return None
+    return "[]"
+
+
+def _schema_answer(text: str, fmt: dict[str, Any] | None, stream: _HashStream) -> str | None:
+    """Any other json_schema request (ours with a schema-capable model, Anthropic tool use, the authors' schema
+    steps): a value valid for the schema (label arrays sized to the count the request asks for)."""
+    schema = _schema_of(fmt)
+    if schema is None:
+        return None
+    value = value_for_schema(schema, stream)
+    _match_label_count(value, schema, [{"content": text}], stream)
+    return json.dumps(value, ensure_ascii=False)
+
+
+JUDGE_FORMATS: tuple[tuple[str, _Rule], ...] = (
+    ("yes_no", _yes_no),
+    ("bare_binary", _bare_binary),
+    ("nugget_label_list", _nugget_label_list),
+    ("rating_lines", _rating_lines),
+    ("better_json", _better_json),
+    ("judgement_block", _judgement_block),
+    ("json_skeleton", _json_skeleton),
+    ("scored_schema", _scored_schema),
+    ("claims_for_targets", _claims_for_targets),
+    ("claims_array", _claims_array),
+    ("race_criteria", _race_criteria),
+    ("checklist_evaluations", _checklist_evaluations),
+    ("pointwise_issues", _pointwise_issues),
+    ("depth_pair", _depth_pair),
+    ("rewrite_report", _rewrite_report),
+    ("fact_list", _fact_list),
+    ("json_template", _json_template),
+    ("json_schema", _schema_answer),
+)
+"""(name, rule) in the order tried: specific formats first, the generic schema answer last."""
+
+
+def judge_format_answer(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> tuple[str, str]:
+    """(the name of the rule that recognised the request, its answer), or ('unrecognised', a marked answer)."""
+    stream = _HashStream(request_digest(messages, response_format))
+    text = _request_text(messages)
+    for name, rule in JUDGE_FORMATS:
+        answer = rule(text, response_format, stream)
+        if answer is not None:
+            return name, answer
+    if (response_format or {}).get("type") == "json_object":  # still a JSON object, as the request asks
+        return "unrecognised", json.dumps({"stub": UNRECOGNISED_PREFIX, "answer": f"stub-{stream.hex()}",
+                                           "score": round(stream.unit(), 4)})
+    return "unrecognised", f"{UNRECOGNISED_PREFIX} {stream.hex(16)}"
+
+
+def judge_format_responder(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
+    """judge_format_answer's answer alone (a Responder)."""
+    return judge_format_answer(messages, response_format)[1]
+
+
+# ------------------------------------------------------------------------------------------------
 # Server
 # ------------------------------------------------------------------------------------------------
 
@@ -315,8 +666,11 @@ class StubServer:
         model_ids: Sequence[str] = ("stub-judge",),
         context_window_chars: int | None = None,
         drip_s: float = 0.4,
+        judge_formats: bool = False,
     ) -> None:
         self.host = host
+        # answers in each judge step's own format (JUDGE_FORMATS), counted per format in `counts`
+        self.judge_formats = judge_formats and responder is None
         self.port = port
         # batch APIs (OpenAI files + batches, Anthropic message batches): see _BatchEndpoints
         self.batch_delay_s = batch_delay_s  # a batch completes this long after it was created
@@ -416,6 +770,12 @@ class StubServer:
         for pattern, answer in self.rules:
             if pattern.search(last_user):
                 return answer
+        if self.judge_formats:
+            name, answer = judge_format_answer(messages, response_format)
+            self.counts[f"format:{name}"] += 1
+            if name == "unrecognised":
+                self.counts["unrecognised"] += 1
+            return answer
         return self.responder(messages, response_format)
 
     def _draw_fault(self, digest: str) -> str | None:
@@ -1124,6 +1484,14 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the fault draws (same seed, same faults)")
     p.add_argument("--timeout-sleep-s", type=float, default=30.0, help="how long a `timeout` fault holds a request")
     p.add_argument("--max-seconds", type=float, default=0.0, help="exit after this long (0 = never)")
+    p.add_argument(
+        "--answers",
+        choices=("judge", "plain"),
+        default="judge",
+        help="judge (default): answer every benchmark's judge steps in their own formats (a request no format rule "
+        "recognises gets a marked answer and is counted as `unrecognised`); plain: the schema-only answers "
+        "(JSON for a json_schema request, the report echoed for a <<<REPORT rewrite, else 'stub answer <hex>')",
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -1135,6 +1503,7 @@ def _serve(args: argparse.Namespace) -> int:
         faults=parse_faults(args.faults),
         seed=args.seed,
         timeout_sleep_s=args.timeout_sleep_s,
+        judge_formats=args.answers == "judge",
     )
 
     async def _main() -> None:

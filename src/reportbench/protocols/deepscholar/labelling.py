@@ -173,16 +173,21 @@ def write_labelled(result: LabellingResult, out_dir: Path) -> dict[str, Any]:
 
 def run_label_importance(
     params: dict[str, Any],
-    release_dir: Path,
+    release_dir: Path | None,
     out_dir: Path,
     *,
     allow_offline: bool = False,
     judge_factory: Callable[[str], Any] | None = None,
+    release: Any = None,
 ) -> dict[str, Any]:
-    """Stage entry: the root `judge` group judges every reference of the release at `release_dir`."""
+    """Stage entry: the root `judge` group judges every reference of `release` (built by the caller from the
+    release config `label init` froze) or of the release at `release_dir`."""
     from reportbench.release.format import read_release  # lazy: +43 ms to import (python -X importtime)
 
-    release = read_release(release_dir)
+    if release is None:
+        if release_dir is None:
+            raise ValueError("run_label_importance: give a release or its folder")
+        release = read_release(release_dir)
     judge = (judge_factory or (lambda t: make_judge(t, judge_config(params, t))))("important_reference")
     progress = bool(((params.get("judge") or {}).get("runtime") or {}).get("progress", False))
     result = label_release(release, judge, allow_offline=allow_offline, progress=progress)
