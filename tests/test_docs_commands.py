@@ -305,6 +305,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "systems.md", "reportbench view --benchmark deepscholar --system my_system --task demo-0001 --text",
           r"^outcome: ok"),
     )),
+    Scenario("bring-systems", "reproduced", (  # docs/agents.md §13: bringing a system the papers ran
+        S(D + "agents.md", "cp -r data/demo/liveresearchbench/systems/careful_analyst grok_deepsearch"),
+        S(D + "agents.md", "reportbench systems add liveresearchbench grok_deepsearch --folder grok_deepsearch",
+          r"grok_deepsearch"),
+        S(D + "agents.md", STUB, "listening on http://127.0.0.1:8765/v1"),
+        S(D + "agents.md", STUB, "listening on http://127.0.0.1:8765/v1"),
+        S(D + "agents.md", "reportbench systems add deepscholar openscholar_8b_no_retrieval --endpoint "
+          "openai/openscholar-8b --api-base http://127.0.0.1:8765/v1", r"openscholar_8b_no_retrieval"),
+        # one `dvc repro` runs both recipes' new systems (the same command twice in a scenario runs once)
+        S(D + "agents.md", "dvc repro", r"Running stage 'system@liveresearchbench\.grok_deepsearch'"),
+        S(D + "agents.md", "dvc repro", r"Running stage 'system@deepscholar\.openscholar_8b_no_retrieval'"),
+    )),
     Scenario("with-ref", "reproduced", (
         S(D + "systems.md", "python -m reportbench.systems.devservices --arxiv-fixtures tests/fixtures/systems/arxiv &",
           "listening"),
@@ -344,6 +356,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ), needs_shared=True),  # docs/prompt-packs.md's mirror: ../shared/authors/mirror (the authors' prompts)
     Scenario("shared-data", "reproduced", (
         S(R, "dvc exp run -S deepscholar/release=deepscholar -S deepscholar/systems=deepscholar_baselines"),
+        S(D + "agents.md", "dvc exp run -S deepscholar/release=deepscholar -S deepscholar/systems=deepscholar_baselines"),
         S(R, "dvc exp run -S 'benchmarks=[deepscholar]' -S deepscholar/release=deepscholar -S "
           "deepscholar/systems=deepscholar_baselines"),
         S(D + "mapping.md", "reportbench check ../shared/data/liveresearchbench/reference_reports -b liveresearchbench "
