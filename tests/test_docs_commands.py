@@ -356,7 +356,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ), needs_shared=True),  # docs/prompt-packs.md's mirror: ../shared/authors/mirror (the authors' prompts)
     Scenario("shared-data", "reproduced", (
         S(R, "dvc exp run -S deepscholar/release=deepscholar -S deepscholar/systems=deepscholar_baselines"),
-        S(D + "agents.md", "dvc exp run -S deepscholar/release=deepscholar -S deepscholar/systems=deepscholar_baselines"),
+        S(D + "agents.md", "dvc exp run -S deepscholar/release=deepscholar -S "
+          "deepscholar/systems=deepscholar_baselines"),
         S(R, "dvc exp run -S 'benchmarks=[deepscholar]' -S deepscholar/release=deepscholar -S "
           "deepscholar/systems=deepscholar_baselines"),
         S(D + "mapping.md", "reportbench check ../shared/data/liveresearchbench/reference_reports -b liveresearchbench "
