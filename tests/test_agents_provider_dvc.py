@@ -45,12 +45,13 @@ def test_each_provider_backend_replays_through_dvc_repro(reproduced_template: Re
         conf.write_text("# @package benchmarks.deepscholar.systems\n" + yaml.safe_dump(entries))
         compose_params(["deepscholar/systems=provider_replay"], out=repo / "params.yaml", conf_dir=repo / "conf")
         run_ok([sys.executable, "-m", "dvc", "repro", "score@deepscholar"], repo, timeout=900)
+        runs = repo / "data" / "runs" / "deepscholar" / "demo"
+        seen = {name: (runs / name / "outcomes.jsonl").read_text()[-1500:] for name in SYSTEMS}
         assert {b: replay.counts[f"{b}_create"] for b in ("openai", "perplexity", "gemini")} == {
             "openai": 3,
             "perplexity": 3,
             "gemini": 3,
-        }
-    runs = repo / "data" / "runs" / "deepscholar" / "demo"
+        }, (dict(replay.counts), seen)  # (once seen in CI: gemini 1 of 3 creates; the outcomes say how)
     for name in SYSTEMS:
         statuses = [json.loads(line)["status"] for line in (runs / name / "outcomes.jsonl").read_text().splitlines()]
         assert statuses == ["ok"] * 3, name

@@ -384,7 +384,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "deepscholar.md", "reportbench label init", r"^wrote pipelines/label/dvc\.yaml"),
         S(D + "deepscholar.md", "dvc exp run pipelines/label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o",
           r"Ran experiment"),
-        S(D + "deepscholar.md", "dvc exp run -S deepscholar/release=path -S "
+        S(D + "deepscholar.md", "dvc exp run -S judge=llm -S judge.model=openai/gpt-4o -S deepscholar/release=path -S "
           "benchmarks.deepscholar.release.name=deepscholar-2025-06 -S "
           "benchmarks.deepscholar.release.source=data/labelled/deepscholar/deepscholar-2025-06 -S "
           "deepscholar/systems=deepscholar_baselines", r"Ran experiment"),

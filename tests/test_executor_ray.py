@@ -27,6 +27,14 @@ from reportbench.config import composed_params
 from reportbench.stub_server import stub_server_thread
 from spine_helpers import refresh_plan
 
+
+@pytest.fixture(autouse=True)
+def _every_unit_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit reuse (on by default; tests/test_real_size.py tests it) would copy one executor's units back for the
+    other (the key is the units' inputs, not the executor) and a bounded run's units back at no cost: these tests
+    compare executors and count calls, so every unit is judged."""
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+
 pytestmark = pytest.mark.integration
 
 BENCHMARK = "deepscholar"
