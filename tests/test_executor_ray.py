@@ -234,7 +234,7 @@ def test_a_unit_runs_in_the_stages_folder_with_its_settings_and_redacted_logs(
     from reportbench.redaction import RedactingFilter
 
     monkeypatch.setenv("REPORTBENCH_REASK_PARSE_FAILURES", "1")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-forwarded-0123456789")
+    monkeypatch.setenv("OPENAI_API_KEY", "placeholder-never-forwarded")
     env = unit_environment()
     assert env["REPORTBENCH_REASK_PARSE_FAILURES"] == "1" and "OPENAI_API_KEY" not in env  # no key travels
     root = logging.getLogger()
