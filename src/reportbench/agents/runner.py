@@ -474,7 +474,7 @@ def run_agent_system(
     try:
         # sandboxed, its network: the budget/search proxy and the guarded fetch proxy (pages), nothing else
         with serve_in_thread(AgentProxy(cfg, service, pages=pages)) as proxy, network(
-            box, [proxy.port], fetch_default=True
+            box, [proxy.port], fetch_default=True, fetch_cfg=fetch.get("config")
         ) as (bridge, net_env):
             run = AgentRun(name, cfg, benchmark, proxy, work, box, bridge, net_env)
 

@@ -3,23 +3,120 @@
 An agent kind that reads pages itself (smolagents' `visit_page`, GPT Researcher's scraper) gets
 `HTTP_PROXY`/`HTTPS_PROXY` pointing here (bridged into its sandbox like the budget proxy). Each request names
 its target (`GET http://host/...` or `CONNECT host:443`); the guard resolves the host and refuses anything but
-a public internet address (loopback, private, link-local/metadata, ...: docs/reliability.md "Fetching"), then the
-proxy connects to exactly the checked address, so DNS cannot be re-bound in between. HTTPS is tunnelled
-(CONNECT): the proxy never sees the page, so it cannot cache it; plain HTTP is forwarded as is.
+a public internet address (loopback, private, link-local/metadata, ...: docs/reliability.md "Fetching").
+
+With interception on (`sandbox: {fetch_intercept: true}`, the default), the proxy reads every page itself: a
+`CONNECT host:port` is answered by the proxy, which speaks TLS to the program with a certificate for that host
+from the run's own CA (reportbench.systems.fetch_proxy_tls; the sandbox trusts that CA through SSL_CERT_FILE and
+its kin), and each GET/HEAD inside, like each plain-HTTP GET/HEAD, is served through the spine's fetch path and
+page cache (reportbench.systems.fetch_proxy_pages). Other methods get 405: reading pages is what this proxy is for.
+With `fetch_intercept: false` it is the old guarded forwarder: it connects to exactly the checked address (DNS
+cannot be re-bound in between), HTTPS is tunnelled unseen (no cache), plain HTTP is forwarded as is.
+
+Each sandboxed process gets proxy credentials of its own (`http://task:<token>@127.0.0.1:<port>`): the proxy
+records, per task, what was served from the cache, fetched, refused or failed (sandbox.json, `fetch_proxy`).
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import http.server
+import secrets
 import socket
 import socketserver
+import ssl
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
 
-from reportbench.fetch.guard import GuardError, Resolver, check_url, system_resolver
+from reportbench.fetch.guard import GuardError, Resolver, Target, check_url, system_resolver
 from reportbench.systems._sandbox_inside import splice
+from reportbench.systems.fetch_proxy_pages import ProxyPages, Served, TaskLog
+from reportbench.systems.fetch_proxy_tls import RunCA
 
 MAX_HEAD = 64 * 1024
 CONNECT_TIMEOUT_S = 15.0
+PAGE_METHODS = ("GET", "HEAD")
+MAX_DRAINED = 1024 * 1024  # request body read and dropped before a refusal (closing on unread data resets the answer)
+NO_TASK = "(no task credentials)"
+
+
+def _auth_token(headers: Mapping[str, str]) -> str | None:
+    """The token of `Proxy-Authorization: Basic base64(task:<token>)`, or None."""
+    value = headers.get("proxy-authorization", "")
+    scheme, _, cred = value.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user_pass = base64.b64decode(cred.strip(), validate=True).decode("utf-8", errors="replace")
+    except ValueError:
+        return None
+    return user_pass.partition(":")[2] or None
+
+
+def _response(served: Served, *, head_only: bool, keep_alive: bool) -> bytes:
+    lines = [f"HTTP/1.1 {served.status} {http.server.BaseHTTPRequestHandler.responses.get(served.status, ('',))[0]}"]
+    if served.content_type:
+        lines.append(f"Content-Type: {served.content_type}")
+    lines += [f"Content-Length: {len(served.body)}", f"X-Reportbench-Fetch: {served.source}",
+              f"Connection: {'keep-alive' if keep_alive else 'close'}"]  # fmt: skip
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", errors="replace")
+    return head if head_only else head + served.body
+
+
+class _PageHandler(http.server.BaseHTTPRequestHandler):
+    """HTTP/1.1 inside an intercepted CONNECT (the stdlib's parser: bounded lines and headers, keep-alive)."""
+
+    protocol_version = "HTTP/1.1"
+    timeout = 60
+    server: _Server  # type: ignore[assignment]
+
+    def __init__(self, request: Any, client_address: Any, server: _Server, *, origin: str, task: str) -> None:
+        self.origin, self.task = origin, task  # "https://host[:port]", the task whose process connected
+        super().__init__(request, client_address, server)  # type: ignore[arg-type]
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        self._page(head_only=False)
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._page(head_only=True)
+
+    def _drain(self) -> None:
+        """Read the request's body (bounded) so the answer is not lost in a reset; else no further request."""
+        length = self.headers.get("Content-Length", "0").strip()
+        if self.headers.get("Transfer-Encoding") or not length.isdigit() or int(length) > MAX_DRAINED:
+            self.close_connection = True
+        elif int(length):
+            self.rfile.read(int(length))
+
+    def _other(self) -> None:
+        self._drain()
+        self.server.log(self.task).add(self.command, self.origin + self.path, 405, "refused",
+                                       "method not allowed: the fetch proxy reads pages (GET, HEAD)")
+        self.close_connection = True
+        body = b"reportbench fetch proxy: only GET and HEAD (pages are read, not written)\n"
+        self.wfile.write((f"HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Type: text/plain\r\n"
+                          f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_CONNECT = do_TRACE = _other  # noqa: N815
+
+    def _page(self, head_only: bool) -> None:
+        path = self.path
+        if path.startswith(self.origin + "/"):  # absolute form inside the tunnel
+            path = path[len(self.origin):]
+        if not path.startswith("/"):
+            self.close_connection = True
+            self.wfile.write(_response(Served(path, 400, "text/plain", b"bad request target\n", "refused"),
+                                       head_only=False, keep_alive=False))  # fmt: skip
+            return
+        self._drain()
+        served = self.server.serve(self.command, self.origin + path, self.task)
+        self.wfile.write(_response(served, head_only=head_only, keep_alive=not self.close_connection))
+
+    def log_message(self, *args: object) -> None:
+        pass
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -46,19 +143,39 @@ class _Handler(socketserver.BaseRequestHandler):
         if len(parts) != 3:
             return self._refuse(conn, 400, "malformed request line")
         method, target, version = parts
-        url = f"https://{target}/" if method.upper() == "CONNECT" else target
+        method = method.upper()
+        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
+        task = self.server.task_of(_auth_token(headers))
+        url = f"https://{target}/" if method == "CONNECT" else target
         try:
             checked = check_url(url, self.server.resolver, allow_hosts=self.server.allow_hosts)
         except GuardError as exc:
             self.server.refused.append(f"{method} {target}: {exc}")
+            self.server.log(task).add(method, url, 403, "refused", f"refused by reportbench's fetch guard: {exc}")
             return self._refuse(conn, 403, f"refused by reportbench's fetch guard: {exc}")
+        if self.server.pages is not None:  # interception: every page through the spine's fetch path and cache
+            if method == "CONNECT":
+                return self._intercept(conn, checked, rest, task)
+            if method not in PAGE_METHODS:
+                self.server.log(task).add(method, target, 405, "refused", "method not allowed")
+                length = headers.get("content-length", "0")
+                want = int(length) - len(rest) if length.isdigit() and int(length) <= MAX_DRAINED else 0
+                while want > 0:  # drop the body: closing on unread data would reset the answer away
+                    chunk = conn.recv(min(want, 65536))
+                    if not chunk:
+                        break
+                    want -= len(chunk)
+                return self._refuse(conn, 405, "reportbench fetch proxy: only GET and HEAD (pages are read)")
+            served = self.server.serve(method, target, task)
+            conn.sendall(_response(served, head_only=method == "HEAD", keep_alive=False))
+            return None
         try:
             upstream = socket.create_connection((checked.ip, checked.port), timeout=CONNECT_TIMEOUT_S)
             upstream.settimeout(None)
             conn.settimeout(None)
         except OSError as exc:
             return self._refuse(conn, 502, f"cannot connect to {checked.host}:{checked.port}: {exc}")
-        if method.upper() == "CONNECT":
+        if method == "CONNECT":
             conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             if rest:
                 upstream.sendall(rest)
@@ -68,6 +185,30 @@ class _Handler(socketserver.BaseRequestHandler):
             upstream.sendall((line + "\r\n".join([*kept, "Connection: close"]) + "\r\n\r\n").encode("latin-1") + rest)
         self.server.forwarded.append(f"{method} {checked.host}:{checked.port}")
         splice(conn, upstream)
+
+    def _intercept(self, conn: socket.socket, checked: Target, rest: bytes, task: str) -> None:
+        """Answer the CONNECT ourselves, speak TLS as `checked.host` (the run's CA), serve the requests inside."""
+        assert self.server.ca is not None
+        if rest:  # bytes before our answer: not a client that waits for it
+            return self._refuse(conn, 400, "data sent before the CONNECT was answered")
+        try:
+            ctx = self.server.ca.context_for(checked.host)
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            tls = ctx.wrap_socket(conn, server_side=True)
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            self.server.log(task).add("CONNECT", f"https://{checked.host_header}/", 0, "failed",
+                                      f"TLS with the program failed: {type(exc).__name__}: {exc}")
+            return None
+        try:
+            _PageHandler(tls, self.client_address, self.server, origin=f"https://{checked.host_header}", task=task)
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            try:
+                tls.close()
+            except OSError:
+                pass
+        return None
 
     @staticmethod
     def _refuse(conn: socket.socket, status: int, reason: str) -> None:
@@ -86,26 +227,100 @@ class _Server(socketserver.ThreadingTCPServer):
     allow_hosts: frozenset[str]
     refused: list[str]
     forwarded: list[str]
+    pages: ProxyPages | None
+    ca: RunCA | None
+    tasks: dict[str, str]  # token -> task label
+    logs: dict[str, TaskLog]  # task label -> what it read
+    lock: threading.Lock
+
+    def task_of(self, token: str | None) -> str:
+        with self.lock:
+            return self.tasks.get(token or "", NO_TASK)
+
+    def log(self, task: str) -> TaskLog:
+        with self.lock:
+            return self.logs.setdefault(task, TaskLog())
+
+    def serve(self, method: str, url: str, task: str) -> Served:
+        assert self.pages is not None
+        try:
+            served = self.pages.get(url)
+        except Exception as exc:  # noqa: BLE001 - one broken page never takes the proxy down; the program is told
+            why = f"reportbench fetch proxy: internal error: {type(exc).__name__}"
+            served = Served(url, 502, "text/plain", (why + "\n").encode(), "failed", error=why)
+        if served.source == "refused":
+            self.refused.append(f"{method} {url}: {served.error}")
+        self.log(task).add(method, url, served.status, served.source, served.error)
+        return served
 
 
 class FetchProxy:
-    """A guarded forward proxy on 127.0.0.1:<port> (context manager)."""
+    """A guarded forward proxy on 127.0.0.1:<port> (context manager); with `intercept`, it reads the pages itself
+    (the run's CA for HTTPS) through the spine's fetcher and page cache."""
 
     def __init__(
-        self, resolver: Callable[[str, int], list[str]] = system_resolver, *, allow_hosts: frozenset[str] = frozenset()
+        self,
+        resolver: Callable[[str, int], list[str]] = system_resolver,
+        *,
+        allow_hosts: frozenset[str] = frozenset(),
+        intercept: bool = False,
+        fetch_cfg: Mapping[str, Any] | None = None,
+        upstream_ca: str | None = None,
     ) -> None:
-        """`allow_hosts`: TEST-ONLY, as in reportbench.fetch.guard (never a config key)."""
+        """`fetch_cfg`: the pipeline's `fetch` params (its `cache_path`, timeouts, size bound; its `mode` is not
+        used: a page not in the cache is fetched, as the tunnel did). `allow_hosts` and `upstream_ca` (the roots
+        the fetcher verifies upstream certificates against, default certifi's) are TEST-ONLY, as in
+        reportbench.fetch.guard (never config keys)."""
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.resolver = resolver
         self._server.allow_hosts = allow_hosts
         self._server.refused = []
         self._server.forwarded = []
+        self._server.tasks = {}
+        self._server.logs = {}
+        self._server.lock = threading.Lock()
+        self._server.pages = None
+        self._server.ca = None
+        if intercept:
+            from reportbench.fetch.client import make_pool
+            from reportbench.fetch.stage import make_fetcher, validate_fetch_config
+
+            cfg = {**validate_fetch_config(fetch_cfg), "backend": "direct"}  # the page itself, not a reader's text
+            overrides: dict[str, Any] = {"resolver": resolver, "allow_hosts": allow_hosts}
+            if upstream_ca:
+                overrides["pool_factory"] = functools.partial(make_pool, ca_certs=upstream_ca)
+            self._server.pages = ProxyPages(Path(cfg["cache_path"]), lambda: make_fetcher(cfg, **overrides))
+            self._server.ca = RunCA()
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def refused(self) -> list[str]:
         return self._server.refused
+
+    @property
+    def intercepting(self) -> bool:
+        return self._server.pages is not None
+
+    @property
+    def pages(self) -> ProxyPages | None:
+        return self._server.pages
+
+    @property
+    def ca(self) -> RunCA | None:
+        return self._server.ca
+
+    def new_task(self) -> str:
+        """A fresh credential token for one sandboxed process: its requests are logged under it."""
+        token = secrets.token_urlsafe(12)
+        with self._server.lock:
+            self._server.tasks[token] = token
+        return token
+
+    def task_record(self, token: str) -> Mapping[str, Any]:
+        """What the process holding `token` read through the proxy (counts by source, the pages)."""
+        label = self._server.task_of(token)
+        return self._server.log(label).record()
 
     def __enter__(self) -> FetchProxy:
         self._thread.start()
@@ -114,11 +329,16 @@ class FetchProxy:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+        if self._server.pages is not None:
+            self._server.pages.close()
+        if self._server.ca is not None:
+            self._server.ca.close()
 
 
-def proxy_env(port: int) -> dict[str, str]:
-    """What points a process's HTTP clients at the fetch proxy; loopback (the bridged proxies) stays direct."""
-    url = f"http://127.0.0.1:{port}"
+def proxy_env(port: int, token: str | None = None) -> dict[str, str]:
+    """What points a process's HTTP clients at the fetch proxy; loopback (the bridged proxies) stays direct. With
+    `token`, the URL carries it as credentials (`task:<token>@`): the proxy knows which task asked."""
+    url = f"http://task:{token}@127.0.0.1:{port}" if token else f"http://127.0.0.1:{port}"
     no_proxy = "127.0.0.1,localhost,::1"
     return {"HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url,
             "NO_PROXY": no_proxy, "no_proxy": no_proxy}

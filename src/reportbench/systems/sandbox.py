@@ -12,8 +12,10 @@ watched from outside) are set per task and recorded with how the task ended.
 
 `sandbox:` in a system entry: omitted or `bwrap` (the default), `none` (opt out: the run is recorded and shown as
 "unsandboxed"), or a mapping `{backend: bwrap, memory_mb: 8192, cpu_s: ..., processes: 256, open_files: 1024,
-file_size_mb: 512, disk_mb: 2048, tmp_mb: 512, allow_ports: [8765], fetch: true}` (`fetch`: pages reach the
-web only through the guarded fetch proxy, reportbench.systems.fetch_proxy; on for agent kinds, off for commands).
+file_size_mb: 512, disk_mb: 2048, tmp_mb: 512, allow_ports: [8765], fetch: true, fetch_intercept: true}`
+(`fetch`: pages reach the web only through the guarded fetch proxy, reportbench.systems.fetch_proxy; on for agent
+kinds, off for commands; `fetch_intercept`: the proxy reads HTTPS pages itself with the run's own CA, trusted
+inside the sandbox, so they go through the page cache; false: HTTPS is tunnelled unseen, as before).
 `REPORTBENCH_SANDBOX=none` opts out for every system. Where bwrap cannot run (not Linux, not installed, no user
 namespaces) a sandboxed system stops its stage with one message naming the fix.
 """
@@ -39,6 +41,7 @@ from typing import Any
 from reportbench.systems._sandbox_inside import splice
 from reportbench.systems.base import SystemError_
 from reportbench.systems.fetch_proxy import FetchProxy, proxy_env
+from reportbench.systems.fetch_proxy_tls import CA_FILE_NAME, trust_env
 
 GLOBAL_ENV = "REPORTBENCH_SANDBOX"
 BACKENDS = ("bwrap", "none")
@@ -67,6 +70,7 @@ class SandboxConfig:
     tmp_mb: float | None = 512
     allow_ports: list[int] = field(default_factory=list)
     fetch: bool | None = None  # the guarded fetch proxy (reportbench.systems.fetch_proxy); None: the kind decides
+    fetch_intercept: bool = True  # the proxy terminates HTTPS (the run's CA) so pages go through the page cache
     opted_out_by: str | None = None  # "config" or GLOBAL_ENV when backend is none
 
     def limits(self, wall_s: float) -> dict[str, Any]:
@@ -85,6 +89,7 @@ class SandboxConfig:
             "limits": self.limits(wall_s),
             "allow_ports": list(self.allow_ports),
             "fetch_proxy": bool(self.fetch),
+            "fetch_intercept": bool(self.fetch and self.fetch_intercept),
         }
 
 
@@ -105,11 +110,11 @@ def parse_sandbox(name: str, value: Any, environ: Mapping[str, str] | None = Non
         value = {"backend": value}
     if not isinstance(value, Mapping):
         raise SystemError_(f"systems.{name}.sandbox: expected 'bwrap', 'none' or a mapping, got {value!r}")
-    unknown = set(value) - {"backend", "allow_ports", "fetch", *LIMIT_KEYS}
+    unknown = set(value) - {"backend", "allow_ports", "fetch", "fetch_intercept", *LIMIT_KEYS}
     if unknown:
         raise SystemError_(
             f"systems.{name}.sandbox: unknown key(s) {sorted(unknown)}; "
-            f"known: backend, allow_ports, fetch, {', '.join(LIMIT_KEYS)}"
+            f"known: backend, allow_ports, fetch, fetch_intercept, {', '.join(LIMIT_KEYS)}"
         )
     backend = value.get("backend", "bwrap")
     if backend not in BACKENDS:
@@ -129,6 +134,10 @@ def parse_sandbox(name: str, value: Any, environ: Mapping[str, str] | None = Non
     if fetch is not None and not isinstance(fetch, bool):
         raise SystemError_(f"systems.{name}.sandbox.fetch: expected true or false, got {fetch!r}")
     cfg.fetch = fetch
+    intercept = value.get("fetch_intercept", True)
+    if not isinstance(intercept, bool):
+        raise SystemError_(f"systems.{name}.sandbox.fetch_intercept: expected true or false, got {intercept!r}")
+    cfg.fetch_intercept = intercept
     return cfg
 
 
@@ -183,6 +192,7 @@ class PortBridge:
         self.ports = sorted({int(p) for p in ports})
         self.sockdir = Path(tempfile.mkdtemp(prefix="rb-sandbox-net-"))
         os.chmod(self.sockdir, 0o755)
+        self.fetch_proxy: FetchProxy | None = None  # set by `network` when the run has one
         self._listeners: list[socket.socket] = []
         for port in self.ports:
             path = self.sockdir / f"{port}.sock"
@@ -229,10 +239,11 @@ def port_bridge(ports: Iterable[int]) -> Iterator[PortBridge | None]:
 
 @contextmanager
 def network(
-    cfg: SandboxConfig, ports: Iterable[int] = (), *, fetch_default: bool
+    cfg: SandboxConfig, ports: Iterable[int] = (), *, fetch_default: bool, fetch_cfg: Mapping[str, Any] | None = None
 ) -> Iterator[tuple[PortBridge | None, dict[str, str]]]:
     """(the bridge of the ports a sandboxed run may reach, the environment pointing its HTTP clients at the fetch
-    proxy); nothing for an unsandboxed run (it has the host's network)."""
+    proxy and their trust at its CA); nothing for an unsandboxed run (it has the host's network). `fetch_cfg`:
+    the pipeline's `fetch` params (the page cache the proxy reads and fills)."""
     if cfg.backend == "none":
         yield None, {}
         return
@@ -241,11 +252,18 @@ def network(
     with ExitStack() as stack:
         reach = [*ports, *cfg.allow_ports]
         env: dict[str, str] = {}
+        proxy: FetchProxy | None = None
         if cfg.fetch:
-            proxy = stack.enter_context(FetchProxy())
+            proxy = stack.enter_context(FetchProxy(intercept=cfg.fetch_intercept, fetch_cfg=fetch_cfg))
             reach.append(proxy.port)
             env = proxy_env(proxy.port)
-        yield stack.enter_context(port_bridge(reach)), env
+        bridge = stack.enter_context(port_bridge(reach))
+        if proxy is not None and bridge is not None:
+            bridge.fetch_proxy = proxy
+            if proxy.ca is not None:  # the CA's certificate (never its key) beside the sockets, bound read-only
+                proxy.ca.write_certificate(bridge.sockdir)
+                env.update(trust_env(f"{SOCKDIR_INSIDE}/{CA_FILE_NAME}"))
+        yield bridge, env
 
 
 # --------------------------------------------------------------------------------------------- the run
@@ -531,6 +549,11 @@ def run(
     pass_fds: tuple[int, ...] = ()
     status_r = status_w = -1
     identity: Path | None = None
+    token: str | None = None
+    proxy = bridge.fetch_proxy if bridge is not None and cfg.backend == "bwrap" else None
+    if proxy is not None and "HTTPS_PROXY" in env:  # credentials of its own: what it reads is logged per task
+        token = proxy.new_task()
+        env = {**env, **proxy_env(proxy.port, token)}
     if cfg.backend == "bwrap":
         uid = sandbox_uid()
         _give_to_sandbox_user([s for s, _ in rw], uid)
@@ -623,6 +646,8 @@ def run(
         code = proc.returncode
         usage["cpu_s"] = round(rusage.ru_utime + rusage.ru_stime, 3) if rusage else None
         usage["max_rss_mb"] = round(rusage.ru_maxrss / 1024, 1) if rusage else None
+    if proxy is not None and token is not None:
+        usage["fetch_proxy"] = proxy.task_record(token)
     if cfg.backend == "bwrap":
         reclaim([s for s, _ in rw])
     if identity is not None:
