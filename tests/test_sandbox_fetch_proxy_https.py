@@ -126,7 +126,7 @@ def _get(proxy_url: str, url: str, cafile: str, method: str = "GET") -> tuple[in
 
 def _ca_file(tmp_path: Path, proxy: FetchProxy) -> str:
     assert proxy.ca is not None
-    return str(proxy.ca.write_certificate(tmp_path))
+    return str(proxy.ca.write_certificate(tmp_path / "ca.pem"))
 
 
 def test_https_page_is_read_once_then_served_from_the_page_cache(tmp_path: Path, upstream: Upstream) -> None:

@@ -29,18 +29,23 @@ import ssl
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from reportbench.fetch.client import make_pool
 from reportbench.fetch.guard import GuardError, Resolver, Target, check_url, system_resolver
+from reportbench.fetch.stage import make_fetcher, validate_fetch_config
 from reportbench.systems._sandbox_inside import splice
 from reportbench.systems.fetch_proxy_pages import ProxyPages, Served, TaskLog
-from reportbench.systems.fetch_proxy_tls import RunCA
+
+if TYPE_CHECKING:
+    from reportbench.systems.fetch_proxy_tls import RunCA  # cryptography: imported when a proxy intercepts
 
 MAX_HEAD = 64 * 1024
 CONNECT_TIMEOUT_S = 15.0
 PAGE_METHODS = ("GET", "HEAD")
 MAX_DRAINED = 1024 * 1024  # request body read and dropped before a refusal (closing on unread data resets the answer)
 NO_TASK = "(no task credentials)"
+CA_FILE_NAME = "fetch-proxy-ca.pem"  # the run CA's certificate, beside the bridge's sockets in the sandbox
 
 
 def _auth_token(headers: Mapping[str, str]) -> str | None:
@@ -282,8 +287,8 @@ class FetchProxy:
         self._server.pages = None
         self._server.ca = None
         if intercept:
-            from reportbench.fetch.client import make_pool
-            from reportbench.fetch.stage import make_fetcher, validate_fetch_config
+            # lazy (cryptography: only a run whose proxy intercepts pays)
+            from reportbench.systems.fetch_proxy_tls import RunCA  # lazy: +80 ms to import (python -X importtime)
 
             cfg = {**validate_fetch_config(fetch_cfg), "backend": "direct"}  # the page itself, not a reader's text
             overrides: dict[str, Any] = {"resolver": resolver, "allow_hosts": allow_hosts}
@@ -342,3 +347,11 @@ def proxy_env(port: int, token: str | None = None) -> dict[str, str]:
     no_proxy = "127.0.0.1,localhost,::1"
     return {"HTTP_PROXY": url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url,
             "NO_PROXY": no_proxy, "no_proxy": no_proxy}
+
+
+def trust_env(ca_file: str) -> dict[str, str]:
+    """What points the usual HTTP clients' trust at the run's CA, instead of the system's roots: OpenSSL (Python's
+    `ssl`, urllib, aiohttp, httpx, truststore on Linux) `SSL_CERT_FILE`, requests `REQUESTS_CA_BUNDLE`, curl
+    `CURL_CA_BUNDLE`, Node `NODE_EXTRA_CA_CERTS` (added to its roots), git `GIT_SSL_CAINFO`."""
+    return {"SSL_CERT_FILE": ca_file, "REQUESTS_CA_BUNDLE": ca_file, "CURL_CA_BUNDLE": ca_file,
+            "NODE_EXTRA_CA_CERTS": ca_file, "GIT_SSL_CAINFO": ca_file}  # fmt: skip

@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reportbench.fetch.cache import PageCache
 from reportbench.fetch.client import Fetcher, RawResponse
 from reportbench.fetch.guard import GuardError, check_static
-from reportbench.fetch.snapshot import TRANSIENT_CLASSES, TRANSIENT_STATUS
+from reportbench.fetch.snapshot import TRANSIENT_CLASSES, TRANSIENT_STATUS, snapshot_from_raw
 from reportbench.fetch.urls import normalise_url
+from reportbench.net import redact_url
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS proxy_pages (
@@ -79,8 +81,6 @@ class ProxyPages:
     def _open(self) -> sqlite3.Connection:
         with self._lock:
             if self._db is None:
-                from reportbench.fetch.cache import PageCache  # the spine's snapshots, same file
-
                 self._spine = PageCache(self.cache_path)
                 db = sqlite3.connect(self.cache_path, check_same_thread=False, timeout=30)
                 db.execute(_SCHEMA)
@@ -98,8 +98,6 @@ class ProxyPages:
         return RawResponse(url=key, body=bytes(row[1]), **meta)
 
     def _store(self, key: str, raw: RawResponse, fetcher: Fetcher) -> None:
-        from reportbench.fetch.snapshot import snapshot_from_raw  # extraction: only for pages actually fetched
-
         meta = {k: getattr(raw, k) for k in ("final_url", "status", "content_type", "error_class", "error",
                                              "fetched_at")}  # fmt: skip
         db = self._open()
@@ -156,8 +154,6 @@ class TaskLog:
         self._lock = threading.Lock()
 
     def add(self, method: str, url: str, status: int, source: str, error: str | None = None) -> None:
-        from reportbench.net import redact_url
-
         with self._lock:
             self.counts[source] = self.counts.get(source, 0) + 1
             if len(self.pages) < MAX_LOGGED:

@@ -29,7 +29,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-CA_FILE_NAME = "fetch-proxy-ca.pem"
 VALID_FOR = dt.timedelta(days=7)  # a run's certificates need not outlive it; a week covers the longest runs
 MAX_HOSTS = 10_000  # leaf contexts kept per run (bounded memory whatever an agent asks for)
 
@@ -116,9 +115,9 @@ class RunCA:
             chain.unlink(missing_ok=True)
         return ctx
 
-    def write_certificate(self, folder: Path) -> Path:
-        """The CA certificate (public: no key) as `<folder>/fetch-proxy-ca.pem`, readable by the sandbox's user."""
-        path = Path(folder) / CA_FILE_NAME
+    def write_certificate(self, path: Path) -> Path:
+        """The CA certificate (public: no key) at `path`, readable by the sandbox's user."""
+        path = Path(path)
         path.write_bytes(self.cert_pem)
         os.chmod(path, 0o644)
         return path
@@ -127,11 +126,3 @@ class RunCA:
         with self._lock:
             self._contexts.clear()
         shutil.rmtree(self._dir, ignore_errors=True)
-
-
-def trust_env(ca_file: str) -> dict[str, str]:
-    """What points the usual HTTP clients' trust at the run's CA, instead of the system's roots: OpenSSL (Python's
-    `ssl`, urllib, aiohttp, httpx, truststore on Linux) `SSL_CERT_FILE`, requests `REQUESTS_CA_BUNDLE`, curl
-    `CURL_CA_BUNDLE`, Node `NODE_EXTRA_CA_CERTS` (added to its roots), git `GIT_SSL_CAINFO`."""
-    return {"SSL_CERT_FILE": ca_file, "REQUESTS_CA_BUNDLE": ca_file, "CURL_CA_BUNDLE": ca_file,
-            "NODE_EXTRA_CA_CERTS": ca_file, "GIT_SSL_CAINFO": ca_file}  # fmt: skip

@@ -40,8 +40,7 @@ from typing import Any
 
 from reportbench.systems._sandbox_inside import splice
 from reportbench.systems.base import SystemError_
-from reportbench.systems.fetch_proxy import FetchProxy, proxy_env
-from reportbench.systems.fetch_proxy_tls import CA_FILE_NAME, trust_env
+from reportbench.systems.fetch_proxy import CA_FILE_NAME, FetchProxy, proxy_env, trust_env
 
 GLOBAL_ENV = "REPORTBENCH_SANDBOX"
 BACKENDS = ("bwrap", "none")
@@ -261,7 +260,7 @@ def network(
         if proxy is not None and bridge is not None:
             bridge.fetch_proxy = proxy
             if proxy.ca is not None:  # the CA's certificate (never its key) beside the sockets, bound read-only
-                proxy.ca.write_certificate(bridge.sockdir)
+                proxy.ca.write_certificate(bridge.sockdir / CA_FILE_NAME)
                 env.update(trust_env(f"{SOCKDIR_INSIDE}/{CA_FILE_NAME}"))
         yield bridge, env
 
