@@ -435,8 +435,11 @@ def bwrap_argv(
     status_fd: int,
     uid: int | None = None,
     identity: Path | None = None,
+    ca_file: Path | None = None,
 ) -> list[str]:
-    """The bwrap command line: namespaces, the read-only root, the hidden folders, the binds, the launcher."""
+    """The bwrap command line: namespaces, the read-only root, the hidden folders, the binds, the launcher.
+    `ca_file`: the fetch proxy's CA certificate, bound over every certifi bundle the program's Python can import
+    (code that passes `certifi.where()` itself ignores SSL_CERT_FILE; its only HTTPS peer is the proxy anyway)."""
     exe = bwrap_path() or "bwrap"
     root = os.geteuid() == 0
     args = [exe, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
@@ -482,6 +485,9 @@ def bwrap_argv(
     emptied += [d for d in hide if os.path.isdir(d)]
     for p in _existing([*own_python_paths(), *ro]):
         bind("--ro-bind", p, p)
+    if ca_file is not None:
+        for bundle in certifi_bundles(_existing([*own_python_paths(), *ro])):
+            args += ["--ro-bind", str(ca_file), bundle]
     for src, dest in rw:
         bind("--bind", os.path.realpath(src), os.path.abspath(dest))
     if sockdir is not None:
@@ -491,6 +497,15 @@ def bwrap_argv(
     config += [f"sockdir={SOCKDIR_INSIDE}", f"drop_to={uid if root and uid is not None else ''}"]
     config += [f"{k}={limits.get(k)}" for k in ("memory_mb", "cpu_s", "processes", "open_files", "file_size_mb")]
     return [*args, "--", sys.executable, "-I", "-S", str(_INSIDE), *config, "--", *inner]
+
+
+def certifi_bundles(roots: Iterable[str]) -> list[str]:
+    """certifi's `cacert.pem` files under these import paths or installs (site-packages, venvs, prefixes)."""
+    found: set[str] = set()
+    for root in roots:
+        for pattern in ("certifi/cacert.pem", "lib/python*/site-packages/certifi/cacert.pem"):
+            found.update(os.path.realpath(f) for f in Path(root).glob(pattern) if f.is_file())
+    return sorted(found)
 
 
 def _read_all(stream: Any, sink: list[bytes]) -> None:
@@ -572,6 +587,7 @@ def run(
             status_fd=status_w,
             uid=uid,
             identity=identity,
+            ca_file=bridge.sockdir / CA_FILE_NAME if proxy is not None and proxy.ca is not None else None,
         )
         pass_fds = (status_w,)
     else:
