@@ -76,11 +76,23 @@ def upstream(tmp_path: Path) -> Iterator[Upstream]:
     class Page(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
             hits[self.path] = hits.get(self.path, 0) + 1
+            api = self.path.startswith("/api")  # JSON: not a page the spine's fetcher reads
+            body = json.dumps({"api": True, "auth": self.headers.get("Authorization")}).encode() if api else PAGE
             self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(PAGE)))
+            self.send_header("Content-Type", "application/json" if api else "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(PAGE)
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:  # noqa: N802 - an API call: echoes what it got
+            hits[f"POST {self.path}"] = hits.get(f"POST {self.path}", 0) + 1
+            got = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.dumps({"got": got.decode(), "auth": self.headers.get("Authorization")}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
         def log_message(self, *args: object) -> None:
             pass
@@ -153,17 +165,41 @@ def test_https_page_is_read_once_then_served_from_the_page_cache(tmp_path: Path,
         cache.close()
 
 
-def test_plain_http_goes_through_the_same_cache_and_other_methods_get_405(
+def _send(proxy_url: str, url: str, cafile: str, method: str, body: bytes | None = None,
+          headers: dict[str, str] | None = None) -> tuple[int, str, bytes]:
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({"https": proxy_url, "http": proxy_url}),
+        urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cafile)),
+    )
+    req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    with opener.open(req, timeout=20) as resp:
+        return resp.status, resp.headers.get("X-Reportbench-Fetch", ""), resp.read()
+
+
+def test_what_is_not_a_public_page_is_forwarded_through_the_guard_and_never_cached(
     tmp_path: Path, upstream: Upstream
 ) -> None:
+    """POST (an API call), a GET with credentials, a GET whose answer is JSON: forwarded as made, twice = twice."""
+    base = f"https://{HOST}:{upstream.port}"
     with _proxy(tmp_path, upstream) as proxy:
         ca, purl = _ca_file(tmp_path, proxy), f"http://127.0.0.1:{proxy.port}"
-        assert _get(purl, f"https://{HOST}:{upstream.port}/a", ca)[:2] == (200, "fetched")
-        status, _, body = _get(purl, f"https://{HOST}:{upstream.port}/a", ca, method="POST")
-        assert status == 405 and b"only GET and HEAD" in body
-        status, _, _ = _get(purl, f"http://{HOST}:{upstream.port}/plain", ca, method="POST")
-        assert status == 405
-    assert upstream.hits == {"/a": 1}
+        for _ in range(2):
+            status, source, body = _send(purl, f"{base}/v1/chat", ca, "POST", b'{"q": 1}',
+                                         {"Authorization": "Bearer test-not-a-key", "Content-Type": "application/json"})
+            assert (status, source) == (200, "forwarded")
+            assert json.loads(body) == {"got": '{"q": 1}', "auth": "Bearer test-not-a-key"}
+            status, source, body = _send(purl, f"{base}/page-with-auth", ca, "GET",
+                                         headers={"Authorization": "Bearer test-not-a-key"})  # fmt: skip
+            assert (status, source, body) == (200, "forwarded", PAGE)
+            status, source, body = _send(purl, f"{base}/api/items", ca, "GET")
+            assert (status, source) == (200, "forwarded") and json.loads(body)["api"] is True
+        # plain HTTP POST: the same guard; a private target is refused before anything is sent
+        with pytest.raises(urllib.error.HTTPError, match="403"):
+            _send(purl, "http://internal.example/v1", ca, "POST", b"x")
+        with pytest.raises(OSError, match="403"):
+            _send(purl, "https://10.1.2.3/v1", ca, "POST", b"x")
+    # JSON: the spine's fetcher asked once (stopped at the headers; the cache remembers "not a page"), then forwarded
+    assert upstream.hits == {"POST /v1/chat": 2, "/page-with-auth": 2, "/api/items": 3}
 
 
 def test_the_upstream_certificate_is_still_verified(tmp_path: Path, upstream: Upstream) -> None:

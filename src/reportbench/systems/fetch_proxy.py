@@ -9,7 +9,10 @@ With interception on (`sandbox: {fetch_intercept: true}`, the default), the prox
 `CONNECT host:port` is answered by the proxy, which speaks TLS to the program with a certificate for that host
 from the run's own CA (reportbench.systems.fetch_proxy_tls; the sandbox trusts that CA through SSL_CERT_FILE and
 its kin), and each GET/HEAD inside, like each plain-HTTP GET/HEAD, is served through the spine's fetch path and
-page cache (reportbench.systems.fetch_proxy_pages). Other methods get 405: reading pages is what this proxy is for.
+page cache (reportbench.systems.fetch_proxy_pages). What is not a page anyone would read the same (another method,
+a request carrying `Authorization`/`Cookie`/an API key header, an answer that is not HTML/PDF/text, e.g. an API's
+JSON) is forwarded as the program made it, never cached: the guard checks it, the connection goes to the checked
+address and the real site's certificate is verified (a command calling a hosted model API keeps working).
 With `fetch_intercept: false` it is the old guarded forwarder: it connects to exactly the checked address (DNS
 cannot be re-bound in between), HTTPS is tunnelled unseen (no cache), plain HTTP is forwarded as is.
 
@@ -42,8 +45,13 @@ if TYPE_CHECKING:
 
 MAX_HEAD = 64 * 1024
 CONNECT_TIMEOUT_S = 15.0
+FORWARD_READ_TIMEOUT_S = 300.0  # between two bytes of a forwarded answer (a model API may think for minutes)
 PAGE_METHODS = ("GET", "HEAD")
-MAX_DRAINED = 1024 * 1024  # request body read and dropped before a refusal (closing on unread data resets the answer)
+MAX_FORWARD_BODY = 32 * 1024 * 1024  # a forwarded request's body (an API call's JSON, an upload)
+# credentials: a request carrying them is the program's own business (forwarded, never cached or shared)
+PRIVATE_HEADERS = frozenset({"authorization", "cookie", "x-api-key", "api-key"})
+HOP_HEADERS = frozenset({"connection", "keep-alive", "proxy-authorization", "proxy-authenticate", "proxy-connection",
+                         "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length"})  # fmt: skip
 NO_TASK = "(no task credentials)"
 CA_FILE_NAME = "fetch-proxy-ca.pem"  # the run CA's certificate, beside the bridge's sockets in the sandbox
 
@@ -75,7 +83,7 @@ class _PageHandler(http.server.BaseHTTPRequestHandler):
     """HTTP/1.1 inside an intercepted CONNECT (the stdlib's parser: bounded lines and headers, keep-alive)."""
 
     protocol_version = "HTTP/1.1"
-    timeout = 60
+    timeout = 120
     server: _Server  # type: ignore[assignment]
 
     def __init__(self, request: Any, client_address: Any, server: _Server, *, origin: str, task: str) -> None:
@@ -83,45 +91,53 @@ class _PageHandler(http.server.BaseHTTPRequestHandler):
         super().__init__(request, client_address, server)  # type: ignore[arg-type]
 
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        self._page(head_only=False)
+        self._request()
 
-    def do_HEAD(self) -> None:  # noqa: N802
-        self._page(head_only=True)
+    do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_GET  # noqa: N815
 
-    def _drain(self) -> None:
-        """Read the request's body (bounded) so the answer is not lost in a reset; else no further request."""
-        length = self.headers.get("Content-Length", "0").strip()
-        if self.headers.get("Transfer-Encoding") or not length.isdigit() or int(length) > MAX_DRAINED:
-            self.close_connection = True
-        elif int(length):
-            self.rfile.read(int(length))
+    def do_CONNECT(self) -> None:  # noqa: N802
+        self._write_status(405, "no CONNECT inside a tunnel")
 
-    def _other(self) -> None:
-        self._drain()
-        self.server.log(self.task).add(self.command, self.origin + self.path, 405, "refused",
-                                       "method not allowed: the fetch proxy reads pages (GET, HEAD)")
+    def _write_status(self, status: int, why: str) -> None:
         self.close_connection = True
-        body = b"reportbench fetch proxy: only GET and HEAD (pages are read, not written)\n"
-        self.wfile.write((f"HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Type: text/plain\r\n"
-                          f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body)
+        self.server.log(self.task).add(self.command, self.origin + self.path, status, "refused", why)
+        served = Served(self.path, status, "text/plain", f"reportbench fetch proxy: {why}\n".encode(), "refused")
+        self.wfile.write(_response(served, head_only=False, keep_alive=False))
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_CONNECT = do_TRACE = _other  # noqa: N815
-
-    def _page(self, head_only: bool) -> None:
+    def _request(self) -> None:
         path = self.path
         if path.startswith(self.origin + "/"):  # absolute form inside the tunnel
             path = path[len(self.origin):]
         if not path.startswith("/"):
-            self.close_connection = True
-            self.wfile.write(_response(Served(path, 400, "text/plain", b"bad request target\n", "refused"),
-                                       head_only=False, keep_alive=False))  # fmt: skip
-            return
-        self._drain()
-        served = self.server.serve(self.command, self.origin + path, self.task)
-        self.wfile.write(_response(served, head_only=head_only, keep_alive=not self.close_connection))
+            return self._write_status(400, "bad request target")
+        url = self.origin + path
+        body: bytes | None = None
+        length = (self.headers.get("Content-Length") or "0").strip()
+        if self.headers.get("Transfer-Encoding"):
+            return self._write_status(411, "a request body needs a Content-Length here")
+        if not length.isdigit() or int(length) > MAX_FORWARD_BODY:
+            return self._write_status(413, f"request body above {MAX_FORWARD_BODY} bytes")
+        if int(length):
+            body = self.rfile.read(int(length))
+        if _is_page_request(self.command, self.headers.keys()):
+            served = self.server.serve(self.command, url, self.task)
+            if served.error_class != "unsupported_type":
+                self.wfile.write(_response(served, head_only=self.command == "HEAD",
+                                           keep_alive=not self.close_connection))  # fmt: skip
+                return None
+        self.close_connection = True  # a forwarded answer is streamed to its end, then the connection closes
+        self.server.relay(self.wfile.write, self.command, url, list(self.headers.items()), body, self.task)
+        return None
 
     def log_message(self, *args: object) -> None:
         pass
+
+
+def _is_page_request(method: str, header_names: Any) -> bool:
+    """A GET/HEAD without credentials: a page anyone would read the same (cacheable, read by the spine's fetcher).
+    Anything else (other methods, `Authorization`/`Cookie`, an API's JSON) is forwarded as is, never cached."""
+    names = {str(h).lower() for h in header_names}
+    return method in PAGE_METHODS and not names & PRIVATE_HEADERS
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -161,18 +177,25 @@ class _Handler(socketserver.BaseRequestHandler):
         if self.server.pages is not None:  # interception: every page through the spine's fetch path and cache
             if method == "CONNECT":
                 return self._intercept(conn, checked, rest, task)
-            if method not in PAGE_METHODS:
-                self.server.log(task).add(method, target, 405, "refused", "method not allowed")
+            if not _is_page_request(method, headers):
                 length = headers.get("content-length", "0")
-                want = int(length) - len(rest) if length.isdigit() and int(length) <= MAX_DRAINED else 0
-                while want > 0:  # drop the body: closing on unread data would reset the answer away
-                    chunk = conn.recv(min(want, 65536))
+                if headers.get("transfer-encoding") or not length.isdigit() or int(length) > MAX_FORWARD_BODY:
+                    return self._refuse(conn, 411, "reportbench fetch proxy: a request body needs a bounded "
+                                        f"Content-Length (at most {MAX_FORWARD_BODY} bytes)")
+                body = rest
+                while len(body) < int(length):
+                    chunk = conn.recv(min(int(length) - len(body), 65536))
                     if not chunk:
-                        break
-                    want -= len(chunk)
-                return self._refuse(conn, 405, "reportbench fetch proxy: only GET and HEAD (pages are read)")
+                        return None
+                    body += chunk
+                pairs = [(k, v) for k, _, v in (h.partition(":") for h in header_lines)]
+                self.server.relay(conn.sendall, method, target, pairs, body[: int(length)] or None, task)
+                return None
             served = self.server.serve(method, target, task)
-            conn.sendall(_response(served, head_only=method == "HEAD", keep_alive=False))
+            if served.error_class != "unsupported_type":
+                conn.sendall(_response(served, head_only=method == "HEAD", keep_alive=False))
+            else:
+                self.server.relay(conn.sendall, method, target, [], None, task)
             return None
         try:
             upstream = socket.create_connection((checked.ip, checked.port), timeout=CONNECT_TIMEOUT_S)
@@ -236,6 +259,7 @@ class _Server(socketserver.ThreadingTCPServer):
     ca: RunCA | None
     tasks: dict[str, str]  # token -> task label
     logs: dict[str, TaskLog]  # task label -> what it read
+    upstream_ca: str | None  # TEST-ONLY roots for upstream certificates (None: certifi's)
     lock: threading.Lock
 
     def task_of(self, token: str | None) -> str:
@@ -257,6 +281,50 @@ class _Server(socketserver.ThreadingTCPServer):
             self.refused.append(f"{method} {url}: {served.error}")
         self.log(task).add(method, url, served.status, served.source, served.error)
         return served
+
+
+    def relay(self, write: Callable[[bytes], Any], method: str, url: str, headers: list[tuple[str, str]],
+              body: bytes | None, task: str) -> None:
+        """Forward one request as the program made it (no cache): the guard checks the URL, the connection goes to
+        the checked address with the real site's certificate verified; the answer is streamed back (chunked)."""
+        try:
+            target = check_url(url, self.resolver, allow_hosts=self.allow_hosts)
+        except GuardError as exc:
+            self.refused.append(f"{method} {url}: {exc}")
+            self.log(task).add(method, url, 403, "refused", f"refused by reportbench's fetch guard: {exc}")
+            write(_response(Served(url, 403, "text/plain", f"refused by reportbench's fetch guard: {exc}\n".encode(),
+                                   "refused"), head_only=False, keep_alive=False))  # fmt: skip
+            return
+        sent = {k.strip(): v.strip() for k, v in headers if k.strip().lower() not in HOP_HEADERS}
+        sent["Host"] = target.host_header
+        pool = make_pool(target, CONNECT_TIMEOUT_S, FORWARD_READ_TIMEOUT_S, ca_certs=self.upstream_ca)
+        try:
+            resp = pool.urlopen(method, target.path or "/", body=body, headers=sent, redirect=False, retries=False,
+                                preload_content=False, decode_content=False, assert_same_host=False)  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - the program is told; the proxy goes on
+            why = f"reportbench fetch proxy: cannot reach {target.host}: {type(exc).__name__}"
+            self.log(task).add(method, url, 502, "failed", why)
+            write(_response(Served(url, 502, "text/plain", (why + "\n").encode(), "failed"), head_only=False,
+                            keep_alive=False))  # fmt: skip
+            pool.close()
+            return
+        try:
+            self.log(task).add(method, url, int(resp.status), "forwarded")
+            reason = http.server.BaseHTTPRequestHandler.responses.get(int(resp.status), ("",))[0]
+            lines = [f"HTTP/1.1 {resp.status} {reason}"]
+            lines += [f"{k}: {v}" for k, v in resp.headers.items() if k.lower() not in HOP_HEADERS]
+            lines += ["X-Reportbench-Fetch: forwarded", "Transfer-Encoding: chunked", "Connection: close"]
+            write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", errors="replace"))
+            if method != "HEAD":
+                for chunk in resp.stream(65536, decode_content=False):
+                    if chunk:
+                        write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            write(b"0\r\n\r\n")
+        except Exception:  # noqa: BLE001 - a broken stream ends the connection; the program sees it cut
+            pass
+        finally:
+            resp.release_conn()
+            pool.close()
 
 
 class FetchProxy:
@@ -286,6 +354,7 @@ class FetchProxy:
         self._server.lock = threading.Lock()
         self._server.pages = None
         self._server.ca = None
+        self._server.upstream_ca = upstream_ca
         if intercept:
             # lazy (cryptography: only a run whose proxy intercepts pays)
             from reportbench.systems.fetch_proxy_tls import RunCA  # lazy: +80 ms to import (python -X importtime)

@@ -53,6 +53,7 @@ class Served:
     source: str
     error: str | None = None
     final_url: str | None = None
+    error_class: str | None = None
 
 
 def _served(raw: RawResponse, url: str, source: str) -> Served:
@@ -62,7 +63,8 @@ def _served(raw: RawResponse, url: str, source: str) -> Served:
     status = status or _FAILURE_STATUS.get(raw.error_class, 502)
     why = f"reportbench fetch proxy: {raw.error_class}: {raw.error or ''}".rstrip(": ")
     source = "refused" if raw.error_class == "refused" else source if source == "cache" else "failed"
-    return Served(url, status, "text/plain; charset=utf-8", (why + "\n").encode(), source, error=why)
+    return Served(url, status, "text/plain; charset=utf-8", (why + "\n").encode(), source, error=why,
+                  error_class=raw.error_class)
 
 
 class ProxyPages:
