@@ -315,11 +315,11 @@ class _Server(socketserver.ThreadingTCPServer):
             lines += [f"{k}: {v}" for k, v in resp.headers.items() if k.lower() not in HOP_HEADERS]
             lines += ["X-Reportbench-Fetch: forwarded", "Transfer-Encoding: chunked", "Connection: close"]
             write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", errors="replace"))
-            if method != "HEAD":
+            if method != "HEAD":  # (a HEAD answer has no body, not even the last chunk)
                 for chunk in resp.stream(65536, decode_content=False):
                     if chunk:
                         write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-            write(b"0\r\n\r\n")
+                write(b"0\r\n\r\n")
         except Exception:  # noqa: BLE001 - a broken stream ends the connection; the program sees it cut
             pass
         finally:
