@@ -367,3 +367,11 @@ def test_network_gives_the_ca_certificate_and_never_the_key(tmp_path: Path) -> N
         assert "SSL_CERT_FILE" not in env and not (bridge.sockdir / "fetch-proxy-ca.pem").exists()  # type: ignore[union-attr]
 
 
+
+
+def test_the_per_task_record_holds_no_credentials() -> None:
+    from reportbench.systems.fetch_proxy_pages import _loggable
+
+    assert _loggable("http://user:hunter2@pages.example/a?api_key=abc123&x=1") == (
+        "http://pages.example/a?api_key=***&x=1")
+    assert _loggable("https://pages.example/p@q") == "https://pages.example/p@q"

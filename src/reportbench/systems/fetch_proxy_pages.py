@@ -147,6 +147,15 @@ class ProxyPages:
                 self._db = None
 
 
+def _loggable(url: str) -> str:
+    """The URL without userinfo and with secret-looking query values redacted (it goes into sandbox.json)."""
+    if "@" in url.split("/", 3)[2 if "://" in url else 0]:
+        scheme, _, rest = url.partition("://")
+        authority, slash, tail = rest.partition("/")
+        url = f"{scheme}://{authority.rpartition('@')[2]}{slash}{tail}"
+    return redact_url(url)[:2000]
+
+
 class TaskLog:
     """What one task's program read through the proxy: counts by source, and the first MAX_LOGGED pages."""
 
@@ -159,7 +168,7 @@ class TaskLog:
         with self._lock:
             self.counts[source] = self.counts.get(source, 0) + 1
             if len(self.pages) < MAX_LOGGED:
-                entry = {"method": method, "url": redact_url(url), "status": status, "source": source}
+                entry = {"method": method, "url": _loggable(url), "status": status, "source": source}
                 self.pages.append({**entry, "error": error[:300]} if error else entry)
 
     def record(self) -> Mapping[str, Any]:
