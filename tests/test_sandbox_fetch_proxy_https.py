@@ -274,6 +274,13 @@ explicit = urllib.request.build_opener(urllib.request.HTTPSHandler(
     context=ssl.create_default_context(cafile=certifi.where())))
 with explicit.open(url, timeout=30) as resp:
     seen["certifi_fetch"] = [resp.status, resp.headers.get("X-Reportbench-Fetch")]
+import asyncio, aiohttp, httpx, requests  # the agent kinds' clients (requirements/*.txt), from the environment
+seen["requests"] = [(r := requests.get(url, timeout=30)).status_code, r.headers.get("X-Reportbench-Fetch")]
+seen["httpx"] = [(r := httpx.get(url, timeout=30)).status_code, r.headers.get("X-Reportbench-Fetch")]
+async def aio():
+    async with aiohttp.ClientSession(trust_env=True) as session, session.get(url) as r:
+        return [r.status, r.headers.get("X-Reportbench-Fetch")]
+seen["aiohttp"] = asyncio.run(aio())
 if shutil.which("curl"):
     done = subprocess.run(["curl", "-sS", "-D", "-", url], capture_output=True, text=True, timeout=60)
     seen["curl"] = [done.returncode, done.stdout[-2000:], done.stderr[-500:]]
@@ -317,18 +324,19 @@ def test_a_sandboxed_command_reads_https_pages_through_the_cache(
     page = PAGE.decode()
     assert seen["urllib1"] == [200, "fetched", page] and seen["urllib2"] == [200, "cache", page], seen
     assert seen["certifi_is_ca"] is True and seen["certifi_fetch"] == [200, "cache"], seen
+    assert seen["requests"] == seen["httpx"] == seen["aiohttp"] == [200, "cache"], seen
     has_curl = shutil.which("curl") is not None
     if has_curl:
         code, out, err = seen["curl"]
         assert code == 0 and "x-reportbench-fetch: cache" in out.lower() and out.endswith(page), (out, err)
-    assert upstream.hits == {"/paper": 1}  # urllib three times and curl once: one request
+    assert upstream.hits == {"/paper": 1}  # seven reads by six clients: one request
     for bad in ("https://internal.example/", "https://10.1.2.3/"):
         assert "403" in seen[bad], seen[bad]
     assert seen["trust_has_key"] is False and seen["key_folders"] == []
     assert [n for n in seen["trust_folder"] if not n.endswith(".sock")] == ["fetch-proxy-ca.pem"]
     # per task: what was fetched, served from the cache, refused
     task_rec = json.loads((run_dir / "sandbox.json").read_text())["tasks"]["t1"]["fetch_proxy"]
-    assert task_rec["counts"] == {"cache": 2 + has_curl, "fetched": 1, "refused": 2}, task_rec
+    assert task_rec["counts"] == {"cache": 5 + has_curl, "fetched": 1, "refused": 2}, task_rec
     assert json.loads((run_dir / "sandbox.json").read_text())["fetch_intercept"] is True
     # no key material anywhere it could end up: the run folder, the page cache, the leaf-key folder is gone
     (proxy,) = made
