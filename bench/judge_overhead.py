@@ -55,7 +55,8 @@ def build(work: Path, n: int, words: int) -> dict[str, Any]:
     # shift_check off: the synthetic reports share one vocabulary, so they all resemble one task (bench/scale.py
     # stops there at system@ today); the check is system@'s cost, not the judge stage's.
     scale.configure(work, "researchqa", folders, work / "synth")
-    systems = {s: {"kind": "folder", "path": str(d), "format": "auto", "shift_check": "off"} for s, d in folders.items()}
+    off = {"kind": "folder", "format": "auto", "shift_check": "off"}
+    systems = {s: {**off, "path": str(d)} for s, d in folders.items()}
     scale._write_yaml(work / "conf/researchqa/systems/demo.yaml", "benchmarks.researchqa.systems", systems)
     params = _compose(work)
     for name, argv, outs in scale.stage_commands(params, "researchqa"):
@@ -114,16 +115,14 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
     """Runs in the work dir: the judge stage, instrumented; prints one JSON line."""
     import logging
 
+    # What the stage imports lazily too (the benchmark's protocol pulls numpy; the judges, the release format): a
+    # per-process constant, reported apart from the per-judgment figure.
     from reportbench import pipeline
-    from reportbench.config import composed_params
-    from reportbench.judges import factory, runner
-    from reportbench.preflight import stage_params
-
-    # What the stage imports lazily (the benchmark's protocol pulls numpy; the judge, the runner): a per-process
-    # constant, reported apart from the per-judgment figure.
     from reportbench.benchmarks import get_benchmark
-    from reportbench.judges import offline, runner as _runner  # noqa: F401
-    from reportbench.release import format as _format  # noqa: F401
+    from reportbench.config import composed_params
+    from reportbench.judges import factory, offline, runner  # noqa: F401
+    from reportbench.preflight import stage_params
+    from reportbench.release import format as release_format  # noqa: F401
 
     get_benchmark("researchqa")
     imports_cpu = _cpu()

@@ -297,7 +297,8 @@ def _unit_release(release_dir: Path, benchmark: str) -> Any:
     checks) and each file's size and mtime: a release changed in any way is read (and checked) again."""
     folder = Path(release_dir)
     manifest = folder / "release.json"
-    files = sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in folder.iterdir()) if folder.is_dir() else []
+    stats = [(f.name, f.stat()) for f in folder.iterdir()] if folder.is_dir() else []
+    files = sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats)
     key = (str(folder.resolve()), benchmark, manifest.read_bytes() if manifest.is_file() else b"", files)
     if _RELEASE_READ and _RELEASE_READ[0][0] == key:
         return _RELEASE_READ[0][1]
