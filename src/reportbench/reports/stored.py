@@ -40,13 +40,13 @@ class StoredReport(Report):
         return super().__getattr__(name)  # type: ignore[misc]
 
     def _load_sentences(self) -> list[Sentence]:
-        raw, self._raw_sentences = self._raw_sentences, None
         try:
-            sentences = _SENTENCES.validate_json(raw or b"[]")
-        except ValidationError as exc:
+            sentences = _SENTENCES.validate_json(self._raw_sentences or b"[]")
+        except ValidationError as exc:  # raised again at every read: never an empty list in its place
             err = exc.errors(include_url=False)[0]
             loc = ".".join(str(p) for p in ("sentences", *err["loc"]))
             raise ValueError(f"{self._where} is not a valid Report: {loc}: {err['msg']}") from None
+        self._raw_sentences = None
         fields = self.__dict__  # in Report's field order, as a validated Report has them (its JSON's key order)
         ordered = {name: sentences if name == "sentences" else fields[name] for name in Report.model_fields}
         fields.clear()
