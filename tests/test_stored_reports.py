@@ -110,3 +110,10 @@ def test_a_line_laid_out_otherwise_is_validated_whole(run_dir: Path) -> None:
     _edit(run_dir, 1, lambda s: s.replace('"index": 1', '"index": "one"'))
     with pytest.raises(ValueError, match=r"(?s)line 1 is not a valid Report.*sentences\.1\.index"):
         read_stored_reports(run_dir)
+
+
+def test_sentences_of_a_file_replaced_after_reading_are_refused(run_dir: Path) -> None:
+    reports = read_stored_reports(run_dir)
+    write_run(run_dir, [_report(i + 10) for i in range(4)], [])  # a rerun of system@ replaced the file
+    with pytest.raises(ValueError, match="reports.jsonl changed after its reports were read"):
+        _ = reports[0].sentences

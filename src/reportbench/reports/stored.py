@@ -14,6 +14,8 @@ file, line and field, when a step first reads them.
 
 from __future__ import annotations
 
+import mmap
+import os
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ _SENTENCES = TypeAdapter(list[Sentence])
 class StoredReport(Report):
     """A `Report` read from a run folder: `sentences` validated when first read (then kept like any field)."""
 
-    _raw_sentences: bytes | None = PrivateAttr(default=None)
+    _raw_sentences: Any = PrivateAttr(default=None)  # (the file, offset, length) of the sentences' JSON array
     _where: str = PrivateAttr(default="")
 
     def __getattr__(self, name: str) -> Any:
@@ -41,7 +43,8 @@ class StoredReport(Report):
 
     def _load_sentences(self) -> list[Sentence]:
         try:
-            sentences = _SENTENCES.validate_json(self._raw_sentences or b"[]")
+            source, offset, length = self._raw_sentences  # type: ignore[misc]
+            sentences = _SENTENCES.validate_json(source.read(offset, length))
         except ValidationError as exc:  # raised again at every read: never an empty list in its place
             err = exc.errors(include_url=False)[0]
             loc = ".".join(str(p) for p in ("sentences", *err["loc"]))
@@ -89,47 +92,70 @@ class StoredReport(Report):
         return super(StoredReport, self._complete()).__getstate__()
 
 
-def _split(line: bytes) -> tuple[bytes, bytes] | None:
-    """(the line without its sentences, the sentences' JSON array) when it is laid out as our writer writes it."""
-    a = line.find(_SENTENCES_KEY)
-    if a < 0:
-        return None
-    b = line.rfind(_SOURCES_KEY)  # the same key as the first one after the sentences: it occurs once
-    if b < a:
-        return None
-    raw = line[a + len(_SENTENCES_KEY) : b]
-    if not (raw.startswith(b"[") and raw.endswith(b"]")):
-        return None
-    return line[:a] + line[b:], raw
-
-
 def read_stored_reports(run_dir: Path | str) -> list[Report]:
     """The reports of `<run_dir>/reports.jsonl` (what `systems.read_reports` returns), sentences validated lazily.
 
-    An invalid line raises ValueError naming the file, the line and the field, as `read_reports` does."""
+    An invalid line raises ValueError naming the file, the line and the field, as `read_reports` does. The file
+    is mapped, not read: only each line's fields but the sentences are copied out; the sentences are read from
+    the file when first asked for (it is checked to be the same file then)."""
     path = Path(run_dir) / "reports.jsonl"
     reports: list[Report] = []
     with open(path, "rb") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip(b"\r\n")
-            if not line.strip():
-                continue
-            parts = _split(line)
-            report = None
-            if parts is not None:
-                try:  # every field but the sentences (absent: their default, replaced below), unknown ones refused
-                    report = StoredReport.model_validate_json(parts[0])
-                except ValidationError:
-                    report = None  # not as our writer lays it out: validated whole below, with its message
-            if report is None:
-                try:
-                    reports.append(Report.model_validate_json(line))
-                except ValueError as exc:
-                    raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
-                continue
-            del report.__dict__["sentences"]  # read from the raw JSON when first asked for
-            report.__pydantic_fields_set__.add("sentences")
-            report._raw_sentences = parts[1]  # type: ignore[index]
-            report._where = f"{path}: line {lineno}"
-            reports.append(report)
+        stat = os.fstat(f.fileno())
+        if stat.st_size == 0:
+            return reports
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
+            pos, lineno = 0, 0
+            while pos < stat.st_size:
+                end = data.find(b"\n", pos)
+                end = stat.st_size if end < 0 else end
+                start, stop, pos, lineno = pos, end, end + 1, lineno + 1
+                if data[stop - 1 : stop] == b"\r":
+                    stop -= 1
+                if data[start : start + 1] != b"{" and not data[start:stop].strip():
+                    continue
+                report = _head(data, start, stop, source, lineno)
+                if report is None:  # not laid out as our writer writes it: validated whole, with its message
+                    try:
+                        report = Report.model_validate_json(data[start:stop])
+                    except ValueError as exc:
+                        raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
+                reports.append(report)
     return reports
+
+
+class _Source:
+    """The file a report was read from and its identity then (inode, size, mtime): its sentences are read later."""
+
+    def __init__(self, path: Path, identity: tuple[int, int, int]) -> None:
+        self.path, self.identity = path, identity
+
+    def read(self, offset: int, length: int) -> bytes:
+        with open(self.path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if (st.st_ino, st.st_size, st.st_mtime_ns) != self.identity:
+                raise ValueError(f"{self.path} changed after its reports were read: read them again")
+            f.seek(offset)
+            return f.read(length)
+
+
+def _head(data: mmap.mmap, start: int, stop: int, source: _Source, lineno: int) -> StoredReport | None:
+    """The report of one line with its sentences left in the file, or None when the line is not laid out as our
+    writer lays it out (or its fields but the sentences do not validate: the caller validates it whole)."""
+    a = data.find(_SENTENCES_KEY, start, stop)
+    if a < 0:
+        return None
+    b = data.rfind(_SOURCES_KEY, a, stop)  # the same key as the first one after the sentences: it occurs once
+    first = a + len(_SENTENCES_KEY)
+    if b < first + 2 or data[first : first + 1] != b"[" or data[b - 1 : b] != b"]":
+        return None
+    try:  # every field but the sentences (absent: their default, replaced below), unknown ones refused
+        report = StoredReport.model_validate_json(data[start:a] + data[b:stop])
+    except ValidationError:
+        return None
+    del report.__dict__["sentences"]  # read from the file when first asked for
+    report.__pydantic_fields_set__.add("sentences")
+    report._raw_sentences = (source, first, b - first)
+    report._where = f"{source.path}: line {lineno}"
+    return report
