@@ -117,3 +117,22 @@ def test_sentences_of_a_file_replaced_after_reading_are_refused(run_dir: Path) -
     write_run(run_dir, [_report(i + 10) for i in range(4)], [])  # a rerun of system@ replaced the file
     with pytest.raises(ValueError, match="reports.jsonl changed after its reports were read"):
         _ = reports[0].sentences
+
+
+def test_strip_think_fast_path_keeps_every_case_blind_match() -> None:
+    import re
+
+    from reportbench.protocols.researchqa.labels import strip_think
+
+    think = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+    opening = re.compile(r"^\s*<think>.*", re.DOTALL | re.IGNORECASE)
+
+    def reference(text: str) -> str:  # strip_think without its fast path
+        out = think.sub("", text)
+        if "</think>" in out.lower():
+            out = out[out.lower().rindex("</think>") + len("</think>") :]
+        return opening.sub("", out).strip()
+
+    cases = ["<think>a</think> b", "x </THINK> y", "  <Think> open", "plain text ", "a <think>b</think> c <think>d",
+             "<th\u0130nk>hidden</th\u0131nk> kept", "<TH\u0130NK>open", "\n<tHiNk>\nq\n</ThInK>\nans", ""]  # fmt: skip
+    assert [strip_think(c) for c in cases] == [reference(c) for c in cases]
