@@ -319,7 +319,7 @@ def judge_context(
     """What every judge step of one (system, member) reads: the judge stage and the viewer's re-rendering of its
     messages build it the same way, so the viewer shows the messages the judge was sent."""
     from reportbench.benchmarks import JudgeContext  # lazy: +210 ms to import (python -X importtime)
-    from reportbench.reports.stored import read_stored_reports  # lazy: +61 ms to import (python -X importtime)
+    from reportbench.reports.stored import read_stored_reports  # lazy: +260 ms to import (python -X importtime)
     from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
 
     return JudgeContext(
@@ -550,7 +550,7 @@ class SystemReports(Mapping[str, list[Any]]):
         self._last: tuple[str, list[Any]] | None = None
 
     def __getitem__(self, system: str) -> list[Any]:
-        from reportbench.reports.stored import read_stored_reports  # lazy: +61 ms to import (python -X importtime)
+        from reportbench.reports.stored import read_stored_reports  # lazy: +260 ms to import (python -X importtime)
 
         if system not in self._dirs:
             raise KeyError(system)
