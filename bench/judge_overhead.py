@@ -73,8 +73,10 @@ def build(work: Path, n: int, words: int) -> dict[str, Any]:
 def _compose(work: Path) -> dict[str, Any]:
     import yaml
 
-    code = ("from pathlib import Path; from reportbench.config import compose_params; "
-            "compose_params(['benchmarks=[researchqa]'], Path('params.yaml'), Path('conf'))")
+    code = (
+        "from pathlib import Path; from reportbench.config import compose_params; "
+        "compose_params(['benchmarks=[researchqa]'], Path('params.yaml'), Path('conf'))"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=work, check=True, env=scale._env())
     return yaml.safe_load((work / "params.yaml").read_text())
 
@@ -243,8 +245,10 @@ def main() -> int:
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         judge = "offline" if r["mode"] == "offline" else "stub fast path (judging phase)"
-        print(f"| {r['n']:,} | {judge} | {r['judgments']:,} | {r['stage_cpu_s']:.2f} s | {r['judge_cpu_s']:.2f} s | "
-              f"**{r['overhead_us']:,.0f} µs** | {r['wall_s']:.1f} s | {r['peak_rss_mb']} MB |")
+        print(
+            f"| {r['n']:,} | {judge} | {r['judgments']:,} | {r['stage_cpu_s']:.2f} s | {r['judge_cpu_s']:.2f} s | "
+            f"**{r['overhead_us']:,.0f} µs** | {r['wall_s']:.1f} s | {r['peak_rss_mb']} MB |"
+        )
     for mode, us in slopes.items():
         print(f"{mode}: marginal overhead between the smallest and largest N: {us:,.0f} µs per judgment")
     print(f"per-process constant before the stage (imports): {max(r['imports_cpu_s'] for r in rows):.2f} s CPU")

@@ -30,6 +30,7 @@ _SENTENCES_KEY = b',"sentences":'
 _SOURCES_KEY = b',"sources":'
 _SENTENCES = TypeAdapter(list[Sentence])
 
+
 class StoredReport(Report):
     """A `Report` read from a run folder: `sentences` validated when first read (then kept like any field)."""
 
