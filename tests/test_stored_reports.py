@@ -136,3 +136,19 @@ def test_strip_think_fast_path_keeps_every_case_blind_match() -> None:
     cases = ["<think>a</think> b", "x </THINK> y", "  <Think> open", "plain text ", "a <think>b</think> c <think>d",
              "<th\u0130nk>hidden</th\u0131nk> kept", "<TH\u0130NK>open", "\n<tHiNk>\nq\n</ThInK>\nans", ""]  # fmt: skip
     assert [strip_think(c) for c in cases] == [reference(c) for c in cases]
+
+
+def test_the_judge_stage_reads_its_release_once_and_again_when_it_changed(tmp_path: Path) -> None:
+    import polars as pl
+
+    from reportbench import pipeline
+    from reportbench.release.format import ReleaseError, write_release
+    from test_release_format import make_release
+
+    write_release(make_release(), tmp_path)
+    first = pipeline._unit_release(tmp_path, "deepscholar")
+    assert pipeline._unit_release(tmp_path, "deepscholar") is first  # every unit of the stage: one read
+    df = pl.read_parquet(tmp_path / "tasks.parquet")
+    df.with_columns(pl.lit("changed").alias("title")).write_parquet(tmp_path / "tasks.parquet")
+    with pytest.raises(ReleaseError, match=r"tasks.parquet: sha256 differs from release.json"):
+        pipeline._unit_release(tmp_path, "deepscholar")  # a changed table is read and checked again
