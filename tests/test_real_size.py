@@ -106,10 +106,11 @@ def test_cross_and_score_hold_one_systems_reports_at_a_time(
     """Parsed reports are ~200 KB each: a stage holding every system's at once grows with systems × tasks."""
     import weakref
 
-    from reportbench import pipeline, systems
+    from reportbench import pipeline
+    from reportbench.reports import stored
 
     work, params = rqa_pipeline
-    real = systems.read_reports
+    real = stored.read_stored_reports  # what SystemReports reads a run folder with
     alive: weakref.WeakSet[_Reports] = weakref.WeakSet()
     resident_at_read: list[int] = []
 
@@ -119,7 +120,7 @@ def test_cross_and_score_hold_one_systems_reports_at_a_time(
         alive.add(out)
         return out
 
-    monkeypatch.setattr(systems, "read_reports", counting)
+    monkeypatch.setattr(stored, "read_stored_reports", counting)
     b = "researchqa"
     rel = params["plan"]["benchmarks"][b]["release"]
     release, runs = work / f"data/releases/{b}/{rel}", work / f"data/runs/{b}/{rel}"

@@ -23,5 +23,9 @@ def tree_digest(paths: Iterable[Path | str], root: Path | str = ".", pattern: st
             if "__pycache__" in f.parts or f.suffix == ".pyc" or not f.is_file():
                 continue
             name = f.relative_to(base.parent)  # the same wherever the package is installed
-            digest.update(name.as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+            digest.update(name.as_posix().encode() + b"\0")
+            with open(f, "rb") as fh:  # streamed: a run folder's 70 MB file is neither held nor copied whole
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+            digest.update(b"\0")
     return digest.hexdigest()[:length]

@@ -287,6 +287,26 @@ def _judge_unit(stage_key: str, *args: Any) -> dict[str, Any]:
     return summary
 
 
+_RELEASE_READ: list[tuple[Any, Any]] = []  # the last release judge_context read, with its key
+
+
+def _unit_release(release_dir: Path, benchmark: str) -> Any:
+    """The release every unit of a judge stage reads, read and validated once per process, not once per unit.
+
+    Keyed by the folder, the bytes of its `release.json` (the sha256 of every table, which `read_release`
+    checks) and each file's size and mtime: a release changed in any way is read (and checked) again."""
+    folder = Path(release_dir)
+    manifest = folder / "release.json"
+    stats = [(f.name, f.stat()) for f in folder.iterdir()] if folder.is_dir() else []
+    files = sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats)
+    key = (str(folder.resolve()), benchmark, manifest.read_bytes() if manifest.is_file() else b"", files)
+    if _RELEASE_READ and _RELEASE_READ[0][0] == key:
+        return _RELEASE_READ[0][1]
+    release = read_release(release_dir, benchmark)
+    _RELEASE_READ[:] = [(key, release)]
+    return release
+
+
 def judge_context(
     params: Mapping[str, Any],
     benchmark: str,
@@ -299,15 +319,16 @@ def judge_context(
     """What every judge step of one (system, member) reads: the judge stage and the viewer's re-rendering of its
     messages build it the same way, so the viewer shows the messages the judge was sent."""
     from reportbench.benchmarks import JudgeContext  # lazy: +210 ms to import (python -X importtime)
-    from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
+    from reportbench.reports.stored import read_stored_reports  # lazy: +260 ms to import (python -X importtime)
+    from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
 
     return JudgeContext(
         benchmark=benchmark,
         system=system,
         member=member,
         params=benchmark_params(params, benchmark),
-        release=read_release(release_dir, benchmark),
-        reports=read_reports(run_dir),
+        release=_unit_release(release_dir, benchmark),
+        reports=read_stored_reports(run_dir),  # system@ wrote them: sentences validated when a step reads them
         outcomes=read_outcomes(run_dir),
         pages=_load_pages(pages_dir),
     )
@@ -529,14 +550,14 @@ class SystemReports(Mapping[str, list[Any]]):
         self._last: tuple[str, list[Any]] | None = None
 
     def __getitem__(self, system: str) -> list[Any]:
-        from reportbench.systems import read_reports  # lazy: +61 ms to import (python -X importtime)
+        from reportbench.reports.stored import read_stored_reports  # lazy: +260 ms to import (python -X importtime)
 
         if system not in self._dirs:
             raise KeyError(system)
         if self._last is not None and self._last[0] == system:
             return self._last[1]
         self._last = None  # drop the previous system's reports before reading the next
-        reports = read_reports(self._dirs[system])
+        reports = read_stored_reports(self._dirs[system])  # system@ wrote them: sentences validated when read
         self._last = (system, reports)
         return reports
 

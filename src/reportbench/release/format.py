@@ -21,6 +21,7 @@ field, so a broken release points at the row to fix, e.g.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
-from pydantic import Field, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from reportbench.release.card import CARD_FILE, write_release_card
 from reportbench.release.subset import subset_card_line
@@ -375,19 +376,28 @@ def _fmt(path: str, row: int | None, fld: str | None, problem: str) -> str:
     return f"{where} {problem}"
 
 
+def _has_attribute(model: type[Record], name: str) -> bool:
+    """Whether rows of `model` can have attribute `name` (a field, or a property or class attribute)."""
+    return name in model.model_fields or hasattr(model, name)
+
+
 def _check_rows(spec: TableSpec, path: str, rows: Sequence[Record], errors: list[str]) -> None:
     """Per-row checks shared by write and read: non-blank text, arXiv id shape, ISO dates, unique key."""
     text_fields = _required_text_fields(spec.model)
+    # which optional checks apply, asked of the model once: getattr(row, absent, None) raises and catches an
+    # AttributeError inside pydantic for every row (most of a large release's read time)
+    has_arxiv = _has_attribute(spec.model, "arxiv_id")
+    date_fields = [f for f in ("published_date", "fetched_at") if _has_attribute(spec.model, f)]
     seen: dict[tuple[Any, ...], int] = {}
     for i, r in enumerate(rows):
         for f in text_fields:
             v = getattr(r, f)
             if not isinstance(v, str) or not v.strip():
                 errors.append(_fmt(path, i, f, "is empty"))
-        arxiv = getattr(r, "arxiv_id", None)
+        arxiv = getattr(r, "arxiv_id", None) if has_arxiv else None
         if arxiv is not None and not ARXIV_ID_RE.match(arxiv):
             errors.append(_fmt(path, i, "arxiv_id", f"{arxiv!r} is not a version-stripped arXiv id"))
-        for f in ("published_date", "fetched_at"):
+        for f in date_fields:
             v = getattr(r, f, None)
             if isinstance(v, str) and v.strip():
                 try:
@@ -651,6 +661,11 @@ def render_card(release: Release, manifest: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------- reading
 
 
+@functools.cache
+def _rows_adapter(model: type[Record]) -> TypeAdapter[list[Record]]:
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
+
+
 def _read_table(spec: TableSpec, path: Path, shown: str, errors: list[str]) -> list[Record]:
     """Read one parquet table into records; schema and row problems are appended to errors."""
     try:
@@ -672,8 +687,13 @@ def _read_table(spec: TableSpec, path: Path, shown: str, errors: list[str]) -> l
             ok = False
     if not ok:
         return []
+    rows = df.select(list(spec.schema)).to_dicts()
+    try:  # all rows in one call (pydantic's loop, not ours); on an error, row by row below for the messages
+        return list(_rows_adapter(spec.model).validate_python(rows))
+    except ValidationError:
+        pass
     records: list[Record] = []
-    for i, row in enumerate(df.select(list(spec.schema)).iter_rows(named=True)):
+    for i, row in enumerate(rows):
         try:
             records.append(spec.model.model_validate(row))
         except ValidationError as exc:

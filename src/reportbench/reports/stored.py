@@ -1,0 +1,162 @@
+"""Reading back the parsed reports our own `system@` stage wrote (`<run>/reports.jsonl`), cheaply.
+
+Why: a parsed report is ~70 KB of JSON, two thirds of it `sentences` (each sentence's text and claim), and
+validating all of it into ~140 `Sentence` models per report was most of the judge stage's cost outside the judge
+(issue 36). Most judge steps never read the sentences (ResearchQA's coverage reads the body and the reference
+list). So a stored report is validated now except for its sentences, which are validated the first time they
+are read. The file is ours, not a system's: the untrusted input was validated when `system@` parsed it.
+
+A hand-edited or corrupt file still stops with the file, line and field: the part validated up front is
+validated in full (every field but `sentences`, unknown fields refused); a line that does not split as our
+writer writes it (keys reordered, reformatted) is validated whole as before; and bad sentences raise, naming
+file, line and field, when a step first reads them.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import PrivateAttr, TypeAdapter, ValidationError
+
+from reportbench.types import Report, Sentence
+
+# pydantic's compact JSON (Report.model_dump_json, what system@ writes) puts the fields in declaration order:
+# ..., "body": "...", "sentences": [...], "sources": {...}, ...  Inside a JSON string a quote is always escaped,
+# so `,"sentences":` and `,"sources":` (a comma right before an unescaped quote) only ever occur as these keys.
+_SENTENCES_KEY = b',"sentences":'
+_SOURCES_KEY = b',"sources":'
+_SENTENCES = TypeAdapter(list[Sentence])
+
+
+class StoredReport(Report):
+    """A `Report` read from a run folder: `sentences` validated when first read (then kept like any field)."""
+
+    _raw_sentences: Any = PrivateAttr(default=None)  # (the file, offset, length) of the sentences' JSON array
+    _where: str = PrivateAttr(default="")
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "sentences":
+            return self._load_sentences()
+        return super().__getattr__(name)  # type: ignore[misc]
+
+    def _load_sentences(self) -> list[Sentence]:
+        try:
+            source, offset, length = self._raw_sentences  # type: ignore[misc]
+            sentences = _SENTENCES.validate_json(source.read(offset, length))
+        except ValidationError as exc:  # raised again at every read: never an empty list in its place
+            err = exc.errors(include_url=False)[0]
+            loc = ".".join(str(p) for p in ("sentences", *err["loc"]))
+            raise ValueError(f"{self._where} is not a valid Report: {loc}: {err['msg']}") from None
+        self._raw_sentences = None
+        fields = self.__dict__  # in Report's field order, as a validated Report has them (its JSON's key order)
+        ordered = {name: sentences if name == "sentences" else fields[name] for name in Report.model_fields}
+        fields.clear()
+        fields.update(ordered)
+        return sentences
+
+    def _complete(self) -> StoredReport:
+        if "sentences" not in self.__dict__:
+            self._load_sentences()
+        return self
+
+    # what reads the fields' dict directly sees the sentences too
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return super(StoredReport, self._complete()).model_dump(*args, **kwargs)
+
+    def model_dump_json(self, *args: Any, **kwargs: Any) -> str:
+        return super(StoredReport, self._complete()).model_dump_json(*args, **kwargs)
+
+    def model_copy(self, *args: Any, **kwargs: Any) -> Any:
+        return super(StoredReport, self._complete()).model_copy(*args, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to the `Report` validated from the same line (pydantic's own __eq__ also compares the class)."""
+        if not isinstance(other, Report):
+            return NotImplemented
+        if isinstance(other, StoredReport):
+            other._complete()
+        self._complete()
+        return self.__dict__ == other.__dict__ and self.__pydantic_extra__ == other.__pydantic_extra__
+
+    __hash__ = None  # type: ignore[assignment]  # as BaseModel's
+
+    def __iter__(self) -> Any:
+        return super(StoredReport, self._complete()).__iter__()
+
+    def __repr_args__(self) -> Any:
+        return super(StoredReport, self._complete()).__repr_args__()
+
+    def __getstate__(self) -> dict[Any, Any]:
+        return super(StoredReport, self._complete()).__getstate__()
+
+
+def read_stored_reports(run_dir: Path | str) -> list[Report]:
+    """The reports of `<run_dir>/reports.jsonl` (what `systems.read_reports` returns), sentences validated lazily.
+
+    An invalid line raises ValueError naming the file, the line and the field, as `read_reports` does. The file
+    is mapped, not read: only each line's fields but the sentences are copied out; the sentences are read from
+    the file when first asked for (it is checked to be the same file then)."""
+    path = Path(run_dir) / "reports.jsonl"
+    reports: list[Report] = []
+    with open(path, "rb") as f:
+        stat = os.fstat(f.fileno())
+        if stat.st_size == 0:
+            return reports
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
+            pos, lineno = 0, 0
+            while pos < stat.st_size:
+                end = data.find(b"\n", pos)
+                end = stat.st_size if end < 0 else end
+                start, stop, pos, lineno = pos, end, end + 1, lineno + 1
+                if data[stop - 1 : stop] == b"\r":
+                    stop -= 1
+                if data[start : start + 1] != b"{" and not data[start:stop].strip():
+                    continue
+                report = _head(data, start, stop, source, lineno)
+                if report is None:  # not laid out as our writer writes it: validated whole, with its message
+                    try:
+                        report = Report.model_validate_json(data[start:stop])
+                    except ValueError as exc:
+                        raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
+                reports.append(report)
+    return reports
+
+
+class _Source:
+    """The file a report was read from and its identity then (inode, size, mtime): its sentences are read later."""
+
+    def __init__(self, path: Path, identity: tuple[int, int, int]) -> None:
+        self.path, self.identity = path, identity
+
+    def read(self, offset: int, length: int) -> bytes:
+        with open(self.path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if (st.st_ino, st.st_size, st.st_mtime_ns) != self.identity:
+                raise ValueError(f"{self.path} changed after its reports were read: read them again")
+            f.seek(offset)
+            return f.read(length)
+
+
+def _head(data: mmap.mmap, start: int, stop: int, source: _Source, lineno: int) -> StoredReport | None:
+    """The report of one line with its sentences left in the file, or None when the line is not laid out as our
+    writer lays it out (or its fields but the sentences do not validate: the caller validates it whole)."""
+    a = data.find(_SENTENCES_KEY, start, stop)
+    if a < 0:
+        return None
+    b = data.rfind(_SOURCES_KEY, a, stop)  # the same key as the first one after the sentences: it occurs once
+    first = a + len(_SENTENCES_KEY)
+    if b < first + 2 or data[first : first + 1] != b"[" or data[b - 1 : b] != b"]":
+        return None
+    try:  # every field but the sentences (absent: their default, replaced below), unknown ones refused
+        report = StoredReport.model_validate_json(data[start:a] + data[b:stop])
+    except ValidationError:
+        return None
+    del report.__dict__["sentences"]  # read from the file when first asked for
+    report.__pydantic_fields_set__.add("sentences")
+    report._raw_sentences = (source, first, b - first)
+    report._where = f"{source.path}: line {lineno}"
+    return report

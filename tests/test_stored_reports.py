@@ -1,0 +1,154 @@
+"""Reading back the reports system@ wrote (reports/stored.py): the same reports as a full validation, sentences
+validated only when read, and a hand-edited file still stopped with its file, line and field."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+
+from reportbench.reports.stored import StoredReport, read_stored_reports
+from reportbench.systems import read_reports, write_run
+from reportbench.types import Report, Sentence, Source
+
+pytestmark = pytest.mark.core
+
+
+def _report(i: int) -> Report:
+    body = f'Claim {i} "quoted", with a comma,"sentences": inside [1].\n\nSecond {i} <b>x</b> [2].'
+    return Report(
+        report_id=f"sys/t{i}",
+        task_id=f"t{i}",
+        system="sys",
+        format="markdown",
+        path=f"/x/t{i}.md",
+        body=body,
+        sentences=[
+            Sentence(index=0, text=f'Claim {i} ,"sources": [1].', claim=f"Claim {i}", citation_keys=["1"]),
+            Sentence(index=1, text=f"Second {i} [2].", claim=f"Second {i}", citation_keys=["2"], section="Intro"),
+        ],
+        sources={"1": Source(key="1", title="One", raw="[1] One"), "2": Source(key="2", url="https://a.example/2")},
+        unresolved_citations=["9"] if i % 2 else [],
+        warnings=["w"],
+    )
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    write_run(tmp_path, [_report(i) for i in range(4)], [])
+    return tmp_path
+
+
+def test_stored_reports_equal_the_fully_validated_ones_byte_for_byte(run_dir: Path) -> None:
+    lazy, full = read_stored_reports(run_dir), read_reports(run_dir)
+    assert all(type(r) is StoredReport for r in lazy)  # every line took the fast path
+    assert all("sentences" not in r.__dict__ for r in lazy)  # nothing validated the sentences yet
+    assert [r.model_dump_json() for r in lazy] == [r.model_dump_json() for r in full]
+    assert lazy == full and full == lazy
+    assert [r.model_fields_set for r in lazy] == [r.model_fields_set for r in full]
+    assert [r.cited_keys for r in lazy] == [r.cited_keys for r in full]
+    again = read_stored_reports(run_dir)
+    assert pickle.loads(pickle.dumps(again[0])) == full[0]
+    assert copy.deepcopy(again[1]) == full[1]
+    assert dict(again[2]) == dict(full[2]) and list(dict(again[2])) == list(dict(full[2]))  # field order too
+    assert again[3].model_copy(update={"system": "y"}).sentences == full[3].sentences
+
+
+def test_a_step_that_reads_no_sentences_validates_none(run_dir: Path) -> None:
+    from reportbench.protocols.researchqa.benchmark import answer_text
+
+    reports = read_stored_reports(run_dir)
+    texts = [answer_text(r) for r in reports]  # what ResearchQA's coverage step reads: body and reference list
+    assert texts == [answer_text(r) for r in read_reports(run_dir)]
+    assert all("sentences" not in r.__dict__ for r in reports)
+
+
+def _edit(run_dir: Path, line_no: int, edit: object) -> None:
+    path = run_dir / "reports.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[line_no - 1] = edit(lines[line_no - 1]) if callable(edit) else str(edit)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_hand_edited_field_is_an_error_naming_file_line_and_field(run_dir: Path) -> None:
+    _edit(run_dir, 3, lambda s: s.replace('"task_id":"t2"', '"task_id":5'))
+    with pytest.raises(ValueError) as err:
+        read_stored_reports(run_dir)
+    msg = str(err.value)
+    assert f"{run_dir / 'reports.jsonl'}: line 3 is not a valid Report" in msg and "task_id" in msg
+
+
+def test_an_unknown_field_is_refused_as_before(run_dir: Path) -> None:
+    _edit(run_dir, 2, lambda s: s.replace('"system":"sys"', '"system":"sys","extra_field":1'))
+    with pytest.raises(ValueError, match=r"(?s)line 2 is not a valid Report.*extra_field"):
+        read_stored_reports(run_dir)
+
+
+def test_hand_edited_sentences_fail_when_read_naming_file_line_and_field(run_dir: Path) -> None:
+    _edit(run_dir, 2, lambda s: s.replace('"index":1', '"index":"one"'))
+    reports = read_stored_reports(run_dir)  # the head of every line is valid
+    assert reports[0].sentences[0].claim == "Claim 0"
+    with pytest.raises(ValueError) as err:
+        _ = reports[1].sentences
+    msg = str(err.value)
+    assert f"{run_dir / 'reports.jsonl'}: line 2 is not a valid Report: sentences.1.index" in msg
+    with pytest.raises(ValueError, match="sentences.1.index"):
+        reports[1].model_dump_json()  # what reads every field reads them too
+
+
+def test_a_line_laid_out_otherwise_is_validated_whole(run_dir: Path) -> None:
+    # keys reordered and spaced (a hand edit, or the redacted writer's json.dumps): the full validation, same report
+    full = read_reports(run_dir)
+    _edit(run_dir, 1, lambda s: json.dumps(dict(reversed(list(json.loads(s).items())))))
+    _edit(run_dir, 2, lambda s: json.dumps(json.loads(s), indent=None, separators=(", ", ": ")))
+    lazy = read_stored_reports(run_dir)
+    assert type(lazy[0]) is Report and type(lazy[1]) is Report and type(lazy[2]) is StoredReport
+    assert lazy == full
+    _edit(run_dir, 1, lambda s: s.replace('"index": 1', '"index": "one"'))
+    with pytest.raises(ValueError, match=r"(?s)line 1 is not a valid Report.*sentences\.1\.index"):
+        read_stored_reports(run_dir)
+
+
+def test_sentences_of_a_file_replaced_after_reading_are_refused(run_dir: Path) -> None:
+    reports = read_stored_reports(run_dir)
+    write_run(run_dir, [_report(i + 10) for i in range(4)], [])  # a rerun of system@ replaced the file
+    with pytest.raises(ValueError, match="reports.jsonl changed after its reports were read"):
+        _ = reports[0].sentences
+
+
+def test_strip_think_fast_path_keeps_every_case_blind_match() -> None:
+    import re
+
+    from reportbench.protocols.researchqa.labels import strip_think
+
+    think = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+    opening = re.compile(r"^\s*<think>.*", re.DOTALL | re.IGNORECASE)
+
+    def reference(text: str) -> str:  # strip_think without its fast path
+        out = think.sub("", text)
+        if "</think>" in out.lower():
+            out = out[out.lower().rindex("</think>") + len("</think>") :]
+        return opening.sub("", out).strip()
+
+    cases = ["<think>a</think> b", "x </THINK> y", "  <Think> open", "plain text ", "a <think>b</think> c <think>d",
+             "<th\u0130nk>hidden</th\u0131nk> kept", "<TH\u0130NK>open", "\n<tHiNk>\nq\n</ThInK>\nans", ""]  # fmt: skip
+    assert [strip_think(c) for c in cases] == [reference(c) for c in cases]
+
+
+def test_the_judge_stage_reads_its_release_once_and_again_when_it_changed(tmp_path: Path) -> None:
+    import polars as pl
+
+    from reportbench import pipeline
+    from reportbench.release.format import ReleaseError, write_release
+    from test_release_format import make_release
+
+    write_release(make_release(), tmp_path)
+    first = pipeline._unit_release(tmp_path, "deepscholar")
+    assert pipeline._unit_release(tmp_path, "deepscholar") is first  # every unit of the stage: one read
+    df = pl.read_parquet(tmp_path / "tasks.parquet")
+    df.with_columns(pl.lit("changed").alias("title")).write_parquet(tmp_path / "tasks.parquet")
+    with pytest.raises(ReleaseError, match=r"tasks.parquet: sha256 differs from release.json"):
+        pipeline._unit_release(tmp_path, "deepscholar")  # a changed table is read and checked again
