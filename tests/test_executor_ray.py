@@ -16,6 +16,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -24,6 +26,7 @@ import pytest
 
 from reportbench import pipeline
 from reportbench.config import composed_params
+from reportbench.fetch.stage import DEFAULT_FETCH_CONFIG
 from reportbench.stub_server import stub_server_thread
 from spine_helpers import refresh_plan
 
@@ -268,6 +271,94 @@ def test_no_stage_declares_runtime_so_switching_executors_reruns_nothing(repo_ro
                     declared.append(str(key))
     assert declared and not [k for k in declared if k == "runtime" or k.startswith("runtime.")], declared
     assert "judge_identity" in declared  # the judge's settings reach the judge stages through this one node
+
+
+class _Pages(BaseHTTPRequestHandler):
+    """Recorded pages on loopback: every path answers its own text after a short pause (so both nodes get units);
+    each request is counted."""
+
+    hits: Counter[str] = Counter()
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet test server
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server API
+        type(self).hits[f"{self.headers['Host'].split(':')[0]}{self.path}"] += 1
+        time.sleep(0.2)
+        body = f"<html><head><title>{self.path}</title></head><body><p>Recorded text of {self.path}, " \
+               f"served for the Ray fetch test.</p></body></html>".encode()  # fmt: skip
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_page_fetches_run_as_units_fetch_each_page_once_and_are_guarded_on_the_worker(
+    cluster: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`runtime.executor: ray` fans the fetch stage's pages out as units (a host's pages in one unit): the table is
+    the local executor's (but the fetch times), each page is fetched once and lands in the stage's page cache (a
+    second run fetches nothing), and the SSRF guard runs on the worker: a name resolving to a private address there
+    is refused."""
+    import polars as pl
+
+    from reportbench.executor import executor_for
+    from reportbench.fetch.snapshot import read_snapshots
+    from reportbench.fetch.stage import make_fetcher, run_fetch_stage
+    from reportbench.types import Report, Source
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    port = httpd.server_address[1]
+    hosts = ("a.test", "b.test", "c.test", "d.test")
+    addresses = {**{h: "127.0.0.1" for h in hosts}, "inner.test": "10.0.0.7"}  # inner.test: a private address
+    # test-only Fetcher arguments, pickled to the workers: the recorded server stands in for four public hosts
+    overrides = {"allow_hosts": hosts, "resolver": lambda host, _port: [addresses[host]], "sleep": lambda _s: None}
+
+    def report(system: str, urls: list[str]) -> Report:
+        sources = {str(i + 1): Source(key=str(i + 1), url=u) for i, u in enumerate(urls)}
+        return Report(report_id=f"{system}-r", task_id="t1", system=system, format="markdown", body="", sources=sources)
+
+    urls = [f"http://{h}:{port}/page{i}" for h in hosts for i in (1, 2)] + [f"http://inner.test:{port}/admin"]
+    reports = {"sysA": [report("sysA", urls[:6])], "sysB": [report("sysB", urls[4:])]}
+
+    def cfg(name: str, mode: str = "use") -> dict[str, Any]:
+        return {"mode": mode, "cache_path": str(tmp_path / name / "pages.sqlite"), "per_host_interval_s": 0.0,
+                "retries": 0, "timeout_s": 5.0, "connect_timeout_s": 5.0}  # fmt: skip
+
+    try:
+        local_cfg = cfg("local")
+        run_fetch_stage(reports, local_cfg, tmp_path / "local.parquet", [],
+                        fetcher=make_fetcher({**DEFAULT_FETCH_CONFIG, **local_cfg}, **overrides))  # fmt: skip
+        assert set(_Pages.hits.values()) == {1} and len(_Pages.hits) == 8  # inner.test refused before a request
+        _Pages.hits.clear()
+
+        ray = executor_for({"runtime": {"executor": "ray", "ray": {"address": cluster.address}}})
+        with caplog.at_level(logging.INFO, logger="reportbench.executor.ray_executor"):
+            summary = run_fetch_stage(reports, cfg("ray"), tmp_path / "ray.parquet", [], executor=ray,
+                                      fetcher_overrides=overrides)  # fmt: skip
+        ran = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ray: ")]
+        assert ran == ["ray: 5 _fetch_unit units ran on 2 node(s)"], ran  # five hosts, five units, both nodes
+        assert set(_Pages.hits.values()) == {1} and len(_Pages.hits) == 8, _Pages.hits  # each page once
+        assert summary["by_error_class"]["ok"] == 8 and summary["by_error_class"]["refused"] == 1
+        refused = read_snapshots(tmp_path / "ray.parquet")[f"http://inner.test:{port}/admin"]
+        assert refused.error_class == "refused" and "10.0.0.0/8" in (refused.error or "")  # the worker's guard
+
+        # the local executor's table, column for column but the fetch times of the two live runs
+        local, remote = (pl.read_parquet(tmp_path / f"{n}.parquet").drop("fetched_at") for n in ("local", "ray"))
+        assert local.equals(remote)
+        # every page is in the stage's page cache: a rerun fetches nothing, and offline it is the same bytes
+        _Pages.hits.clear()
+        run_fetch_stage(reports, cfg("ray"), tmp_path / "again.parquet", [], executor=ray,
+                        fetcher_overrides=overrides)  # fmt: skip
+        assert not _Pages.hits
+        run_fetch_stage(reports, cfg("ray", "offline"), tmp_path / "offline.parquet", [])
+        assert (tmp_path / "offline.parquet").read_bytes() == (tmp_path / "ray.parquet").read_bytes()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 # last among the cluster tests: it leaves the cluster one node short
