@@ -361,6 +361,63 @@ def test_page_fetches_run_as_units_fetch_each_page_once_and_are_guarded_on_the_w
         httpd.server_close()
 
 
+_WRITER = """import json, sys
+task = json.load(open(sys.argv[1]))
+open(sys.argv[2], "w").write("## Related work\\n\\nA command system's paragraph on " + task["title"] + ".\\n")
+"""
+
+
+def test_agent_and_command_systems_run_as_units_sandboxed_and_budgeted_on_the_workers(
+    cluster: Any, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An agent kind (`search_llm`: the runner every agent kind goes through, its adapter a sandboxed subprocess
+    behind the per-task budget proxy) and a command system, task by task as Ray units: each task's proxy and
+    bwrap sandbox on the node that runs it, the run folder the local executor writes (but measured times)."""
+    from reportbench.agents.search.stub import stub_search_thread
+    from reportbench.executor import executor_for
+    from reportbench.release.format import read_release
+    from reportbench.systems import run_system
+    from test_agents_runner import agent_responder, spec_for
+
+    release = tmp_path / "release"
+    pipeline.build_release(composed_params([f"benchmarks=[{BENCHMARK}]"], conf_dir=repo_root / "conf",
+                                           remembered=False), BENCHMARK, release)  # fmt: skip
+    tasks = read_release(release).tasks
+    script = tmp_path / "writer.py"
+    script.write_text(_WRITER)
+    command = {"kind": "command", "cmd": [sys.executable, str(script), "{task_json}", "{output}"], "timeout_s": 60,
+               "benchmark": BENCHMARK, "release_dir": str(release)}  # fmt: skip
+    ray = executor_for({"runtime": {"executor": "ray", "ray": {"address": cluster.address}}})
+    with stub_server_thread(responder=agent_responder) as llm, stub_search_thread() as search:
+        agent = spec_for(llm, search, release)
+        for label, executor in (("local", None), ("ray", ray)):
+            monkeypatch.setenv("REPORTBENCH_AGENTS_HOME", str(tmp_path / label / "home"))  # each run pays its own
+            with caplog.at_level(logging.INFO, logger="reportbench.executor.ray_executor"):
+                run_system("sl", agent, tasks, tmp_path / label / "sl", executor)
+                run_system("cmd", command, tasks, tmp_path / label / "cmd", executor)
+        assert llm.counts["ok"] == 2 * len(tasks) and search.counts["tavily"] == 2 * len(tasks)
+    ran = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ray: ")]
+    assert ran == [f"ray: {len(tasks)} run_one_task units ran on 2 node(s)"] * 2, ran
+
+    for system in ("sl", "cmd"):
+        local, remote = tmp_path / "local" / system, tmp_path / "ray" / system
+        for name in ("reports.jsonl", "outcomes.jsonl"):
+            a, b = ((tmp_path / r / system / name).read_text() for r in ("local", "ray"))
+            assert a.replace(str(tmp_path / "local"), "<root>") == b.replace(str(tmp_path / "ray"), "<root>"), name
+        assert [json.loads(line)["status"] for line in (remote / "outcomes.jsonl").read_text().splitlines()] == [
+            "ok"
+        ] * len(tasks)
+        boxes = [json.loads((d / "sandbox.json").read_text()) for d in (local, remote)]
+        assert boxes[0]["backend"] == boxes[1]["backend"] == "bwrap"  # sandboxed on the workers as here
+        assert set(boxes[1]["tasks"]) == {t.task_id for t in tasks} and all(boxes[1]["tasks"].values())
+        assert not (remote / ".units").exists()
+    # the budget proxy ran with each task on its node: every call counted and priced there, totals merged in order
+    usage = [json.loads((tmp_path / r / "sl" / "agent_usage.json").read_text()) for r in ("local", "ray")]
+    for u in usage:
+        u["usage"].pop("wall_s")
+    assert usage[0] == usage[1] and usage[1]["usage"]["llm_calls"] == len(tasks) and usage[1]["usage"]["usd"] > 0
+
+
 # last among the cluster tests: it leaves the cluster one node short
 def test_a_node_killed_mid_run_loses_nothing_and_pays_nothing_twice(
     cluster: Any, repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
