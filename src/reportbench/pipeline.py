@@ -206,7 +206,8 @@ def fetch_stage(params: Mapping[str, Any], benchmark: str, runs_dir: Path, relea
     cfg = dict(params.get("fetch") or {})
     # Recorded pages shipped with a release (the demo's pages.jsonl): read offline like any snapshot.
     seeds = [Path(p) for p in benchmark_params(params, benchmark).get("fetch_seeds") or []]
-    return run_fetch_stage(reports, cfg, out, seeds)
+    # local: the pages in this process (threads); ray: hosts' pages as units on the cluster (docs/scale.md)
+    return run_fetch_stage(reports, cfg, out, seeds, executor=executor_for(params))
 
 
 # ------------------------------------------------------------------------------------------------ judges

@@ -46,6 +46,7 @@ from reportbench.agents.variant import labelled, variant_tag
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import RunCollector, parse_output, safe_name
 from reportbench.systems.sandbox import (
+    UNIT_PARTS,
     PortBridge,
     SandboxConfig,
     network,
@@ -502,24 +503,72 @@ def run_agent_system(
         service.close()
         pages.close()
     ordered = [records[t.task_id] for t in tasks if t.task_id in records]
+    record = {"backend": "in-process"} if cfg.kind == "provider_deep_research" else box.record(cfg.budget.wall_s)
+    sandbox_tasks = {t.task_id: run.sandbox_usage.get(t.task_id) for t in tasks}
+    if spec.get("_unit"):  # one task of a fanned-out stage (runtime.executor: ray): the driver writes the stage files
+        write_record(out_dir, record, sandbox_tasks, unit=True)
+        parts = out_dir / UNIT_PARTS
+        for t in tasks:
+            part = {"config_hash": work.name}
+            (parts / f"agent.{safe_name(t.task_id)}.json").write_text(json.dumps(part), encoding="utf-8")
+        return collector.result()
+    _write_stage_files(name, cfg, work.name, ordered, out_dir, record, sandbox_tasks)
+    return collector.result()
+
+
+def _write_stage_files(
+    name: str, cfg: AgentSystemConfig, chash: str, ordered: list[TaskRecord], out_dir: Path,
+    record: dict[str, Any], sandbox_tasks: dict[str, Any],
+) -> None:
+    """`agent_usage.json`, the variant and `sandbox.json`: one per stage, over every task."""
     variant = variant_tag(cfg)
     summary = {
         "system": name,
         "kind": cfg.kind,
         "variant": variant,
         "label": labelled(name, variant),
-        "config_hash": work.name,
+        "config_hash": chash,
         "search_backend": cfg.search.backend,
         **_totals(ordered),
     }
     (out_dir / "agent_usage.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     write_variant(out_dir, variant)
-    record = {"backend": "in-process"} if cfg.kind == "provider_deep_research" else box.record(cfg.budget.wall_s)
-    write_record(out_dir, record, {t.task_id: run.sandbox_usage.get(t.task_id) for t in tasks})
-    return collector.result()
+    write_record(out_dir, record, sandbox_tasks)
+
+
+def finish_fanned_units(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path) -> None:
+    """After every task ran as its own unit (on any node; `sandbox.json` merged already): `agent_usage.json` and the
+    variant as the in-process run writes them, from the records the units published (`agent/<task>.json`)."""
+    cfg = parse_config(name, spec)
+    out_dir = Path(out_dir)
+    parts = out_dir / UNIT_PARTS
+    ordered, chash = [], None
+    for t in tasks:
+        part, path = parts / f"agent.{safe_name(t.task_id)}.json", out_dir / "agent" / f"{safe_name(t.task_id)}.json"
+        if part.is_file() and path.is_file():
+            chash = json.loads(part.read_text(encoding="utf-8"))["config_hash"]
+            ordered.append(TaskRecord.model_validate_json(path.read_text(encoding="utf-8")))
+        part.unlink(missing_ok=True)
+    if chash is None:  # no unit got as far as its record: the hash as the in-process run computes it
+        chash = config_hash(cfg, _release_info(name, cfg, spec, out_dir)[0], name)
+    variant = variant_tag(cfg)
+    summary = {
+        "system": name,
+        "kind": cfg.kind,
+        "variant": variant,
+        "label": labelled(name, variant),
+        "config_hash": chash,
+        "search_backend": cfg.search.backend,
+        **_totals(ordered),
+    }
+    (out_dir / "agent_usage.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_variant(out_dir, variant)
 
 
 for _kind in AGENT_KINDS:
     register_kind(_kind)(run_agent_system)
 
-__all__ = ["AgentRun", "Usage", "config_hash", "parse_config", "references_section", "run_agent_system"]
+__all__ = [
+    "AgentRun", "Usage", "config_hash", "finish_fanned_units", "parse_config", "references_section",
+    "run_agent_system",
+]

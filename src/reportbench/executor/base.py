@@ -96,8 +96,14 @@ class LocalExecutor:
         shared_budget: bool = False,
     ) -> list[UnitResult]:
         """`fn(*args)` for every args tuple, results in order. An exception of a `keep_going` type is recorded and
-        the next unit runs; any other stops at once (raised). `shared_budget`: one process, one spend ledger already.
+        the next unit runs; any other stops at once (raised). `shared_budget` (a cost bound is set): one process,
+        one spend ledger already, which starts the stage at zero, as a `dvc repro` stage's own process does (a
+        stage run in-process after another must not count the earlier stage's spending).
         """
+        if shared_budget:
+            from reportbench.judges.client import BUDGET  # lazy: +152 ms to import (python -X importtime)
+
+            BUDGET.reset()
         out = []
         for args in calls:
             try:

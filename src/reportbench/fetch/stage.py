@@ -122,8 +122,14 @@ def fetch_pages(
     *,
     fetcher: Fetcher | None = None,
     cache: PageCache | None = None,
+    executor: Any = None,
+    fetcher_overrides: Mapping[str, Any] | None = None,
 ) -> tuple[list[PageSnapshot], Counter[str]]:
-    """Snapshots for `refs` (same order) and a count of where each came from (seed/cache/fetched/...)."""
+    """Snapshots for `refs` (same order) and a count of where each came from (seed/cache/fetched/...).
+
+    `executor` (reportbench.executor; `runtime.executor: ray`): the pages still to fetch run as units on the
+    cluster, every host's pages in one unit (its pacing holds cluster-wide), each unit's fetcher built and guarded
+    on its worker. `fetcher_overrides` are the test-only Fetcher arguments (`make_fetcher`) such a unit uses."""
     cfg = validate_fetch_config(cfg)
     seeds = load_seeds(seed_files)
     mode = cfg["mode"]
@@ -142,6 +148,13 @@ def fetch_pages(
             slots.append(snap)
             if snap is None:
                 todo.append(i)
+        if todo and getattr(executor, "name", "local") != "local":
+            fetched_by_unit = _fetch_as_units(executor, [refs[i] for i in todo], cfg, backend_id, fetcher_overrides)
+            for i, snap in zip(todo, fetched_by_unit, strict=True):
+                cache.put(backend_id, snap)  # merged here too: a node's cache may not be this machine's
+                slots[i] = snap
+            origin["fetched"] += len(todo)
+            todo = []
         if todo:
             assert fetcher is not None
             live = fetcher
@@ -169,6 +182,59 @@ def fetch_pages(
         if own_cache:
             cache.close()
     return out, origin
+
+
+def _fetch_as_units(
+    executor: Any, refs: list[UrlRef], cfg: Mapping[str, Any], backend_id: str,
+    overrides: Mapping[str, Any] | None,
+) -> list[PageSnapshot]:
+    """`refs` fetched as executor units, in order: hosts dealt round-robin (sorted) over at most 4 x `fetch.workers`
+    units; one host never spans two units (its pacing is per fetcher)."""
+    from urllib.parse import urlsplit
+
+    by_host: dict[str, list[int]] = {}
+    for i, ref in enumerate(refs):
+        by_host.setdefault((urlsplit(ref.url).hostname or "").lower(), []).append(i)
+    n_units = max(1, min(len(by_host), 4 * int(cfg["workers"])))
+    groups: list[list[int]] = [[] for _ in range(n_units)]
+    for k, host in enumerate(sorted(by_host)):
+        groups[k % n_units].extend(by_host[host])
+    calls = [([refs[i] for i in g], dict(cfg), backend_id, dict(overrides or {})) for g in groups if g]
+    results = executor.map(_fetch_unit, calls)
+    out: list[PageSnapshot | None] = [None] * len(refs)
+    for g, result in zip([g for g in groups if g], results, strict=True):
+        for i, snap in zip(g, result.value, strict=True):
+            out[i] = snap
+    return [s for s in out if s is not None]
+
+
+def _fetch_unit(
+    refs: list[UrlRef], cfg: dict[str, Any], backend_id: str, overrides: dict[str, Any]
+) -> list[PageSnapshot]:
+    """One fetch unit on a worker: its own guarded fetcher; the page cache at `fetch.cache_path` read first (a
+    unit run again after its node died fetches only what its first attempt did not store) and written after."""
+    fetcher = make_fetcher(cfg, **overrides)
+    out: list[PageSnapshot | None] = []
+    cache = PageCache(Path(cfg["cache_path"]))
+    try:
+        for ref in refs:
+            cached = cache.get(backend_id, ref.url) if cfg["mode"] != "refresh" else None
+            out.append(cached if cached is not None and not cached.transient else None)
+        todo = [i for i, snap in enumerate(out) if snap is None]
+
+        def work(i: int) -> PageSnapshot:
+            return _fetch_one(refs[i], fetcher, cache, backend_id)
+
+        if cfg["workers"] > 1 and len(todo) > 1:
+            with ThreadPoolExecutor(max_workers=cfg["workers"]) as pool:
+                fetched = list(pool.map(work, todo))
+        else:
+            fetched = [work(i) for i in todo]
+    finally:
+        cache.close()
+    for i, snap in zip(todo, fetched, strict=True):
+        out[i] = snap
+    return [snap for snap in out if snap is not None]
 
 
 def _local(
@@ -238,6 +304,8 @@ def run_fetch_stage(
     *,
     fetcher: Fetcher | None = None,
     cache: PageCache | None = None,
+    executor: Any = None,
+    fetcher_overrides: Mapping[str, Any] | None = None,
 ) -> dict:
     """Collect every cited URL, snapshot each page once, write `out_path` (parquet, sorted by url).
 
@@ -247,7 +315,10 @@ def run_fetch_stage(
     cfg = validate_fetch_config(cfg)
     reports = [r for system in sorted(reports_by_system) for r in reports_by_system[system]]
     refs = collect_urls(reports)
-    snapshots, origin = fetch_pages(refs, cfg, list(seed_files), fetcher=fetcher, cache=cache)
+    snapshots, origin = fetch_pages(
+        refs, cfg, list(seed_files), fetcher=fetcher, cache=cache, executor=executor,
+        fetcher_overrides=fetcher_overrides,
+    )
     write_snapshots(snapshots, Path(out_path))
     summary = summarise(snapshots, origin, cfg)
     log.info("fetch stage: %d pages, %s", summary["n_urls"], summary["by_error_class"])

@@ -300,13 +300,15 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
 # litellm, lazily
 # ------------------------------------------------------------------------------------------------
 
-_REGISTERED: set[tuple[str, float, float]] = set()
+_REGISTERED: dict[str, tuple[float, float]] = {}  # model -> the price litellm's (process-wide) map holds now
 
 
 def register_cost(model: str, input_cost_per_token: float, output_cost_per_token: float) -> None:
-    """Tell litellm a price for a model it does not know (idempotent; costs nothing per call)."""
-    key = (model, float(input_cost_per_token), float(output_cost_per_token))
-    if key in _REGISTERED:
+    """Tell litellm a price for a model it does not know (costs nothing per call). Memoised per model on the
+    price litellm holds now: a model priced A, then B, then A again is registered three times (litellm's map has
+    one entry per model, so a memo of every price ever registered kept B for the second A)."""
+    price = (float(input_cost_per_token), float(output_cost_per_token))
+    if _REGISTERED.get(model) == price:
         return
     provider = model.split("/", 1)[0] if "/" in model else "openai"
     litellm_log = logging.getLogger("LiteLLM")
@@ -325,7 +327,7 @@ def register_cost(model: str, input_cost_per_token: float, output_cost_per_token
         )
     finally:
         litellm_log.setLevel(level)
-    _REGISTERED.add(key)
+    _REGISTERED[model] = price
 
 
 def _is_loopback(api_base: str | None) -> bool:
@@ -578,11 +580,18 @@ class LLMClient:
         text = (choice.message.content if choice is not None else None) or ""
         usage = getattr(resp, "usage", None)
         cost = (getattr(resp, "_hidden_params", None) or {}).get("response_cost")
+        pt, ct = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+        c = self.cfg
+        priced = c.input_cost_per_token is not None and c.output_cost_per_token is not None
+        if priced and pt is not None and ct is not None:
+            # the judge's own configured price, per client (as the fast path prices): litellm's cost map is
+            # process-wide, so another client's price for the same model name must never price this one's calls
+            cost = pt * float(c.input_cost_per_token) + ct * float(c.output_cost_per_token)
         finish = getattr(choice, "finish_reason", None) if choice is not None else None
         return (
             text,
-            getattr(usage, "prompt_tokens", None),
-            getattr(usage, "completion_tokens", None),
+            pt,
+            ct,
             float(cost) if isinstance(cost, int | float) else None,
             None if finish is None else str(finish),
         )

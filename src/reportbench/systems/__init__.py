@@ -20,6 +20,7 @@ Guarantees `run_system` adds to every kind (docs/reliability.md, "Reports and in
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 from pathlib import Path
@@ -85,8 +86,12 @@ def _load_kind(kind: Any) -> None:
 
 
 # Kinds whose tasks are independent runs worth spreading over machines (runtime.executor: ray); a folder kind
-# only reads files, so it stays in the stage's process.
-FANOUT_KINDS = frozenset({"offline_baseline", "command", "endpoint"})
+# only reads files, so it stays in the stage's process. The agent kinds (agents.protocol.AGENT_KINDS, named here:
+# importing it costs 120 ms) each run a task with its own budget proxy and sandbox on the node that runs it.
+AGENT_FANOUT_KINDS = frozenset({
+    "storm", "open_deep_research", "gpt_researcher", "smolagents_deep_research", "search_llm", "provider_deep_research",
+})
+FANOUT_KINDS = frozenset({"offline_baseline", "command", "endpoint"}) | AGENT_FANOUT_KINDS
 
 
 def run_system(
@@ -173,7 +178,10 @@ def _run_fanned(
 ) -> tuple[list[Report], list[TaskOutcome]]:
     """Every task as its own executor unit; reports and outcomes merged in task order (as `_run_isolated`'s
     task-by-task rerun merges them), so the run folder is the one the stage writes in-process."""
-    results = executor.map(run_one_task, [(name, spec, task, out_dir) for task in tasks])
+    # a sandboxed kind's unit writes its share of the stage's files (sandbox.json, agent_usage.json), merged below
+    sandboxed = spec.get("kind") == "command" or spec.get("kind") in AGENT_FANOUT_KINDS
+    unit_spec = {**spec, "_unit": True} if sandboxed else spec
+    results = executor.map(run_one_task, [(name, unit_spec, task, out_dir) for task in tasks])
     reports: list[Report] = []
     outcomes: list[TaskOutcome] = []
     unmapped: list[TaskOutcome] = []
@@ -182,6 +190,18 @@ def _run_fanned(
         reports.extend(r for r in got_reports if r.task_id == task.task_id)
         outcomes.extend(o for o in got_outcomes if o.task_id == task.task_id)
         unmapped = [o for o in got_outcomes if o.status == "unmapped"]
+    # the stage's files over every unit's task: sandbox.json (command and agent kinds), agent_usage.json (agents)
+    # lazy: +278 ms to import (python -X importtime)
+    from reportbench.systems.sandbox import UNIT_PARTS, merge_unit_records
+
+    merge_unit_records(out_dir, [t.task_id for t in tasks])
+    if spec.get("kind") in AGENT_FANOUT_KINDS:
+        # lazy: +1374 ms to import (python -X importtime); only when an agent kind ran
+        from reportbench.agents.runner import finish_fanned_units
+
+        finish_fanned_units(name, spec, tasks, out_dir)
+    with contextlib.suppress(OSError):
+        (out_dir / UNIT_PARTS).rmdir()  # empty now
     return reports, outcomes + unmapped
 
 

@@ -72,7 +72,7 @@ def payload_for(cfg: dict[str, Any]) -> Any:
 
 
 def _config(name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(spec) - _ALLOWED
+    unknown = {k for k in set(spec) - _ALLOWED if not str(k).startswith("_")}  # `_...`: added by the spine
     if unknown:
         raise SystemError_(f"systems.{name}: unknown key(s) {sorted(unknown)}; known: {sorted(_ALLOWED)}")
     cfg = {**DEFAULTS, **spec}
@@ -261,5 +261,6 @@ def run_command_system(
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 list(pool.map(job, tasks))
-    write_record(out_dir, box.record(float(cfg["timeout_s"])), {t.task_id: usage.get(t.task_id) for t in tasks})
+    write_record(out_dir, box.record(float(cfg["timeout_s"])), {t.task_id: usage.get(t.task_id) for t in tasks},
+                 unit=bool(spec.get("_unit")))  # fmt: skip
     return run.result()

@@ -682,10 +682,36 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def write_record(out_dir: Path, record: Mapping[str, Any], tasks: Mapping[str, Any]) -> None:
-    """`<run>/sandbox.json`: the backend, the limits and, per task, how it ended and what it used."""
+UNIT_PARTS = ".units"  # a fanned-out unit's share of a run's stage files (runtime.executor: ray), merged after
+
+
+def write_record(out_dir: Path, record: Mapping[str, Any], tasks: Mapping[str, Any], *, unit: bool = False) -> None:
+    """`<run>/sandbox.json`: the backend, the limits and, per task, how it ended and what it used. A `unit` (one
+    task of a fanned-out stage, on any node) writes its share under `.units/`; `merge_unit_records` joins them."""
+    if unit:
+        import hashlib
+
+        parts = Path(out_dir) / UNIT_PARTS
+        parts.mkdir(parents=True, exist_ok=True)
+        for task_id, usage in tasks.items():
+            name = f"sandbox.{hashlib.sha256(task_id.encode()).hexdigest()[:16]}.json"
+            part = {"record": dict(record), "task_id": task_id, "usage": usage}
+            (parts / name).write_text(json.dumps(part, sort_keys=True), encoding="utf-8")
+        return
     data = {**record, "tasks": dict(tasks)}
     (Path(out_dir) / "sandbox.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def merge_unit_records(out_dir: Path, task_ids: list[str]) -> None:
+    """`sandbox.json` from the units' shares, tasks in stage order (what the in-process run writes); shares go."""
+    parts = Path(out_dir) / UNIT_PARTS
+    found = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(parts.glob("sandbox.*.json"))]
+    if not found:
+        return
+    usage = {part["task_id"]: part["usage"] for part in found}
+    write_record(out_dir, found[0]["record"], {t: usage.get(t) for t in task_ids})
+    for p in parts.glob("sandbox.*.json"):
+        p.unlink()
 
 
 __all__ = [
@@ -703,4 +729,5 @@ __all__ = [
     "run",
     "unavailable_reason",
     "write_record",
+    "merge_unit_records",
 ]
