@@ -9,8 +9,8 @@ systems of ~2,000-word reports; one coverage judgment per report), offline judge
 
 The release and the three `system@` runs are built once per N by bench/scale.py's code (kept with `--work`, so a
 second run measures the judge stage only; `shift_check: off`, as the synthetic reports all resemble one task).
-Then `pipeline.run_benchmark_judge_stage` runs (the function `stages/judge.py` calls) in a fresh child process, unit reuse on with an empty unit cache (every unit judged, as
-on a first run), and the child reports:
+Then `pipeline.run_benchmark_judge_stage` runs (the function `stages/judge.py` calls) in a fresh child
+process, unit reuse on with an empty unit cache (every unit judged, as on a first run), and the child reports:
 
 - stage CPU: process CPU (all threads) of the stage function, imports done before it excluded (stated apart:
   the per-process constant);
