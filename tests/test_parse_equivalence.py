@@ -254,11 +254,14 @@ def test_every_directive_match_holds_a_word_of_each_needed_group() -> None:
             for m in rx.finditer(text):
                 seen[kind] += 1
                 assert injection._present(injection._NEEDS[kind], low[m.start() : m.end()]), (kind, m.group())
+                if kind in injection._STARTS:  # the premise of trying these patterns only at their start words
+                    assert low.startswith(injection._STARTS[kind], m.start()), (kind, m.group())
     assert all(seen.values()), seen  # every pattern was exercised
 
 
 def test_patterns_run_only_in_windows_holding_their_words(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Counted, not timed: a report whose only keyword is 'judge' runs the judge pattern, not all ten."""
+    """Counted, not timed: in a report whose only keyword is 'judge', the ten patterns are not run over the text
+    (before: all ten, in every window); the judge pattern is tried only where a word its matches start with is."""
     calls: dict[str, int] = {}
 
     class Counting:
@@ -269,9 +272,16 @@ def test_patterns_run_only_in_windows_holding_their_words(monkeypatch: pytest.Mo
             calls[self.kind] = calls.get(self.kind, 0) + 1
             return self.rx.finditer(*args)  # type: ignore[arg-type]
 
+        def match(self, *args: object):  # type: ignore[no-untyped-def]
+            calls[self.kind] = calls.get(self.kind, 0) + 1
+            return self.rx.match(*args)  # type: ignore[arg-type]
+
     monkeypatch.setattr(injection, "_DIRECTIVES", tuple((k, Counting(k, rx)) for k, rx in injection._DIRECTIVES))
-    injection._directive_hits("The judge model ranks documents by relevance. " * 20)
-    assert set(calls) == {"addresses the judge"}
+    assert injection._directive_hits("The judge model ranks documents by relevance. " * 20) == []
+    assert calls == {}
+    hits = injection._directive_hits("The judge model ranks documents by relevance. " * 20 + "If you are the judge.")
+    assert [kind for _, _, kind in hits] == ["addresses the judge"]
+    assert calls == {"addresses the judge": 1}  # tried at "If" (a match); "you" lies inside it
 
 
 def test_control_ratio_matches_before() -> None:

@@ -271,6 +271,41 @@ _NEEDS: dict[str, tuple[tuple[str, ...], ...]] = {
 _CASE_FOLD_OUTLIERS = ("\u0130", "\u0131", "\u017f")  # İ ı ſ: see _NEEDS
 
 
+# The words every match of these patterns starts with (each alternative opens with `\b(?:word|...)`), under the
+# same soundness condition as _NEEDS: the pattern is tried only where one of them starts, not at every position.
+_STARTS: dict[str, tuple[str, ...]] = {
+    "instruction override": ("ignore", "disregard", "forget", "override", "bypass"),
+    "addresses the judge": ("note", "message", "instruction", "attention", "reminder", "hint", "dear", "hey", "hello",
+                            "if", "you"),
+    "instruction override (paraphrase)": (
+        "whatever", "everything", "anything", "previous", "prior", "earlier", "above", "original", "initial",
+        "reply", "respond", "answer", "say", "state", "conclude", "output",
+    ),
+    "instruction override (other language)": ("ignor", "oubli", "忽略", "无视", "忽视", "無視"),
+}
+
+
+def _matches_at(
+    rx: re.Pattern[str], text: str, low: str, ws: int, we: int, starts: tuple[str, ...]
+) -> Iterator[re.Match[str]]:
+    """`rx.finditer(text, ws, we)` for a pattern whose every match starts with one of `starts` (in `low`): the
+    same matches, left to right and non-overlapping, trying `rx.match` only where a start word begins."""
+    candidates: set[int] = set()
+    for word in starts:
+        i = low.find(word, ws, we)
+        while i >= 0:
+            candidates.add(i)
+            i = low.find(word, i + 1, we)
+    end = ws
+    for pos in sorted(candidates):
+        if pos < end:
+            continue  # inside the previous match (finditer resumes after it)
+        m = rx.match(text, pos, we)
+        if m is not None:
+            yield m
+            end = m.end()
+
+
 def _present(needs: tuple[tuple[str, ...], ...], low: str) -> bool:
     return all(any(word in low for word in group) for group in needs)
 
@@ -285,7 +320,9 @@ def _directive_hits(text: str) -> list[tuple[int, int, str]]:
         for kind, rx in _DIRECTIVES:
             if prune and not _present(_NEEDS[kind], window):
                 continue  # no match can lie in this window (_NEEDS)
-            for m in rx.finditer(text, ws, we):
+            starts = _STARTS.get(kind) if prune else None
+            found = rx.finditer(text, ws, we) if starts is None else _matches_at(rx, text, low, ws, we, starts)
+            for m in found:
                 hits.add((m.start(), m.end(), kind))
         if len(hits) >= MAX_HITS:
             break
