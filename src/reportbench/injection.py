@@ -26,6 +26,7 @@ import binascii
 import functools
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 JUDGE_DIRECTED = "judge_directed_text"
@@ -189,6 +190,12 @@ _KEYWORDS = (
     "cancel", " that all", " that every", " that each",
     "ignor", "oubli", "istruzioni", "instru", "anweisungen", "忽略", "无视", "忽视", "無視",
 )
+# A substring of several keywords: when a text lacks it, those keywords are not searched for one by one (each
+# search reads the whole text; the windows, positions and their order are unchanged).
+_KEYWORD_GATES = ("your ", " as ", " that ", "you", "top ", "task", "<", "[", "instru", "ignor", "grad", "judg")
+_GATED_KEYWORDS: tuple[tuple[str, str], ...] = tuple(
+    (word, next((g for g in _KEYWORD_GATES if g in word), "")) for word in _KEYWORDS
+)
 _SLASH_SCORE = re.compile(r"\d\s*/\s*\d")
 WINDOW = 600
 MAX_HITS = 200  # an adversarial file with 100,000 directives is flagged after the first 200, in bounded time
@@ -196,11 +203,17 @@ MAX_HITS = 200  # an adversarial file with 100,000 directives is flagged after t
 
 def _windows(text: str) -> list[tuple[int, int]]:
     """Merged (start, end) windows of `text` around keyword occurrences (line-bounded, WINDOW chars each way)."""
-    low = text.lower()
+    return _windows_of(text, text.lower())
+
+
+def _windows_of(text: str, low: str) -> list[tuple[int, int]]:
     if len(low) != len(text):  # a few characters lower-case to two (e.g. 'İ'): fall back to one window
         return [(0, len(text))]
     positions: list[int] = []
-    for word in _KEYWORDS:
+    absent = {gate for gate in _KEYWORD_GATES if gate not in low}
+    # the keywords the text holds, in _KEYWORDS order (an absent one adds no position, so the positions and the
+    # order they are collected in are the same as searching for every keyword)
+    for word in [w for w, gate in _GATED_KEYWORDS if gate not in absent and w in low]:
         i = low.find(word)
         while i >= 0 and len(positions) < 50_000:
             positions.append(i)
@@ -218,16 +231,103 @@ def _windows(text: str) -> list[tuple[int, int]]:
     return windows
 
 
+# What every match of each directive pattern contains (lower-cased): one word of each group. A window holding
+# no word of some group cannot hold a match, so the pattern is not run there: the same hits for less regex work
+# (tests/test_injection_speed.py checks these against the patterns on crafted and random text).
+# Sound only where lower-casing keeps positions and the patterns' case-insensitive letters are exactly what
+# `str.lower` gives: three characters match an ASCII letter under re.I yet lower-case to something else
+# ('İ', 'ı' -> i, 'ſ' -> s); a text holding one of them runs every pattern in every window, as before.
+_NEEDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "instruction override": (("ignore", "disregard", "forget", "override", "bypass"),),
+    "addresses the judge": (("judge", "grader", "evaluator", "assessor", "scorer", "rater", "language"),),
+    "demands a score": (
+        ("give", "assign", "award", "rate", "score", "grade"),
+        ("report", "response", "answer", "section", "submission", "text", "work"),
+        ("/", "out", "full", "maximum", "highest", "perfect", "top", "score", "rating"),
+    ),
+    "demands verdicts": (
+        ("mark", "treat", "consider", "label", "judge", "rate", "count", "score"),
+        ("all", "every", "each"),
+        ("supported", "correct", "true", "satisfied", "covered", "met", "verified", "yes", "accurate", "complete",
+         "relevant"),
+    ),
+    "claims the rubric": (
+        ("report", "response", "answer"),
+        ("satisfies", "meets", "covers", "fulfils", "fulfills", "passes"),
+        ("all", "every", "each"),
+        ("rubric", "criteri", "checklist", "requirement", "evaluation"),
+    ),
+    "chat-template token": (("<|", "inst]", "sys>>"),),
+    "fake instructions header": ((":",), ("instruction", "directive", "system", "task")),
+    "addresses the assessing model": (
+        ("assessing", "grading", "evaluating", "judging", "scoring", "reviewing", "verifying", "rating", "your"),
+    ),
+    "instruction override (paraphrase)": (
+        ("whatever", "everything", "anything", "previous", "prior", "earlier", "above", "original", "initial",
+         "that"),
+    ),
+    "instruction override (other language)": (("ignor", "oubli", "忽略", "无视", "忽视", "無視"),),
+}
+_CASE_FOLD_OUTLIERS = ("\u0130", "\u0131", "\u017f")  # İ ı ſ: see _NEEDS
+
+
+# The words every match of these patterns starts with (each alternative opens with `\b(?:word|...)`), under the
+# same soundness condition as _NEEDS: the pattern is tried only where one of them starts, not at every position.
+_STARTS: dict[str, tuple[str, ...]] = {
+    "instruction override": ("ignore", "disregard", "forget", "override", "bypass"),
+    "addresses the judge": ("note", "message", "instruction", "attention", "reminder", "hint", "dear", "hey", "hello",
+                            "if", "you"),
+    "instruction override (paraphrase)": (
+        "whatever", "everything", "anything", "previous", "prior", "earlier", "above", "original", "initial",
+        "reply", "respond", "answer", "say", "state", "conclude", "output",
+    ),
+    "instruction override (other language)": ("ignor", "oubli", "忽略", "无视", "忽视", "無視"),
+}
+
+
+def _matches_at(
+    rx: re.Pattern[str], text: str, low: str, ws: int, we: int, starts: tuple[str, ...]
+) -> Iterator[re.Match[str]]:
+    """`rx.finditer(text, ws, we)` for a pattern whose every match starts with one of `starts` (in `low`): the
+    same matches, left to right and non-overlapping, trying `rx.match` only where a start word begins."""
+    candidates: set[int] = set()
+    for word in starts:
+        i = low.find(word, ws, we)
+        while i >= 0:
+            candidates.add(i)
+            i = low.find(word, i + 1, we)
+    end = ws
+    for pos in sorted(candidates):
+        if pos < end:
+            continue  # inside the previous match (finditer resumes after it)
+        m = rx.match(text, pos, we)
+        if m is not None:
+            yield m
+            end = m.end()
+
+
+def _present(needs: tuple[tuple[str, ...], ...], low: str) -> bool:
+    return all(any(word in low for word in group) for group in needs)
+
+
 def _directive_hits(text: str) -> list[tuple[int, int, str]]:
     hits: set[tuple[int, int, str]] = set()
-    for ws, we in _windows(text):
+    low = text.lower()
+    windows = _windows_of(text, low)
+    prune = len(low) == len(text) and not any(c in text for c in _CASE_FOLD_OUTLIERS)
+    for ws, we in windows:
+        window = low[ws:we] if prune else ""
         for kind, rx in _DIRECTIVES:
-            for m in rx.finditer(text, ws, we):
+            if prune and not _present(_NEEDS[kind], window):
+                continue  # no match can lie in this window (_NEEDS)
+            starts = _STARTS.get(kind) if prune else None
+            found = rx.finditer(text, ws, we) if starts is None else _matches_at(rx, text, low, ws, we, starts)
+            for m in found:
                 hits.add((m.start(), m.end(), kind))
         if len(hits) >= MAX_HITS:
             break
     if ":" in text:
-        for m in _ROLE_ORDER.finditer(text):
+        for m in _role_orders(text):
             hits.add((m.start(), m.end(), "role prefix giving the judge an order"))
             if len(hits) >= 2 * MAX_HITS:
                 break
@@ -330,6 +430,17 @@ class _Normalised:
         return self.origin[pos - 1] + 1 if pos > 0 else 0
 
 
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalised_char(ch: str) -> str:
+    """What one non-ASCII character reads as in the scan copy ('' for the dropped invisible controls)."""
+    if ch in _DROPPED:
+        return ""
+    return unicodedata.normalize("NFKC", ch).translate(_confusables())
+
+
 def _normalise(text: str) -> _Normalised:
     """NFKC, zero-width and bidi control characters dropped, look-alike letters (Unicode's confusables table) as
     Latin, soft line breaks as spaces."""
@@ -337,16 +448,22 @@ def _normalise(text: str) -> _Normalised:
     if not text.isascii():
         pieces: list[str] = []
         origin = []
-        for i, ch in enumerate(text):
-            if ch.isascii():
-                pieces.append(ch)
-                origin.append(i)
-                continue
-            if ch in _DROPPED:
-                continue
-            norm = unicodedata.normalize("NFKC", ch).translate(_confusables())
-            pieces.append(norm)
-            origin.extend([i] * len(norm))
+        pos = 0
+        for run in _NON_ASCII_RUN.finditer(text):  # ASCII stretches are copied whole; each other character alone
+            start, end = run.span()
+            pieces.append(text[pos:start])
+            origin.extend(range(pos, start))
+            for i in range(start, end):
+                norm = _normalised_char(text[i])
+                if len(norm) == 1:
+                    pieces.append(norm)
+                    origin.append(i)
+                elif norm:
+                    pieces.append(norm)
+                    origin.extend([i] * len(norm))
+            pos = end
+        pieces.append(text[pos:])
+        origin.extend(range(pos, len(text)))
         text = "".join(pieces)
         if len(origin) != len(text):  # cannot happen (one origin per character); be safe, scan as is
             origin = None
@@ -371,6 +488,25 @@ _ROLE_ORDER = re.compile(
 )
 
 
+# Every `_ROLE_ORDER` match holds a ':' with at most 12 characters before it (role word <= 9, 3 blanks) and 11 after
+# (3 blanks, verb <= 7, and one more for the closing \b to read): only the text around colons is searched.
+_ROLE_BEFORE, _ROLE_AFTER = 12, 12
+_COLON = re.compile(":")
+
+
+def _role_orders(text: str) -> Iterator[re.Match[str]]:
+    """`_ROLE_ORDER.finditer(text)`, the same matches in the same order, reading only the text around colons."""
+    spans: list[list[int]] = []
+    for m in _COLON.finditer(text):
+        ws, we = max(0, m.start() - _ROLE_BEFORE), min(len(text), m.start() + _ROLE_AFTER)
+        if spans and ws <= spans[-1][1]:
+            spans[-1][1] = we
+        else:
+            spans.append([ws, we])
+    for ws, we in spans:
+        yield from _ROLE_ORDER.finditer(text, ws, we)
+
+
 # an element a browser does not show (inline CSS or the `hidden` attribute) holding text a judge would read
 _HIDDEN_ELEMENT = re.compile(
     r"<(?P<tag>[a-z][a-z0-9]{0,10})\b(?P<attrs>[^<>]{0,500}?(?:display\s*:\s*none|visibility\s*:\s*hidden|"
@@ -385,24 +521,44 @@ _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,20000}={0,2}(?!
 MAX_ENCODED_RUNS = 200  # runs decoded per text (bounded work on a file of random-looking tokens)
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 _WORD_RUN = re.compile(r"[\w@$]{2,}+")  # possessive: linear on a long run of letters
-# The maximal runs `_WORD_RUN` finds that hold a digit, '@' or '$' (the only ones `_deleet` can change): the
-# lookbehind starts a match only at a run's start and the lazy lookahead reads that run once, so this stays
-# linear, and the Python callback runs for a few words instead of every word of a report.
-_DIGIT_WORD_RUN = re.compile(r"(?<![\w@$])(?=[\w@$]*?[0-9@$])[\w@$]{2,}+")
 _REVERSED_KEYWORDS = tuple(w[::-1] for w in ("ignore", "disregard", "instruction", "prompt", "judge", "grader",
                                              "evaluator", "supported"))
 
 
+_LEET_CHAR = re.compile(r"[0-9@$]")
+_RUN_FROM = re.compile(r"[\w@$]*+")
+
+
 def _deleet(text: str) -> str:
-    """Digits and symbols read as letters inside words that mix them with letters (same length and positions)."""
+    """Digits and symbols read as letters inside words that mix them with letters (same length and positions).
+
+    The words are the maximal runs of word characters, '@' and '$' (2+ long) holding a digit, '@' or '$' that
+    also hold a letter. They are found from the digits and symbols (a C-level search jumps from one to the next),
+    not by a regex tried at every position: most of a report's words never reach Python."""
     if not any(c in text for c in "013457@$"):
         return text
-
-    def swap(m: re.Match[str]) -> str:  # only runs holding a digit, '@' or '$' reach here (_DIGIT_WORD_RUN)
-        word = m.group()
-        return word.translate(_LEET) if any(c.isalpha() for c in word) else word
-
-    return _DIGIT_WORD_RUN.sub(swap, text)
+    pieces: list[str] = []
+    copied = 0  # text[:copied] is in pieces
+    seen = 0  # the runs before here are handled
+    rev: str | None = None
+    n = len(text)
+    while (m := _LEET_CHAR.search(text, seen)) is not None:  # the next one after the runs handled so far
+        d = m.start()
+        end = _RUN_FROM.match(text, d).end()  # type: ignore[union-attr]  # `*+` always matches
+        seen = max(end, d + 1)
+        if rev is None:
+            rev = text[::-1]
+        start = n - _RUN_FROM.match(rev, n - 1 - d).end()  # type: ignore[union-attr]
+        if end - start >= 2:
+            word = text[start:end]
+            if any(c.isalpha() for c in word):
+                pieces.append(text[copied:start])
+                pieces.append(word.translate(_LEET))
+                copied = end
+    if not pieces:
+        return text
+    pieces.append(text[copied:])
+    return "".join(pieces)
 
 
 def _encoded_runs(text: str) -> list[tuple[int, int, str]]:
@@ -441,18 +597,19 @@ def scan(text: str) -> list[Finding]:
         excerpt = " ".join(text[start:end].split())[:120]
         units.append(Finding(start, end, kind, excerpt, hidden, directed))
 
-    for m in _TAG_CHARS.finditer(text):
+    for m in () if text.isascii() else _TAG_CHARS.finditer(text):
         decoded = _decode_tags(m.group())
         if sum(c.isalpha() for c in decoded) >= 8:
             directed = bool(_directive_hits(decoded))
             add(m.start(), m.end(), f"invisible tag characters spelling {decoded[:80]!r}", True, directed)
-    for m in _HTML_COMMENT.finditer(text):
+    # each pattern below runs only on a text holding a literal every match of it starts with
+    for m in _HTML_COMMENT.finditer(text) if "<!--" in text else ():
         if _directive_hits(m.group()) or _DELIMITER_TOKEN.search(m.group()):
             add(m.start(), m.end(), "instruction in an HTML comment", hidden=True)
-    for m in _FENCE.finditer(text):
+    for m in _FENCE.finditer(text) if "```" in text or "~~~" in text else ():
         if _directive_hits(m.group()):
             add(m.start(), m.end(), "instruction or verdict in a code block")
-    for m in _HIDDEN_ELEMENT.finditer(text):
+    for m in _HIDDEN_ELEMENT.finditer(text) if "<" in text else ():
         inner = _TAG.sub(" ", m.group("inner"))
         if sum(c.isalpha() for c in inner) >= 8:
             directed = bool(_directive_hits(_normalise(inner).text))
