@@ -16,7 +16,7 @@ import json
 import math
 import shlex
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ class SystemData:
     benchmark: str
     release: str
     system: str
-    reports: dict[str, Any] = field(default_factory=dict)  # task_id -> Report
+    reports: Mapping[str, Any] = field(default_factory=dict)  # task_id -> Report (LazyReports: parsed when read)
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # task_id -> raw outcome (flags kept)
     judgments: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # task_id -> records
     unattributed: list[dict[str, Any]] = field(default_factory=list)  # judgments naming no task
@@ -72,6 +72,97 @@ class SystemData:
         for src in (self.outcomes, self.scores, self.reports, self.judgments):
             seen.update(dict.fromkeys(src))
         return list(seen)
+
+
+class LazyReports(Mapping[str, Any]):
+    """task_id -> Report of a run's reports.jsonl, each parsed only when a page reads it.
+
+    Why: a parsed report is ~200 KB and 1–3 ms; listing a system's tasks (its page, the sample pages' order) needs
+    only each line's ids, which the head of the line holds. Loading scans the file once and keeps, per task, the
+    line's offset and its ids (`report_id`, `path`); a report is validated on access (a line that is not a valid
+    Report reads as no report, with the reason in `problems` of the line). The last line of a task wins, as when
+    every line was parsed."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        self.path = Path(path)
+        self._at: dict[str, tuple[int, int, int]] = {}  # task_id -> (offset, length, line number)
+        self.heads: dict[str, dict[str, Any]] = {}  # task_id -> {"report_id", "path", ...} (the fields before body)
+        self.bad: dict[str, str] = {}  # task_id -> why its line is not a valid Report (seen on access)
+        if not self.path.is_file():
+            problems.append(f"{self.path}: missing")
+            return
+        offset = 0
+        with self.path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, 1):
+                head = _line_head(raw)
+                if head is None:
+                    if raw.strip():
+                        problems.append(f"{self.path}: line {lineno} is not a valid Report (not a JSON object "
+                                        "with a task_id)")
+                else:
+                    tid = str(head["task_id"])
+                    self._at[tid] = (offset, len(raw), lineno)
+                    self.heads[tid] = head
+                offset += len(raw)
+
+    def line(self, task_id: str) -> bytes:
+        """The stored line of a task's report, as written by the system stage (a page key hashes it)."""
+        offset, length, _ = self._at[task_id]
+        with self.path.open("rb") as fh:
+            fh.seek(offset)
+            return fh.read(length)
+
+    def __getitem__(self, task_id: str) -> Any:
+        from reportbench.types import Report  # lazy: +60 ms to import (python -X importtime)
+
+        if task_id not in self._at:
+            raise KeyError(task_id)
+        try:
+            return Report.model_validate_json(self.line(task_id))
+        except ValueError as exc:
+            self.bad[task_id] = f"{self.path}: line {self._at[task_id][2]} is not a valid Report ({exc})"[:400]
+            return None
+
+    def get(self, task_id: str, default: Any = None) -> Any:  # type: ignore[override]
+        if task_id not in self._at:
+            return default
+        report = self[task_id]
+        return default if report is None else report
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._at
+
+
+_BODY_KEY = b',"body":'
+
+
+def _line_head(raw: bytes) -> dict[str, Any] | None:
+    """The fields a Report line holds before its body (ids, format, path), without decoding the body: the first
+    `,"body":` of a line `model_dump_json` wrote is the top-level key (a quote inside a string is escaped). Any
+    other line is decoded whole. None for a line that is not a JSON object with a string task_id."""
+    obj: Any = None
+    cut = raw.find(_BODY_KEY)
+    if raw.startswith(b"{") and cut > 0:
+        try:
+            obj = json.loads(raw[:cut] + b"}")
+        except ValueError:
+            obj = None
+    if not isinstance(obj, dict) or "task_id" not in obj:
+        try:
+            obj = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            return None
+        if isinstance(obj, dict):
+            obj = {k: v for k, v in obj.items() if k in ("report_id", "task_id", "system", "format", "path")}
+    if not isinstance(obj, dict) or not isinstance(obj.get("task_id"), str):
+        return None
+    return obj
 
 
 def _jsonl(path: Path, problems: list[str]) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -95,18 +186,10 @@ def load_system(
     root: Path, benchmark: str, release: str, system: str, members: Iterable[str] | None = None
 ) -> SystemData:
     """Read runs, judgments, scores and cross tables of one system (paths as the pipeline writes them)."""
-    from reportbench.types import Report  # lazy: +60 ms to import (python -X importtime)
-
     d = SystemData(benchmark, release, system)
     run_dir = root / "data" / "runs" / benchmark / release / system
     d.run_dir = run_dir
-    for lineno, obj in _jsonl(run_dir / "reports.jsonl", d.problems):
-        try:
-            rep = Report.model_validate(obj)
-        except ValueError as exc:
-            d.problems.append(f"{run_dir / 'reports.jsonl'}: line {lineno} is not a valid Report ({exc})"[:400])
-            continue
-        d.reports[rep.task_id] = rep
+    d.reports = reports = LazyReports(run_dir / "reports.jsonl", d.problems)  # ids only; parsed per page
     for _, obj in _jsonl(run_dir / "outcomes.jsonl", d.problems):
         if "task_id" in obj:
             d.outcomes[str(obj["task_id"])] = obj
@@ -121,7 +204,7 @@ def load_system(
     member_dirs = (
         [jdir / m for m in members] if members is not None else sorted(p for p in jdir.glob("*") if p.is_dir())
     )
-    by_report = {r.report_id: t for t, r in d.reports.items()}
+    by_report = {str(h.get("report_id")): t for t, h in reports.heads.items()}
     for mdir in member_dirs:
         for path in sorted(mdir.glob("*.parquet")):
             try:

@@ -1,0 +1,138 @@
+"""Per-system partial results of the stages that read every system (`cross@`, `score@`, `site`), reused by key
+(issue 36, "incremental is incremental at any size").
+
+DVC reruns `cross@<b>`, `score@<b>` and `site` whole when one system's run changes. Most of their work is per
+system: parsing that system's reports (~1–3 ms each) to take from them what a metric needs (its tasks, the answer
+text a battle shows), rendering its pages. That work is a function of exactly what it reads: the code, the
+benchmark's package, and the one file of the system's run it derives from. So it is keyed by a hash of those and
+stored under `.reportbench/cache/partials/` (outside DVC's outs: DVC still owns the stages); a later run whose key
+matches reads the stored result instead of parsing. What is genuinely cross-system (battles, ratings, the
+leaderboard) is computed from these partials every time. `REPORTBENCH_UNIT_REUSE=0` turns it off (the same switch
+as the judge units, reportbench.unit_reuse). A partial is stored only once computed without an error: a failure
+raises before anything is written, so it is computed again next time.
+
+Stored values are JSON (what a partial holds is small: task ids, answer texts), one version per (system, name):
+the cache does not grow with reruns."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import reportbench
+from reportbench.digest import tree_digest
+
+CACHE_DIR = Path(".reportbench") / "cache" / "partials"
+ENV = "REPORTBENCH_UNIT_REUSE"  # the judge units' switch too (unit_reuse.ENV): one variable turns every reuse off
+
+
+def enabled() -> bool:
+    """`REPORTBENCH_UNIT_REUSE=0` (or false/no) turns every reuse off, as for the judge units."""
+    return os.environ.get(ENV, "1") not in ("0", "false", "no")
+
+
+_FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file's bytes ("-" when absent), remembered per (path, size, mtime) within a process: the
+    stages that key several partials on one run's reports.jsonl hash it once."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except OSError:
+        return "-"
+    memo = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if memo not in _FILE_DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _FILE_DIGESTS[memo] = h.hexdigest()
+    return _FILE_DIGESTS[memo]
+
+
+@cache
+def code_digest(benchmark: str) -> str:
+    """src/reportbench and the benchmark's own package (a plug-in's code lives outside src/reportbench)."""
+    from reportbench.benchmarks import benchmark_files  # lazy: +210 ms to import (python -X importtime)
+
+    return tree_digest([Path(reportbench.__file__).parent], length=64) + tree_digest(
+        [benchmark_files(benchmark).code], length=64
+    )
+
+
+def key_of(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def load_or_compute(
+    benchmark: str, system: str, name: str, key: str, compute: Callable[[], Any], cache_dir: Path | None = None
+) -> tuple[Any, bool]:
+    """(the partial, whether it was reused): the stored JSON value when `key` matches, else `compute()`, stored
+    under `key` once it returned (an exception stores nothing). Off with REPORTBENCH_UNIT_REUSE=0."""
+    if not enabled():
+        return compute(), False
+    entry = Path(cache_dir or CACHE_DIR) / benchmark / system / name
+    stored = entry / f"{key}.json"
+    if stored.is_file():
+        try:
+            return json.loads(stored.read_text(encoding="utf-8")), True
+        except (OSError, ValueError):
+            pass  # a damaged entry is computed again (and replaced)
+    value = compute()
+    entry.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=entry)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(value, f, ensure_ascii=False, separators=(",", ":"))
+        for old in entry.glob("*.json"):  # one stored version per (system, name)
+            old.unlink(missing_ok=True)
+        os.replace(tmp, stored)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return value, False
+
+
+class SystemPartials:
+    """Per-system values derived from a system's parsed reports, keyed by the reports file's bytes and the code.
+
+    `get(system, name, fn)` is `fn(reports of system)`, read from the partial cache when neither the system's
+    `reports.jsonl` nor the code changed; the reports are parsed (through `reports`, one system resident at a
+    time) only on a miss. `fn` must return a JSON value and depend on nothing but the reports (and the code)."""
+
+    def __init__(self, benchmark: str, run_dirs: Mapping[str, Path], reports: Mapping[str, list[Any]]) -> None:
+        self.benchmark = benchmark
+        self._dirs = dict(run_dirs)
+        self._reports = reports
+        self.reused: list[tuple[str, str]] = []  # (system, name) read from the cache: what the tests count
+        self.computed: list[tuple[str, str]] = []
+
+    def get(self, system: str, name: str, fn: Callable[[list[Any]], Any]) -> Any:
+        if not enabled():
+            self.computed.append((system, name))
+            return fn(self._reports[system])
+        key = key_of(code_digest(self.benchmark), name, file_digest(self._dirs[system] / "reports.jsonl"))
+        value, reused = load_or_compute(self.benchmark, system, name, key, lambda: fn(self._reports[system]))
+        (self.reused if reused else self.computed).append((system, name))
+        return value
+
+
+def per_system(ctx: Any, system: str, name: str, fn: Callable[[list[Any]], Any]) -> Any:
+    """`fn(ctx.reports[system])`, through the context's partial cache when the stage gave it one (the DVC
+    stages do; `reportbench estimate` and direct calls compute it)."""
+    partials = getattr(ctx, "partials", None)
+    if partials is None:
+        return fn(ctx.reports[system])
+    return partials.get(system, name, fn)
+
+
+def task_ids(reports: list[Any]) -> list[str]:
+    """The tasks a system has a report for, in file order (a partial most stages need)."""
+    return [str(r.task_id) for r in reports]
