@@ -180,3 +180,147 @@ def test_judge_stage_judges_only_the_units_whose_inputs_changed(
 
 def _tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _change_reports(run_dir: Path) -> None:
+    """A real change to one system's run: its last report is gone and every other report's body gets one more
+    sentence (still valid Reports)."""
+    from reportbench.systems import read_reports
+
+    reports = read_reports(run_dir)
+    with open(run_dir / "reports.jsonl", "w", encoding="utf-8") as f:
+        for r in reports[:-1]:
+            f.write(r.model_copy(update={"body": r.body + "\n\nA revised closing sentence."}).model_dump_json() + "\n")
+
+
+@pytest.fixture
+def rqa_copy(rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A private copy of the small pipeline's workspace (the test changes a system's run), as the working dir."""
+    import shutil
+
+    work, params = rqa_pipeline
+    copy = tmp_path / "repo"
+    shutil.copytree(work, copy, symlinks=True)
+    monkeypatch.chdir(copy)
+    monkeypatch.delenv("REPORTBENCH_UNIT_REUSE", raising=False)
+    return copy, params
+
+
+def test_cross_and_score_reuse_the_partials_of_unchanged_systems(
+    rqa_copy: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One system's reports changed: `cross@` and `score@` parse that system's reports only (the others' tasks and
+    answers come from the partial cache), and write the same bytes as a rebuild with every reuse off."""
+    from reportbench import pipeline, systems
+
+    _, params = rqa_copy
+    b = "researchqa"
+    rel = params["plan"]["benchmarks"][b]["release"]
+    names = list(params["plan"]["benchmarks"][b]["systems"])
+    release, runs = Path(f"data/releases/{b}/{rel}"), Path(f"data/runs/{b}/{rel}")
+    parsed: list[str] = []
+    real = systems.read_reports
+
+    def counting(run_dir: Path) -> list[Any]:
+        parsed.append(Path(run_dir).name)
+        return real(run_dir)
+
+    monkeypatch.setattr(systems, "read_reports", counting)
+
+    def cross_and_score(tag: str) -> None:
+        pipeline.cross_stage(params, b, release, runs, Path(f"c-{tag}"), reuse=True)
+        pipeline.score_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"), Path(f"s-{tag}"),
+                             Path(f"m-{tag}"), cross_dir=Path(f"c-{tag}"), reuse=True)
+
+    cross_and_score("first")  # fills the partial cache
+    assert sorted(set(parsed)) == sorted(names)
+    parsed.clear()
+    changed = names[0]
+    _change_reports(runs / changed)
+    pipeline.run_benchmark_judge_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"),
+                                       Path(f"metrics/{b}/{rel}/usage"))
+    parsed.clear()
+    cross_and_score("reused")
+    assert set(parsed) == {changed}  # before: every system's reports, in both stages
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    parsed.clear()
+    cross_and_score("full")
+    assert sorted(set(parsed)) == sorted(names)
+    for part in ("c", "s", "m"):
+        assert _tree(Path(f"{part}-reused")) == _tree(Path(f"{part}-full")), part
+    assert _tree(Path("c-first")) != _tree(Path("c-full"))  # the change reached the battles' answers
+
+
+def test_a_partial_that_fails_is_not_stored(tmp_path: Path) -> None:
+    from reportbench import partial_reuse
+
+    def boom() -> Any:
+        raise RuntimeError("judge down")
+
+    with pytest.raises(RuntimeError):
+        partial_reuse.load_or_compute("b", "s", "answers", "k1", boom, cache_dir=tmp_path)
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+    value, reused = partial_reuse.load_or_compute("b", "s", "answers", "k1", lambda: {"t": "x"}, cache_dir=tmp_path)
+    assert (value, reused) == ({"t": "x"}, False)
+    value, reused = partial_reuse.load_or_compute("b", "s", "answers", "k1", boom, cache_dir=tmp_path)
+    assert (value, reused) == ({"t": "x"}, True)
+    partial_reuse.load_or_compute("b", "s", "answers", "k2", lambda: {"t": "y"}, cache_dir=tmp_path)
+    assert [p.name for p in tmp_path.rglob("*.json")] == ["k2.json"]  # one version per (system, name)
+
+
+def test_site_reuses_the_pages_of_unchanged_systems_and_lists_tasks_without_parsing(
+    rqa_copy: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One system's reports changed: the site renders that system's sample pages (and pages whose cross-system
+    rows changed), copies every other page from the page cache, and writes the same bytes as a full rebuild.
+    A report is parsed only for a page rendered, never to list a system's tasks."""
+    from reportbench.site import build, samples
+
+    root, params = rqa_copy
+    b = "researchqa"
+    entry = params["plan"]["benchmarks"][b]
+    names = list(entry["systems"])
+    rendered: list[tuple[str, str]] = []
+    real_render = samples.render_sample_page
+
+    def counting(sd: Any, task_id: str, **kwargs: Any) -> str:
+        rendered.append((sd.system, task_id))
+        return real_render(sd, task_id, **kwargs)
+
+    monkeypatch.setattr(build, "render_sample_page", counting)
+    build.build_site(params, root, root / "site-first", reuse=True)
+    n_pages = len(rendered)
+    assert n_pages >= 2 * len(names)
+    changed = names[0]
+    _change_reports(root / f"data/runs/{b}/{entry['release']}" / changed)
+    rendered.clear()
+    counts = build.build_site(params, root, root / "site-reused", reuse=True)
+    assert rendered and {s for s, _ in rendered} <= set(names)
+    assert all(s == changed or _in_battle_with(root, b, entry["release"], s, t, changed) for s, t in rendered)
+    assert counts["reused_pages"] == n_pages - len(rendered) > 0
+    # listing the tasks parses no report: only the pages rendered read theirs
+    parsed: list[str] = []
+    real_get = samples.LazyReports.__getitem__
+
+    def parse_counting(self: Any, task_id: str) -> Any:
+        parsed.append(task_id)
+        return real_get(self, task_id)
+
+    monkeypatch.setattr(samples.LazyReports, "__getitem__", parse_counting)
+    sd = samples.load_system(root, b, entry["release"], changed, entry["members"])
+    assert sd.task_ids and parsed == []
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    build.build_site(params, root, root / "site-full", reuse=True)
+    assert _tree(root / "site-reused") == _tree(root / "site-full")
+    assert _tree(root / "site-first") != _tree(root / "site-full")
+
+
+def _in_battle_with(root: Path, b: str, release: str, system: str, task_id: str, other: str) -> bool:
+    import polars as pl
+
+    path = root / f"data/cross/{b}/{release}/battles.parquet"
+    if not path.is_file():
+        return False
+    df = pl.read_parquet(path).filter(pl.col("task_id") == task_id)
+    pairs = set(zip(df["system_a"].to_list(), df["system_b"].to_list(), strict=True))
+    return (system, other) in pairs or (other, system) in pairs
