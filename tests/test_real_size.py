@@ -106,7 +106,7 @@ def test_cross_and_score_hold_one_systems_reports_at_a_time(
     """Parsed reports are ~200 KB each: a stage holding every system's at once grows with systems × tasks."""
     import weakref
 
-    from reportbench import pipeline, systems
+    from reportbench import partial_reuse, pipeline, systems
 
     work, params = rqa_pipeline
     real = systems.read_reports
@@ -120,15 +120,24 @@ def test_cross_and_score_hold_one_systems_reports_at_a_time(
         return out
 
     monkeypatch.setattr(systems, "read_reports", counting)
+    streamed: list[str] = []  # ResearchQA's cross and score derive what they need report by report (partial_reuse)
+    real_iter = partial_reuse.iter_reports
+
+    def streaming(run_dir: Path) -> Any:
+        streamed.append(Path(run_dir).name)
+        return real_iter(run_dir)
+
+    monkeypatch.setattr(partial_reuse, "iter_reports", streaming)
     b = "researchqa"
     rel = params["plan"]["benchmarks"][b]["release"]
+    names = sorted(params["plan"]["benchmarks"][b]["systems"])
     release, runs = work / f"data/releases/{b}/{rel}", work / f"data/runs/{b}/{rel}"
     pipeline.cross_stage(params, b, release, runs, tmp_path / "cross")
-    assert len(resident_at_read) >= 3 and max(resident_at_read) <= 1
-    resident_at_read.clear()
+    assert resident_at_read == [] and sorted(set(streamed)) == names  # no system's reports held whole
+    streamed.clear()
     pipeline.score_stage(params, b, release, runs, work / f"data/judgments/{b}/{rel}", tmp_path / "scores",
                          tmp_path / "metrics", cross_dir=tmp_path / "cross")
-    assert len(resident_at_read) >= 3 and max(resident_at_read) <= 1
+    assert resident_at_read == [] and sorted(set(streamed)) == names
     # the same results as the pipeline's own run
     assert (tmp_path / "metrics" / "leaderboard.json").read_bytes() == (
         work / f"metrics/{b}/{rel}/leaderboard.json"
@@ -211,7 +220,7 @@ def test_cross_and_score_reuse_the_partials_of_unchanged_systems(
 ) -> None:
     """One system's reports changed: `cross@` and `score@` parse that system's reports only (the others' tasks and
     answers come from the partial cache), and write the same bytes as a rebuild with every reuse off."""
-    from reportbench import pipeline, systems
+    from reportbench import partial_reuse, pipeline
 
     _, params = rqa_copy
     b = "researchqa"
@@ -219,13 +228,13 @@ def test_cross_and_score_reuse_the_partials_of_unchanged_systems(
     names = list(params["plan"]["benchmarks"][b]["systems"])
     release, runs = Path(f"data/releases/{b}/{rel}"), Path(f"data/runs/{b}/{rel}")
     parsed: list[str] = []
-    real = systems.read_reports
+    real = partial_reuse.iter_reports
 
-    def counting(run_dir: Path) -> list[Any]:
+    def counting(run_dir: Path) -> Any:
         parsed.append(Path(run_dir).name)
         return real(run_dir)
 
-    monkeypatch.setattr(systems, "read_reports", counting)
+    monkeypatch.setattr(partial_reuse, "iter_reports", counting)
 
     def cross_and_score(tag: str) -> None:
         pipeline.cross_stage(params, b, release, runs, Path(f"c-{tag}"), reuse=True)

@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -100,39 +100,56 @@ def load_or_compute(
     return value, False
 
 
+def iter_reports(run_dir: Path) -> Iterator[Any]:
+    """A run's parsed reports one at a time (reports.jsonl, as `systems.read_reports` reads it): a value derived
+    report by report holds one ~200 KB parsed report in memory, not a system's (~1 GB at 5,000 tasks)."""
+    from reportbench.types import Report  # lazy: +60 ms to import (python -X importtime)
+
+    path = Path(run_dir) / "reports.jsonl"
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    yield Report.model_validate_json(line)
+                except ValueError as exc:
+                    raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
+
+
 class SystemPartials:
-    """Per-system values derived from a system's parsed reports, keyed by the reports file's bytes and the code.
+    """Per-system values derived from a system's reports, streamed, and keyed by the reports file and the code.
 
-    `get(system, name, fn)` is `fn(reports of system)`, read from the partial cache when neither the system's
-    `reports.jsonl` nor the code changed; the reports are parsed (through `reports`, one system resident at a
-    time) only on a miss. `fn` must return a JSON value and depend on nothing but the reports (and the code)."""
+    `get(system, name, fn)` is `fn(the system's reports, one at a time)`. With `store` (the DVC stages, unless
+    REPORTBENCH_UNIT_REUSE=0) it is read from the partial cache when neither the system's `reports.jsonl` nor the
+    code changed, and computed and stored otherwise. `fn` must take an iterable (one pass), return a JSON value and
+    depend on nothing but the reports (and the code)."""
 
-    def __init__(self, benchmark: str, run_dirs: Mapping[str, Path], reports: Mapping[str, list[Any]]) -> None:
+    def __init__(self, benchmark: str, run_dirs: Mapping[str, Path], *, store: bool) -> None:
         self.benchmark = benchmark
         self._dirs = dict(run_dirs)
-        self._reports = reports
-        self.reused: list[tuple[str, str]] = []  # (system, name) read from the cache: what the tests count
+        self.store = store and enabled()
+        self.reused: list[tuple[str, str]] = []  # (system, name) read from the cache
         self.computed: list[tuple[str, str]] = []
 
-    def get(self, system: str, name: str, fn: Callable[[list[Any]], Any]) -> Any:
-        if not enabled():
+    def get(self, system: str, name: str, fn: Callable[[Iterable[Any]], Any]) -> Any:
+        run_dir = self._dirs[system]
+        if not self.store:
             self.computed.append((system, name))
-            return fn(self._reports[system])
-        key = key_of(code_digest(self.benchmark), name, file_digest(self._dirs[system] / "reports.jsonl"))
-        value, reused = load_or_compute(self.benchmark, system, name, key, lambda: fn(self._reports[system]))
+            return fn(iter_reports(run_dir))
+        key = key_of(code_digest(self.benchmark), name, file_digest(run_dir / "reports.jsonl"))
+        value, reused = load_or_compute(self.benchmark, system, name, key, lambda: fn(iter_reports(run_dir)))
         (self.reused if reused else self.computed).append((system, name))
         return value
 
 
-def per_system(ctx: Any, system: str, name: str, fn: Callable[[list[Any]], Any]) -> Any:
-    """`fn(ctx.reports[system])`, through the context's partial cache when the stage gave it one (the DVC
-    stages do; `reportbench estimate` and direct calls compute it)."""
+def per_system(ctx: Any, system: str, name: str, fn: Callable[[Iterable[Any]], Any]) -> Any:
+    """`fn(the system's reports)`: streamed and through the partial cache when the stage gave the context one
+    (`cross_stage`/`score_stage` do); else `fn(ctx.reports[system])`."""
     partials = getattr(ctx, "partials", None)
     if partials is None:
         return fn(ctx.reports[system])
     return partials.get(system, name, fn)
 
 
-def task_ids(reports: list[Any]) -> list[str]:
+def task_ids(reports: Iterable[Any]) -> list[str]:
     """The tasks a system has a report for, in file order (a partial most stages need)."""
     return [str(r.task_id) for r in reports]

@@ -584,7 +584,7 @@ def cross_stage(
         systems=systems,
         reports=reports,  # type: ignore[arg-type]
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
-        partials=_stage_partials(benchmark, dirs, reports, reuse),
+        partials=_stage_partials(benchmark, dirs, reuse),
         judge_params=dict(require(params, "judge")),
     )
     tables = spec.cross(ctx)
@@ -693,7 +693,7 @@ def score_stage(
         systems=systems,
         reports=reports,  # type: ignore[arg-type]
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
-        partials=_stage_partials(benchmark, dirs, reports, reuse),
+        partials=_stage_partials(benchmark, dirs, reuse),
         judgments=judgments,
         derived=derived,
         cross=cross,
@@ -816,11 +816,10 @@ def _reported_tasks(reported: list[str], release_tasks: list[str]) -> set[str]:
     return {t for t in reported if t in known}
 
 
-def _stage_partials(benchmark: str, dirs: Mapping[str, Path], reports: Any, reuse: bool) -> Any:
-    """The partial cache of a cross/score stage (partial_reuse), or None: compute from the reports."""
-    if not (reuse and partial_reuse.enabled()):
-        return None
-    return partial_reuse.SystemPartials(benchmark, dirs, reports)
+def _stage_partials(benchmark: str, dirs: Mapping[str, Path], reuse: bool) -> Any:
+    """Per-system values of a cross/score stage, derived report by report (flat memory) and, with `reuse`, kept
+    in the partial cache by the key of the system's reports (partial_reuse)."""
+    return partial_reuse.SystemPartials(benchmark, dirs, store=reuse)
 
 
 def published_reference(params: Mapping[str, Any], benchmark: str, lb: Any, n_tasks: int) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -239,7 +239,7 @@ def pairwise_rows(judgments: Sequence[Any]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=PAIRWISE_SCHEMA, orient="row").sort(["battle_id", "order"])
 
 
-def _answers(reports: list[Any]) -> dict[str, str]:
+def _answers(reports: Iterable[Any]) -> dict[str, str]:
     """task_id -> the answer as judged (a per-system partial of the cross stage)."""
     return {r.task_id: answer_text(r) for r in reports}
 
