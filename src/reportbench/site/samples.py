@@ -97,8 +97,7 @@ class LazyReports(Mapping[str, Any]):
                 head = _line_head(raw)
                 if head is None:
                     if raw.strip():
-                        problems.append(f"{self.path}: line {lineno} is not a valid Report (not a JSON object "
-                                        "with a task_id)")
+                        problems.append(_why_not_a_report(self.path, lineno, raw))
                 else:
                     tid = str(head["task_id"])
                     self._at[tid] = (offset, len(raw), lineno)
@@ -140,6 +139,14 @@ class LazyReports(Mapping[str, Any]):
 
 
 _BODY_KEY = b',"body":'
+
+
+def _why_not_a_report(path: Path, lineno: int, raw: bytes) -> str:
+    try:
+        json.loads(raw)
+    except ValueError as exc:
+        return f"{path}: line {lineno} is not JSON ({exc})"[:400]
+    return f"{path}: line {lineno} is not a valid Report (not a JSON object with a string task_id)"
 
 
 def _line_head(raw: bytes) -> dict[str, Any] | None:
@@ -691,7 +698,9 @@ def render_sample_page(
     if raw is not None:
         left.append('<p class="note"><a href="#raw">the report as submitted ↓</a></p>')
     if report is None:
-        left.append(f'<p class="warn">No report: {esc(st)} {esc(str(outcome.get("reason") or ""))}</p>')
+        bad = getattr(sd.reports, "bad", {}).get(task_id)  # a stored line that is not a valid Report: why
+        left.append(f'<p class="warn">No report: {esc(st)} {esc(str(outcome.get("reason") or ""))}'
+                    + (f"<br>{esc(bad)}" if bad else "") + "</p>")
     else:
         left.append(verdict_legend())
         left.append(render_report(report, judgments))
