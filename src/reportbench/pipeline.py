@@ -41,7 +41,7 @@ from reportbench.metrics.reference_rows import (
     reference_file,
 )
 from reportbench.metrics.registry import metrics_for
-from reportbench.partial_reuse import per_system, task_ids
+from reportbench.partial_reuse import reported_tasks
 from reportbench.plan import PAGE_READING_KINDS
 from reportbench.plan import judge_units as plan_judge_units
 from reportbench.progress import stage_label
@@ -708,7 +708,7 @@ def score_stage(
     judge = params.get("judge") or {}
     summaries = {}
     release_tasks = [t.task_id for t in release.tasks]
-    task_sets = {s: _reported_tasks(per_system(ctx, s, "task_ids", task_ids), release_tasks) for s in systems}
+    task_sets = {s: _reported_tasks(reported_tasks(ctx, s), release_tasks) for s in systems}  # no report parsed
     per_tasks = {}
     for sc in result.systems:
         # one rule for a task without a report in every output: the per-task table the site shows holds the

@@ -25,6 +25,7 @@ import polars as pl
 
 from reportbench.injection import WARNING_PREFIX, flags_from_warnings
 from reportbench.metrics.registry import reason_code
+from reportbench.partial_reuse import line_head
 from reportbench.site.claims import ClaimLedger, load_ledger, render_claims_html, render_claims_text
 from reportbench.site.html import (
     attrs,
@@ -94,7 +95,7 @@ class LazyReports(Mapping[str, Any]):
         offset = 0
         with self.path.open("rb") as fh:
             for lineno, raw in enumerate(fh, 1):
-                head = _line_head(raw)
+                head = line_head(raw)
                 if head is None:
                     if raw.strip():
                         problems.append(_why_not_a_report(self.path, lineno, raw))
@@ -138,38 +139,12 @@ class LazyReports(Mapping[str, Any]):
         return task_id in self._at
 
 
-_BODY_KEY = b',"body":'
-
-
 def _why_not_a_report(path: Path, lineno: int, raw: bytes) -> str:
     try:
         json.loads(raw)
     except ValueError as exc:
         return f"{path}: line {lineno} is not JSON ({exc})"[:400]
     return f"{path}: line {lineno} is not a valid Report (not a JSON object with a string task_id)"
-
-
-def _line_head(raw: bytes) -> dict[str, Any] | None:
-    """The fields a Report line holds before its body (ids, format, path), without decoding the body: the first
-    `,"body":` of a line `model_dump_json` wrote is the top-level key (a quote inside a string is escaped). Any
-    other line is decoded whole. None for a line that is not a JSON object with a string task_id."""
-    obj: Any = None
-    cut = raw.find(_BODY_KEY)
-    if raw.startswith(b"{") and cut > 0:
-        try:
-            obj = json.loads(raw[:cut] + b"}")
-        except ValueError:
-            obj = None
-    if not isinstance(obj, dict) or "task_id" not in obj:
-        try:
-            obj = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            return None
-        if isinstance(obj, dict):
-            obj = {k: v for k, v in obj.items() if k in ("report_id", "task_id", "system", "format", "path")}
-    if not isinstance(obj, dict) or not isinstance(obj.get("task_id"), str):
-        return None
-    return obj
 
 
 def _jsonl(path: Path, problems: list[str]) -> Iterable[tuple[int, dict[str, Any]]]:

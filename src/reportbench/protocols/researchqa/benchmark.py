@@ -31,7 +31,7 @@ from reportbench.judges import factory  # `factory.make_judge` at call time: `re
 from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
-from reportbench.partial_reuse import per_system, task_ids
+from reportbench.partial_reuse import per_system, reported_tasks
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.researchqa.battles import ensemble_outcome, sample_battles
 from reportbench.protocols.researchqa.labels import LABEL_VALUE, strip_links, strip_think
@@ -252,9 +252,9 @@ def cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     queries: dict[str, list[str]] = {}
     for t in ctx.release.tasks:
         queries.setdefault(_domain(t), []).append(t.task_id)
-    # per system, only what the battles need: its tasks, then the answer texts of the tasks it battles on (both
-    # reused by the key of its reports when the stage keeps partials: partial_reuse); one system's answers at a time
-    reported = {s: per_system(ctx, s, "task_ids", task_ids) for s in ctx.reports}
+    # per system, only what the battles need: its tasks (read from its reports' line heads), then the answer texts
+    # of the tasks it battles on (reused by the key of its reports when the stage keeps partials: partial_reuse)
+    reported = {s: reported_tasks(ctx, s) for s in ctx.reports}
     battles = sample_battles(
         queries,
         ctx.systems,
@@ -347,7 +347,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
         js = (ctx.judgments.get(s, {}).get(member, {}) if member else {}).get("coverage", [])
         labs = coverage_labels(js)
         labels_by_system[s] = labs
-        reported = set(per_system(ctx, s, "task_ids", task_ids))
+        reported = set(reported_tasks(ctx, s))
         rows = []
         domain_vals: dict[str, list[float]] = {}
         type_counts: dict[str, list[int]] = {}
