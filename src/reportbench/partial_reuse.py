@@ -170,19 +170,42 @@ def line_head(raw: bytes) -> dict[str, Any] | None:
     return obj
 
 
+_HEAD_BYTES = 8192  # a line's ids and path fit well within this; a longer head is read whole
+
+
+def iter_line_heads(path: Path) -> Iterator[tuple[int, int, int, bytes, dict[str, Any] | None]]:
+    """(line number, offset, length, the line or its first bytes, its head) of every non-blank line of a
+    reports.jsonl, reading only each line's first bytes (mmap: a 2,000-word report's body is never copied)."""
+    import mmap
+
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            pos, lineno, size = 0, 0, len(m)
+            while pos < size:
+                lineno += 1
+                end = m.find(b"\n", pos)
+                end = size if end < 0 else end + 1
+                first = m[pos : min(end, pos + _HEAD_BYTES)]
+                if first.strip():
+                    head = line_head(first) if first.find(_BODY_KEY) > 0 else None
+                    if head is None:  # no body key in the first bytes: decode the whole line
+                        first = m[pos:end]
+                        head = line_head(first)
+                    yield lineno, pos, end - pos, first, head
+                pos = end
+
+
 def report_task_ids(run_dir: Path) -> list[str]:
-    """The task of every report of a run, in file order, from each line's head (no report parsed: ~1 µs a line
+    """The task of every report of a run, in file order, from each line's head (no report parsed: ~25 µs a line
     instead of 1–3 ms); a line that is not a report's raises, naming the file and line, as reading it would."""
     path = Path(run_dir) / "reports.jsonl"
     out = []
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            head = line_head(raw)
-            if head is None:
-                raise ValueError(f"{path}: line {lineno} is not a valid Report (not a JSON object with a task_id)")
-            out.append(str(head["task_id"]))
+    for lineno, _, _, _, head in iter_line_heads(path):
+        if head is None:
+            raise ValueError(f"{path}: line {lineno} is not a valid Report (not a JSON object with a task_id)")
+        out.append(str(head["task_id"]))
     return out
 
 

@@ -25,7 +25,7 @@ import polars as pl
 
 from reportbench.injection import WARNING_PREFIX, flags_from_warnings
 from reportbench.metrics.registry import reason_code
-from reportbench.partial_reuse import line_head
+from reportbench.partial_reuse import iter_line_heads
 from reportbench.site.claims import ClaimLedger, load_ledger, render_claims_html, render_claims_text
 from reportbench.site.html import (
     attrs,
@@ -92,18 +92,13 @@ class LazyReports(Mapping[str, Any]):
         if not self.path.is_file():
             problems.append(f"{self.path}: missing")
             return
-        offset = 0
-        with self.path.open("rb") as fh:
-            for lineno, raw in enumerate(fh, 1):
-                head = line_head(raw)
-                if head is None:
-                    if raw.strip():
-                        problems.append(_why_not_a_report(self.path, lineno, raw))
-                else:
-                    tid = str(head["task_id"])
-                    self._at[tid] = (offset, len(raw), lineno)
-                    self.heads[tid] = head
-                offset += len(raw)
+        for lineno, offset, length, raw, head in iter_line_heads(self.path):
+            if head is None:
+                problems.append(_why_not_a_report(self.path, lineno, raw))
+            else:
+                tid = str(head["task_id"])
+                self._at[tid] = (offset, length, lineno)
+                self.heads[tid] = head
 
     def line(self, task_id: str) -> bytes:
         """The stored line of a task's report, as written by the system stage (a page key hashes it)."""
