@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from reportbench import partial_reuse
-from reportbench.digest import tree_digest
 from reportbench.site.samples import raw_report
 
 CACHE_DIR = Path(".reportbench") / "cache" / "site-pages"
 
 
 def _dir_digest(path: Path) -> str:
-    return tree_digest([path], pattern="*", length=64) if path.exists() else "-"
+    return partial_reuse.dir_digest(path)  # streamed: a run's reports.jsonl is never read whole
 
 
 def _json(value: Any) -> str:
