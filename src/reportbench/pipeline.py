@@ -299,9 +299,11 @@ def judge_context(
     release_dir: Path,
     run_dir: Path,
     pages_dir: Path | None,
+    reports: list[Any] | None = None,
 ) -> Any:
     """What every judge step of one (system, member) reads: the judge stage and the viewer's re-rendering of its
-    messages build it the same way, so the viewer shows the messages the judge was sent."""
+    messages build it the same way, so the viewer shows the messages the judge was sent. `reports`: the viewer's
+    reports of the pages it writes (parsed per page), instead of every report of the run."""
     from reportbench.benchmarks import JudgeContext  # lazy: +210 ms to import (python -X importtime)
     from reportbench.systems import read_outcomes, read_reports  # lazy: +61 ms to import (python -X importtime)
 
@@ -311,7 +313,7 @@ def judge_context(
         member=member,
         params=benchmark_params(params, benchmark),
         release=read_release(release_dir, benchmark),
-        reports=read_reports(run_dir),
+        reports=read_reports(run_dir) if reports is None else reports,
         outcomes=read_outcomes(run_dir),
         pages=_load_pages(pages_dir),
     )
