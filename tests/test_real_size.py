@@ -350,3 +350,30 @@ def _in_battle_with(root: Path, b: str, release: str, system: str, task_id: str,
     df = pl.read_parquet(path).filter(pl.col("task_id") == task_id)
     pairs = set(zip(df["system_a"].to_list(), df["system_b"].to_list(), strict=True))
     return (system, other) in pairs or (other, system) in pairs
+
+
+def test_site_parses_only_the_reports_of_the_pages_it_writes(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing tasks reads line heads; re-rendering the judge messages of the pages written parses those pages'
+    reports, not every report of the run (ResearchQA's items are per report): memory bounded by the pages."""
+    from reportbench import systems
+    from reportbench.site import samples
+    from reportbench.site.build import build_benchmark_site
+
+    work, params = rqa_pipeline
+    whole: list[Path] = []
+    real_read = systems.read_reports
+    monkeypatch.setattr(systems, "read_reports", lambda d: whole.append(Path(d)) or real_read(d))
+    parsed: list[str] = []
+    real_get = samples.LazyReports.__getitem__
+
+    def counting(self: Any, task_id: str) -> Any:
+        parsed.append(task_id)
+        return real_get(self, task_id)
+
+    monkeypatch.setattr(samples.LazyReports, "__getitem__", counting)
+    build_benchmark_site(params, "researchqa", work, tmp_path, max_samples=1)
+    n_systems = len(params["plan"]["benchmarks"]["researchqa"]["systems"])
+    assert whole == []  # before: every report of every system, to list tasks and to re-render messages
+    assert 0 < len(set(parsed)) <= n_systems  # the one page per system (its report read for the page itself too)
