@@ -377,3 +377,35 @@ def test_site_parses_only_the_reports_of_the_pages_it_writes(
     n_systems = len(params["plan"]["benchmarks"]["researchqa"]["systems"])
     assert whole == []  # before: every report of every system, to list tasks and to re-render messages
     assert 0 < len(set(parsed)) <= n_systems  # the one page per system (its report read for the page itself too)
+
+
+def test_the_site_stage_script_reuses_unchanged_pages(
+    rqa_copy: tuple[Path, dict[str, Any]], repo_root: Path
+) -> None:
+    """The user's path: `stages/build_site.py --all` (what dvc.yaml runs) twice; the second run copies every
+    unchanged page and writes the same site. (The pipeline functions' reuse is tested above.)"""
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    root, params = rqa_copy
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(repo_root / "src")}
+    env.pop("REPORTBENCH_UNIT_REUSE", None)
+
+    def site() -> str:
+        done = subprocess.run([sys.executable, str(repo_root / "stages/build_site.py"), "--all", "--site", "site"],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    first = site()
+    assert "(0 unchanged, reused)" in first
+    before = _tree(root / "site")
+    shutil.rmtree(root / "site")  # as DVC removes a stage's outputs before running it
+    second = site()
+    n = int(second.split(" sample pages")[0].rsplit(" ", 1)[1])
+    assert n > 0 and f"({n} unchanged, reused)" in second
+    assert _tree(root / "site") == before
