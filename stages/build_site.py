@@ -28,10 +28,15 @@ if __name__ == "__main__":
     with exit_on_error():
         params = stage_params()
         if args.all:
-            c = build_site(params, Path("."), args.site, max_samples=args.max_samples)
-            print(f"site: {c['system_pages']} system pages, {c['sample_pages']} sample pages, {args.site}/index.html")
+            # reuse: a sample page whose inputs did not change is copied from the page cache (site/page_reuse.py)
+            c = build_site(params, Path("."), args.site, max_samples=args.max_samples, reuse=True)
+            print(f"site: {c['system_pages']} system pages, {c['sample_pages']} sample pages "
+                  f"({c['reused_pages']} unchanged, reused), {args.site}/index.html")
         elif args.benchmark:
-            c = build_benchmark_site(params, args.benchmark, Path("."), args.site, max_samples=args.max_samples)
-            print(f"site@{args.benchmark}: {c['system_pages']} system pages, {c['sample_pages']} sample pages")
+            c = build_benchmark_site(
+                params, args.benchmark, Path("."), args.site, max_samples=args.max_samples, reuse=True
+            )
+            print(f"site@{args.benchmark}: {c['system_pages']} system pages, {c['sample_pages']} sample pages "
+                  f"({c['reused_pages']} unchanged, reused)")
         else:
             print(f"site: {build_index(params, Path('.'), args.site)}")

@@ -19,4 +19,6 @@ if __name__ == "__main__":
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     with exit_on_error():
-        cross_stage(stage_params(), args.benchmark, args.release, args.runs, args.out, enforce_bounds=True)
+        cross_stage(
+            stage_params(), args.benchmark, args.release, args.runs, args.out, enforce_bounds=True, reuse=True
+        )

@@ -30,4 +30,5 @@ if __name__ == "__main__":
             args.scores,
             args.metrics,
             cross_dir=args.cross,
+            reuse=True,  # per-system partials reused by key (partial_reuse; REPORTBENCH_UNIT_REUSE=0: off)
         )

@@ -100,13 +100,14 @@ class _Reports(list):  # type: ignore[type-arg]  # a list that can be weakly ref
     __hash__ = object.__hash__  # type: ignore[assignment]
 
 
-def test_cross_and_score_hold_one_systems_reports_at_a_time(
+def test_cross_and_score_hold_no_systems_reports_whole(
     rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Parsed reports are ~200 KB each: a stage holding every system's at once grows with systems × tasks."""
+    """Parsed reports are ~200 KB each: a stage holding every system's at once grows with systems × tasks. ResearchQA's
+    cross stage derives the answers it needs report by report; its score stage parses none."""
     import weakref
 
-    from reportbench import pipeline
+    from reportbench import partial_reuse, pipeline
     from reportbench.reports import stored
 
     work, params = rqa_pipeline
@@ -121,15 +122,24 @@ def test_cross_and_score_hold_one_systems_reports_at_a_time(
         return out
 
     monkeypatch.setattr(stored, "read_stored_reports", counting)
+    streamed: list[str] = []  # ResearchQA's cross and score derive what they need report by report (partial_reuse)
+    real_iter = partial_reuse.iter_reports
+
+    def streaming(run_dir: Path) -> Any:
+        streamed.append(Path(run_dir).name)
+        return real_iter(run_dir)
+
+    monkeypatch.setattr(partial_reuse, "iter_reports", streaming)
     b = "researchqa"
     rel = params["plan"]["benchmarks"][b]["release"]
+    names = sorted(params["plan"]["benchmarks"][b]["systems"])
     release, runs = work / f"data/releases/{b}/{rel}", work / f"data/runs/{b}/{rel}"
     pipeline.cross_stage(params, b, release, runs, tmp_path / "cross")
-    assert len(resident_at_read) >= 3 and max(resident_at_read) <= 1
-    resident_at_read.clear()
+    assert resident_at_read == [] and sorted(set(streamed)) == names  # no system's reports held whole
+    streamed.clear()
     pipeline.score_stage(params, b, release, runs, work / f"data/judgments/{b}/{rel}", tmp_path / "scores",
                          tmp_path / "metrics", cross_dir=tmp_path / "cross")
-    assert len(resident_at_read) >= 3 and max(resident_at_read) <= 1
+    assert resident_at_read == [] and streamed == []  # its tasks come from the reports' line heads
     # the same results as the pipeline's own run
     assert (tmp_path / "metrics" / "leaderboard.json").read_bytes() == (
         work / f"metrics/{b}/{rel}/leaderboard.json"
@@ -181,3 +191,222 @@ def test_judge_stage_judges_only_the_units_whose_inputs_changed(
 
 def _tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _change_reports(run_dir: Path) -> None:
+    """A real change to one system's run: its last report is gone and every other report's body gets one more
+    sentence (still valid Reports)."""
+    from reportbench.systems import read_reports
+
+    reports = read_reports(run_dir)
+    with open(run_dir / "reports.jsonl", "w", encoding="utf-8") as f:
+        for r in reports[:-1]:
+            f.write(r.model_copy(update={"body": r.body + "\n\nA revised closing sentence."}).model_dump_json() + "\n")
+
+
+@pytest.fixture
+def rqa_copy(rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A private copy of the small pipeline's workspace (the test changes a system's run), as the working dir."""
+    import shutil
+
+    work, params = rqa_pipeline
+    copy = tmp_path / "repo"
+    shutil.copytree(work, copy, symlinks=True)
+    monkeypatch.chdir(copy)
+    monkeypatch.delenv("REPORTBENCH_UNIT_REUSE", raising=False)
+    return copy, params
+
+
+def test_cross_and_score_reuse_the_partials_of_unchanged_systems(
+    rqa_copy: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One system's reports changed: `cross@` and `score@` parse that system's reports only (the others' tasks and
+    answers come from the partial cache), and write the same bytes as a rebuild with every reuse off."""
+    from reportbench import partial_reuse, pipeline
+
+    _, params = rqa_copy
+    b = "researchqa"
+    rel = params["plan"]["benchmarks"][b]["release"]
+    names = list(params["plan"]["benchmarks"][b]["systems"])
+    release, runs = Path(f"data/releases/{b}/{rel}"), Path(f"data/runs/{b}/{rel}")
+    parsed: list[str] = []
+    real = partial_reuse.iter_reports
+
+    def counting(run_dir: Path) -> Any:
+        parsed.append(Path(run_dir).name)
+        return real(run_dir)
+
+    monkeypatch.setattr(partial_reuse, "iter_reports", counting)
+
+    def cross_and_score(tag: str) -> None:
+        pipeline.cross_stage(params, b, release, runs, Path(f"c-{tag}"), reuse=True)
+        pipeline.score_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"), Path(f"s-{tag}"),
+                             Path(f"m-{tag}"), cross_dir=Path(f"c-{tag}"), reuse=True)
+
+    cross_and_score("first")  # fills the partial cache
+    assert sorted(set(parsed)) == sorted(names)
+    parsed.clear()
+    changed = names[0]
+    _change_reports(runs / changed)
+    pipeline.run_benchmark_judge_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"),
+                                       Path(f"metrics/{b}/{rel}/usage"))
+    parsed.clear()
+    cross_and_score("reused")
+    assert set(parsed) == {changed}  # before: every system's reports, in both stages
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    parsed.clear()
+    cross_and_score("full")
+    assert sorted(set(parsed)) == sorted(names)
+    for part in ("c", "s", "m"):
+        assert _tree(Path(f"{part}-reused")) == _tree(Path(f"{part}-full")), part
+    assert _tree(Path("c-first")) != _tree(Path("c-full"))  # the change reached the battles' answers
+
+
+def test_a_partial_that_fails_is_not_stored(tmp_path: Path) -> None:
+    from reportbench import partial_reuse
+
+    def boom() -> Any:
+        raise RuntimeError("judge down")
+
+    with pytest.raises(RuntimeError):
+        partial_reuse.load_or_compute("b", "s", "answers", "k1", boom, cache_dir=tmp_path)
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+    value, reused = partial_reuse.load_or_compute("b", "s", "answers", "k1", lambda: {"t": "x"}, cache_dir=tmp_path)
+    assert (value, reused) == ({"t": "x"}, False)
+    value, reused = partial_reuse.load_or_compute("b", "s", "answers", "k1", boom, cache_dir=tmp_path)
+    assert (value, reused) == ({"t": "x"}, True)
+    partial_reuse.load_or_compute("b", "s", "answers", "k2", lambda: {"t": "y"}, cache_dir=tmp_path)
+    assert [p.name for p in tmp_path.rglob("*.json")] == ["k2.json"]  # one version per (system, name)
+
+
+def test_site_reuses_the_pages_of_unchanged_systems_and_lists_tasks_without_parsing(
+    rqa_copy: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One system's reports changed: the site renders that system's sample pages (and pages whose cross-system
+    rows changed), copies every other page from the page cache, and writes the same bytes as a full rebuild.
+    A report is parsed only for a page rendered, never to list a system's tasks."""
+    from reportbench.site import build, samples
+
+    root, params = rqa_copy
+    b = "researchqa"
+    entry = params["plan"]["benchmarks"][b]
+    names = list(entry["systems"])
+    rendered: list[tuple[str, str]] = []
+    real_render = samples.render_sample_page
+
+    def counting(sd: Any, task_id: str, **kwargs: Any) -> str:
+        rendered.append((sd.system, task_id))
+        return real_render(sd, task_id, **kwargs)
+
+    monkeypatch.setattr(build, "render_sample_page", counting)
+    build.build_site(params, root, root / "site-first", reuse=True)
+    n_pages = len(rendered)
+    assert n_pages >= 2 * len(names)
+    changed = names[0]
+    _change_reports(root / f"data/runs/{b}/{entry['release']}" / changed)
+    _rerun_downstream(params, b, entry["release"])  # what `dvc repro` reruns before the site
+    rendered.clear()
+    counts = build.build_site(params, root, root / "site-reused", reuse=True)
+    assert rendered and {s for s, _ in rendered} <= set(names)
+    # besides the changed system's pages: a page whose battles against it changed, and the "*" page of every
+    # system (its rating, fitted over all systems' battles)
+    odd = [(s, t) for s, t in rendered
+           if s != changed and t != "*" and not _in_battle_with(root, b, entry["release"], s, t, changed)]
+    assert odd == []
+    assert counts["reused_pages"] == n_pages - len(rendered) > 0
+    # listing the tasks parses no report: only the pages rendered read theirs
+    parsed: list[str] = []
+    real_get = samples.LazyReports.__getitem__
+
+    def parse_counting(self: Any, task_id: str) -> Any:
+        parsed.append(task_id)
+        return real_get(self, task_id)
+
+    monkeypatch.setattr(samples.LazyReports, "__getitem__", parse_counting)
+    sd = samples.load_system(root, b, entry["release"], changed, entry["members"])
+    assert sd.task_ids and parsed == []
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    build.build_site(params, root, root / "site-full", reuse=True)
+    assert _tree(root / "site-reused") == _tree(root / "site-full")
+    assert _tree(root / "site-first") != _tree(root / "site-full")
+
+
+def _rerun_downstream(params: dict[str, Any], b: str, rel: str) -> None:
+    from reportbench import pipeline
+
+    release, runs = Path(f"data/releases/{b}/{rel}"), Path(f"data/runs/{b}/{rel}")
+    pipeline.run_benchmark_judge_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"),
+                                       Path(f"metrics/{b}/{rel}/usage"))
+    pipeline.cross_stage(params, b, release, runs, Path(f"data/cross/{b}/{rel}"), reuse=True)
+    pipeline.score_stage(params, b, release, runs, Path(f"data/judgments/{b}/{rel}"), Path(f"data/scores/{b}/{rel}"),
+                         Path(f"metrics/{b}/{rel}"), cross_dir=Path(f"data/cross/{b}/{rel}"), reuse=True)
+
+
+def _in_battle_with(root: Path, b: str, release: str, system: str, task_id: str, other: str) -> bool:
+    import polars as pl
+
+    path = root / f"data/cross/{b}/{release}/battles.parquet"
+    if not path.is_file():
+        return False
+    df = pl.read_parquet(path).filter(pl.col("task_id") == task_id)
+    pairs = set(zip(df["system_a"].to_list(), df["system_b"].to_list(), strict=True))
+    return (system, other) in pairs or (other, system) in pairs
+
+
+def test_site_parses_only_the_reports_of_the_pages_it_writes(
+    rqa_pipeline: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing tasks reads line heads; re-rendering the judge messages of the pages written parses those pages'
+    reports, not every report of the run (ResearchQA's items are per report): memory bounded by the pages."""
+    from reportbench import systems
+    from reportbench.site import samples
+    from reportbench.site.build import build_benchmark_site
+
+    work, params = rqa_pipeline
+    whole: list[Path] = []
+    real_read = systems.read_reports
+    monkeypatch.setattr(systems, "read_reports", lambda d: whole.append(Path(d)) or real_read(d))
+    parsed: list[str] = []
+    real_get = samples.LazyReports.__getitem__
+
+    def counting(self: Any, task_id: str) -> Any:
+        parsed.append(task_id)
+        return real_get(self, task_id)
+
+    monkeypatch.setattr(samples.LazyReports, "__getitem__", counting)
+    build_benchmark_site(params, "researchqa", work, tmp_path, max_samples=1)
+    n_systems = len(params["plan"]["benchmarks"]["researchqa"]["systems"])
+    assert whole == []  # before: every report of every system, to list tasks and to re-render messages
+    assert 0 < len(set(parsed)) <= n_systems  # the one page per system (its report read for the page itself too)
+
+
+def test_the_site_stage_script_reuses_unchanged_pages(
+    rqa_copy: tuple[Path, dict[str, Any]], repo_root: Path
+) -> None:
+    """The user's path: `stages/build_site.py --all` (what dvc.yaml runs) twice; the second run copies every
+    unchanged page and writes the same site. (The pipeline functions' reuse is tested above.)"""
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    root, params = rqa_copy
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(repo_root / "src")}
+    env.pop("REPORTBENCH_UNIT_REUSE", None)
+
+    def site() -> str:
+        done = subprocess.run([sys.executable, str(repo_root / "stages/build_site.py"), "--all", "--site", "site"],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    first = site()
+    assert "(0 unchanged, reused)" in first
+    before = _tree(root / "site")
+    shutil.rmtree(root / "site")  # as DVC removes a stage's outputs before running it
+    second = site()
+    n = int(second.split(" sample pages")[0].rsplit(" ", 1)[1])
+    assert n > 0 and f"({n} unchanged, reused)" in second
+    assert _tree(root / "site") == before

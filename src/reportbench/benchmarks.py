@@ -103,6 +103,9 @@ class SystemsContext:
     systems: list[str]
     reports: dict[str, list[Any]]
     outcomes: dict[str, list[Any]]
+    # per-system values derived from the reports, reused by key across runs (partial_reuse.SystemPartials); None:
+    # computed from `reports` (estimate, direct calls). Read through `partial_reuse.per_system(ctx, s, name, fn)`.
+    partials: Any = None
 
 
 @dataclass

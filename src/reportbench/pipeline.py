@@ -20,7 +20,10 @@ from typing import Any
 import polars as pl
 
 import reportbench.prompt_packs.judging  # noqa: F401 - hands the authors' prompt packs to the judges
-from reportbench import unit_reuse  # a judge unit whose inputs did not change is copied back, not judged again
+from reportbench import (
+    partial_reuse,  # cross/score: per-system values reused by key (partial_reuse)
+    unit_reuse,  # a judge unit whose inputs did not change is copied back, not judged again
+)
 from reportbench.config import ConfigError, require
 from reportbench.digest import tree_digest
 from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
@@ -38,6 +41,7 @@ from reportbench.metrics.reference_rows import (
     reference_file,
 )
 from reportbench.metrics.registry import metrics_for
+from reportbench.partial_reuse import reported_tasks
 from reportbench.plan import PAGE_READING_KINDS
 from reportbench.plan import judge_units as plan_judge_units
 from reportbench.progress import stage_label
@@ -316,9 +320,11 @@ def judge_context(
     release_dir: Path,
     run_dir: Path,
     pages_dir: Path | None,
+    reports: list[Any] | None = None,
 ) -> Any:
     """What every judge step of one (system, member) reads: the judge stage and the viewer's re-rendering of its
-    messages build it the same way, so the viewer shows the messages the judge was sent."""
+    messages build it the same way, so the viewer shows the messages the judge was sent. `reports`: the viewer's
+    reports of the pages it writes (parsed per page), instead of every report of the run."""
     from reportbench.benchmarks import JudgeContext  # lazy: +210 ms to import (python -X importtime)
     from reportbench.reports.stored import read_stored_reports  # lazy: +260 ms to import (python -X importtime)
     from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
@@ -329,7 +335,8 @@ def judge_context(
         member=member,
         params=benchmark_params(params, benchmark),
         release=_unit_release(release_dir, benchmark),
-        reports=read_stored_reports(run_dir),  # system@ wrote them: sentences validated when a step reads them
+        # system@ wrote them: sentences validated when a step reads them
+        reports=read_stored_reports(run_dir) if reports is None else reports,
         outcomes=read_outcomes(run_dir),
         pages=_load_pages(pages_dir),
     )
@@ -577,11 +584,14 @@ def cross_stage(
     out_dir: Path,
     *,
     enforce_bounds: bool = False,
+    reuse: bool = False,
 ) -> dict[str, int]:
     """A stage that reads every system's outputs (battles, comparisons with a reference system).
 
     Its tables are written whatever happened; with `enforce_bounds` (the DVC stage) the judge-failure bounds
-    of `run_judge_stage` apply to every table with `status`/`error` columns (rows `ok` or `failed`)."""
+    of `run_judge_stage` apply to every table with `status`/`error` columns (rows `ok` or `failed`). With `reuse`
+    (the DVC stage) per-system values derived from a system's reports come from the partial cache when its reports
+    did not change (partial_reuse)."""
     from reportbench.benchmarks import CrossContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
     from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
 
@@ -591,13 +601,15 @@ def cross_stage(
     systems = _systems(params, benchmark)
     _prune_stale(params, benchmark, runs_dir=runs_dir)
     dirs = _run_dirs(Path(runs_dir), systems)
+    reports = SystemReports(dirs)  # one system's reports in memory at a time
     ctx = CrossContext(
         benchmark=benchmark,
         params=benchmark_params(params, benchmark),
         release=read_release(release_dir, benchmark),
         systems=systems,
-        reports=SystemReports(dirs),  # type: ignore[arg-type]  # one system's reports in memory at a time
+        reports=reports,  # type: ignore[arg-type]
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
+        partials=_stage_partials(benchmark, dirs, reuse),
         judge_params=dict(require(params, "judge")),
     )
     tables = spec.cross(ctx)
@@ -662,8 +674,11 @@ def score_stage(
     scores_dir: Path,
     metrics_dir: Path,
     cross_dir: Path | None = None,
+    *,
+    reuse: bool = False,
 ) -> Any:
-    """Every system's metrics (per task and summary) and the benchmark's leaderboard.
+    """Every system's metrics (per task and summary) and the benchmark's leaderboard. With `reuse` (the DVC
+    stage), per-system values derived from a system's reports come from the partial cache (partial_reuse).
 
     Systems are enumerated from params (`plan.benchmarks.<b>.systems`), never by globbing a folder, so
     stale outputs of a removed system are never read.
@@ -695,13 +710,15 @@ def score_stage(
     if cross_dir is not None and Path(cross_dir).is_dir() and Path(cross_dir) != Path(release_dir):
         cross = {p.stem: pl.read_parquet(p, glob=False) for p in sorted(Path(cross_dir).glob("*.parquet"))}
     release = read_release(release_dir, benchmark)
+    reports = SystemReports(dirs)  # one system's reports in memory at a time
     ctx = ScoreContext(
         benchmark=benchmark,
         params=bench,
         release=release,
         systems=systems,
-        reports=SystemReports(dirs),  # type: ignore[arg-type]  # one system's reports in memory at a time
+        reports=reports,  # type: ignore[arg-type]
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
+        partials=_stage_partials(benchmark, dirs, reuse),
         judgments=judgments,
         derived=derived,
         cross=cross,
@@ -716,7 +733,7 @@ def score_stage(
     judge = params.get("judge") or {}
     summaries = {}
     release_tasks = [t.task_id for t in release.tasks]
-    task_sets = {s: _reported_tasks(ctx.reports[s], release_tasks) for s in systems}
+    task_sets = {s: _reported_tasks(reported_tasks(ctx, s), release_tasks) for s in systems}  # no report parsed
     per_tasks = {}
     for sc in result.systems:
         # one rule for a task without a report in every output: the per-task table the site shows holds the
@@ -818,10 +835,16 @@ def _failed_tasks(outcomes: list[Any], release_tasks: list[str], reported: set[s
     }
 
 
-def _reported_tasks(reports: list[Any], release_tasks: list[str]) -> set[str]:
+def _reported_tasks(reported: list[str], release_tasks: list[str]) -> set[str]:
     """Release tasks the system has a report for (its evaluated task set)."""
     known = set(release_tasks)
-    return {r.task_id for r in reports if r.task_id in known}
+    return {t for t in reported if t in known}
+
+
+def _stage_partials(benchmark: str, dirs: Mapping[str, Path], reuse: bool) -> Any:
+    """Per-system values of a cross/score stage, derived report by report (flat memory) and, with `reuse`, kept
+    in the partial cache by the key of the system's reports (partial_reuse)."""
+    return partial_reuse.SystemPartials(benchmark, dirs, store=reuse)
 
 
 def published_reference(params: Mapping[str, Any], benchmark: str, lb: Any, n_tasks: int) -> dict[str, Any] | None:

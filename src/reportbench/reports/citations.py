@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from reportbench.bounds import too_many
@@ -77,6 +78,7 @@ def clean_url(url: str) -> str:
     return url
 
 
+@lru_cache(maxsize=8192)  # pure; a report's sources are normalised again for every sentence scanned
 def normalize_url(url: str) -> str:
     """Comparison form of a URL: no scheme, 'www.', fragment, tracking parameters or trailing slash.
 

@@ -26,6 +26,7 @@ import polars as pl
 
 from reportbench.benchmarks import benchmark_files
 from reportbench.digest import tree_digest
+from reportbench.site import page_reuse
 from reportbench.site.html import esc, num, page, pointer, slug, table, th
 from reportbench.site.leaderboard_page import BenchmarkData, render_benchmark_page
 from reportbench.site.samples import (
@@ -188,8 +189,10 @@ def build_benchmark_site(
     *,
     max_samples: int = DEFAULT_MAX_SAMPLES,
     version: str | None = None,
+    reuse: bool = False,
 ) -> dict[str, int]:
-    """Write `site/benchmarks/<b>/<R>/` (benchmark page, system pages, sample pages, summary.json)."""
+    """Write `site/benchmarks/<b>/<R>/` (benchmark page, system pages, sample pages, summary.json). With `reuse`
+    (the `site` stage), a sample page whose inputs did not change is copied from the page cache (page_reuse)."""
     from reportbench.pipeline import read_release  # lazy: +75 ms to import (python -X importtime)
 
     root, site_dir = Path(root), Path(site_dir)
@@ -200,7 +203,7 @@ def build_benchmark_site(
             f"{sorted((params.get('plan') or {}).get('benchmarks') or {})})"
         )
     version = version or version_string(root)
-    counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
+    counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0, "reused_pages": 0}
     release = str(entry.get("release"))
     bdir = site_dir / BENCHMARKS_DIR / benchmark / release  # the DVC out path: the raw names
     if bdir.exists():
@@ -226,14 +229,20 @@ def build_benchmark_site(
         rel = None
     systems = [str(s) for s in entry.get("systems") or []]
     members = [str(m) for m in entry.get("members") or []] or None
+    base = page_reuse.benchmark_digest(params, root, benchmark, release) if reuse else ""
     for s in systems:
-        sd = load_system(root, benchmark, release, s, members)
+        sd = load_system(root, benchmark, release, s, members)  # ids only: a report is parsed for its page
         tids = sd.task_ids
         shown = tids[:max_samples]
-        attach_messages(sd, params, root, tasks=shown)  # what each judge was sent (re-rendered), for pages written
         sdir = bdir / "samples" / slug(s)
         sdir.mkdir(parents=True, exist_ok=True)
         crumbs = [("scorecard", "../../" + top), (f"{benchmark} · {release}", "../../index.html"), (s, None)]
+        others = [o for o in systems if o != s]
+        keys = _page_keys(sd, root, base, shown, {"info": info, "others": others, "crumbs": crumbs}) if reuse else {}
+        store = page_reuse.PageStore(root, benchmark, release, slug(s))
+        stored = {tid for tid, key in keys.items() if store.has(key)}
+        todo = [tid for tid in shown if tid not in stored]
+        attach_messages(sd, params, root, tasks=todo)  # what each judge was sent (re-rendered), for pages rendered
         rows = list(data.leaderboard.get("rows") or [])
         at = next((i for i, r in enumerate(rows) if str(r.get("system")) == s), None)
         (sdir / "index.html").write_text(
@@ -245,25 +254,41 @@ def build_benchmark_site(
             encoding="utf-8",
         )
         counts["system_pages"] += 1
-        others = [o for o in systems if o != s]
         for k, tid in enumerate(shown):
-            prev_next = (shown[k - 1] if k > 0 else None, shown[k + 1] if k + 1 < len(shown) else None)
-            tcrumbs = [*crumbs[:2], (s, "index.html"), (tid, None)]
-            html_ = render_sample_page(
-                sd, tid, release=rel, metric_info=info, other_systems=others, prev_next=prev_next, crumbs=tcrumbs
-            )
-            (sdir / task_file(tid)).write_text(html_, encoding="utf-8")
+            path = sdir / task_file(tid)
             counts["sample_pages"] += 1
+            if tid in stored and store.copy_to(keys[tid], path):
+                counts["reused_pages"] += 1
+                continue
+            html_ = render_sample_page(
+                sd, tid, release=rel, metric_info=info, other_systems=others, prev_next=_prev_next(shown, k),
+                crumbs=[*crumbs[:2], (s, "index.html"), (tid, None)],
+            )  # fmt: skip
+            path.write_text(html_, encoding="utf-8")
+            if tid in keys:
+                store.put(keys[tid], path)
+        if reuse:
+            store.keep_only(set(keys.values()))
     summary = {
         "benchmark": benchmark,
         "release": release,
         "href": f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html",
         "row": _index_row(data, f"{BENCHMARKS_DIR}/{benchmark}/{release}/index.html"),
-        "counts": counts,
+        "counts": {k: v for k, v in counts.items() if k != "reused_pages"},  # the same whether pages were reused
         "offline_judge": ((data.leaderboard.get("meta") or {}).get("judge") or {}).get("backend") == "offline",
     }
     (bdir / SUMMARY_FILE).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return counts
+
+
+def _prev_next(shown: list[str], k: int) -> tuple[str | None, str | None]:
+    return (shown[k - 1] if k > 0 else None, shown[k + 1] if k + 1 < len(shown) else None)
+
+
+def _page_keys(sd: Any, root: Path, base: str, shown: list[str], extra: Any) -> dict[str, str]:
+    """task -> the key of its sample page (page_reuse): what the page reads, hashed."""
+    system_key = page_reuse.system_digest(base, root, sd, extra)
+    return {tid: page_reuse.page_key(system_key, sd, tid, _prev_next(shown, k)) for k, tid in enumerate(shown)}
 
 
 def build_index(params: Mapping[str, Any], root: Path | str = ".", site_dir: Path | str = "site") -> Path:
@@ -322,16 +347,19 @@ def build_site(
     *,
     max_samples: int = DEFAULT_MAX_SAMPLES,
     benchmarks: list[str] | None = None,
+    reuse: bool = False,
 ) -> dict[str, int]:
-    """The whole site in one call (tests, `reportbench view --site`): every benchmark folder, then the index."""
+    """The whole site in one call (the `site` stage with `reuse`, tests, `reportbench view --site`): every
+    benchmark folder, then the index."""
     root, out = Path(root), Path(out)
     plan = (params.get("plan") or {}).get("benchmarks") or {}
     version = version_string(root)
-    counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0}
+    counts = {"benchmark_pages": 0, "system_pages": 0, "sample_pages": 0, "reused_pages": 0}
     for b in plan:
         if benchmarks is not None and b not in benchmarks:
             continue
-        for k, v in build_benchmark_site(params, b, root, out, max_samples=max_samples, version=version).items():
+        built = build_benchmark_site(params, b, root, out, max_samples=max_samples, version=version, reuse=reuse)
+        for k, v in built.items():
             counts[k] += v
     build_index(params, root, out)
     return counts

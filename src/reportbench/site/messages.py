@@ -55,6 +55,7 @@ def rerender_messages(
     member: str,
     records: Mapping[str, list[Mapping[str, Any]]],
     only: set[int] | None = None,
+    reports: list[Any] | None = None,
 ) -> dict[tuple[str, str], Rendered]:
     """(step, item_id) -> Rendered for one (system, member); `records` = step -> its stored judgment rows; with
     `only` (ids of some of those rows), only those rows' messages are rendered.
@@ -74,6 +75,7 @@ def rerender_messages(
         ctx = judge_context(
             params, benchmark, system, member, data / "releases" / benchmark / release,
             data / "runs" / benchmark / release / system, data / "pages" / benchmark / release,
+            reports=reports if reports is not None and items_per_report(spec) else None,
         )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - the pages still render, without messages
         log.warning("%s/%s/%s: judge inputs not re-rendered (%s)", benchmark, release, system, exc)
@@ -103,6 +105,13 @@ def rerender_messages(
             log.warning("%s/%s/%s: step %s not re-rendered (%s)", benchmark, release, system, step.name, exc)
             break
     return out
+
+
+def items_per_report(spec: Any) -> bool:
+    """Whether a benchmark's judge items of a report depend on that report alone: every step a judge step with
+    no derived table (a compute or derive step may read across reports). Then the viewer builds the items of the
+    pages it writes from their reports only, not from every report of the run (~1 GB parsed at 5,000 tasks)."""
+    return all(st.kind == "judge" and st.derive is None for st in spec.judge_steps)
 
 
 def _judgment_row(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import json
 import math
 import shlex
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ import polars as pl
 
 from reportbench.injection import WARNING_PREFIX, flags_from_warnings
 from reportbench.metrics.registry import reason_code
+from reportbench.partial_reuse import iter_line_heads
 from reportbench.site.claims import ClaimLedger, load_ledger, render_claims_html, render_claims_text
 from reportbench.site.html import (
     attrs,
@@ -53,7 +54,7 @@ class SystemData:
     benchmark: str
     release: str
     system: str
-    reports: dict[str, Any] = field(default_factory=dict)  # task_id -> Report
+    reports: Mapping[str, Any] = field(default_factory=dict)  # task_id -> Report (LazyReports: parsed when read)
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # task_id -> raw outcome (flags kept)
     judgments: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # task_id -> records
     unattributed: list[dict[str, Any]] = field(default_factory=list)  # judgments naming no task
@@ -72,6 +73,73 @@ class SystemData:
         for src in (self.outcomes, self.scores, self.reports, self.judgments):
             seen.update(dict.fromkeys(src))
         return list(seen)
+
+
+class LazyReports(Mapping[str, Any]):
+    """task_id -> Report of a run's reports.jsonl, each parsed only when a page reads it.
+
+    Why: a parsed report is ~200 KB and 1–3 ms; listing a system's tasks (its page, the sample pages' order) needs
+    only each line's ids, which the head of the line holds. Loading scans the file once and keeps, per task, the
+    line's offset and its ids (`report_id`, `path`); a report is validated on access (a line that is not a valid
+    Report reads as no report, with the reason in `problems` of the line). The last line of a task wins, as when
+    every line was parsed."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        self.path = Path(path)
+        self._at: dict[str, tuple[int, int, int]] = {}  # task_id -> (offset, length, line number)
+        self.heads: dict[str, dict[str, Any]] = {}  # task_id -> {"report_id", "path", ...} (the fields before body)
+        self.bad: dict[str, str] = {}  # task_id -> why its line is not a valid Report (seen on access)
+        if not self.path.is_file():
+            problems.append(f"{self.path}: missing")
+            return
+        for lineno, offset, length, raw, head in iter_line_heads(self.path):
+            if head is None:
+                problems.append(_why_not_a_report(self.path, lineno, raw))
+            else:
+                tid = str(head["task_id"])
+                self._at[tid] = (offset, length, lineno)
+                self.heads[tid] = head
+
+    def line(self, task_id: str) -> bytes:
+        """The stored line of a task's report, as written by the system stage (a page key hashes it)."""
+        offset, length, _ = self._at[task_id]
+        with self.path.open("rb") as fh:
+            fh.seek(offset)
+            return fh.read(length)
+
+    def __getitem__(self, task_id: str) -> Any:
+        from reportbench.types import Report  # lazy: +60 ms to import (python -X importtime)
+
+        if task_id not in self._at:
+            raise KeyError(task_id)
+        try:
+            return Report.model_validate_json(self.line(task_id))
+        except ValueError as exc:
+            self.bad[task_id] = f"{self.path}: line {self._at[task_id][2]} is not a valid Report ({exc})"[:400]
+            return None
+
+    def get(self, task_id: str, default: Any = None) -> Any:  # type: ignore[override]
+        if task_id not in self._at:
+            return default
+        report = self[task_id]
+        return default if report is None else report
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._at
+
+
+def _why_not_a_report(path: Path, lineno: int, raw: bytes) -> str:
+    try:
+        json.loads(raw)
+    except ValueError as exc:
+        return f"{path}: line {lineno} is not JSON ({exc})"[:400]
+    return f"{path}: line {lineno} is not a valid Report (not a JSON object with a string task_id)"
 
 
 def _jsonl(path: Path, problems: list[str]) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -95,18 +163,10 @@ def load_system(
     root: Path, benchmark: str, release: str, system: str, members: Iterable[str] | None = None
 ) -> SystemData:
     """Read runs, judgments, scores and cross tables of one system (paths as the pipeline writes them)."""
-    from reportbench.types import Report  # lazy: +60 ms to import (python -X importtime)
-
     d = SystemData(benchmark, release, system)
     run_dir = root / "data" / "runs" / benchmark / release / system
     d.run_dir = run_dir
-    for lineno, obj in _jsonl(run_dir / "reports.jsonl", d.problems):
-        try:
-            rep = Report.model_validate(obj)
-        except ValueError as exc:
-            d.problems.append(f"{run_dir / 'reports.jsonl'}: line {lineno} is not a valid Report ({exc})"[:400])
-            continue
-        d.reports[rep.task_id] = rep
+    d.reports = reports = LazyReports(run_dir / "reports.jsonl", d.problems)  # ids only; parsed per page
     for _, obj in _jsonl(run_dir / "outcomes.jsonl", d.problems):
         if "task_id" in obj:
             d.outcomes[str(obj["task_id"])] = obj
@@ -121,7 +181,7 @@ def load_system(
     member_dirs = (
         [jdir / m for m in members] if members is not None else sorted(p for p in jdir.glob("*") if p.is_dir())
     )
-    by_report = {r.report_id: t for t, r in d.reports.items()}
+    by_report = {str(h.get("report_id")): t for t, h in reports.heads.items()}
     for mdir in member_dirs:
         for path in sorted(mdir.glob("*.parquet")):
             try:
@@ -166,10 +226,15 @@ def attach_messages(
     for rec in [*(r for rs in sd.judgments.values() for r in rs), *sd.unattributed]:
         by_member[str(rec["_member"])][str(rec["_step"])].append(rec)
     only: set[int] | None = None
+    reports: list[Any] | None = None
     if tasks is not None:
         only = {id(r) for t in tasks for r in sd.judgments.get(t, [])} | {id(r) for r in sd.unattributed}
+        if isinstance(sd.reports, LazyReports) and not sd.unattributed:  # the pages' reports, parsed one by one
+            wanted = set(tasks)
+            reports = [r for t in sd.reports if t in wanted and (r := sd.reports.get(t)) is not None]
     for member, records in by_member.items():
-        rendered = rerender_messages(params, root, sd.benchmark, sd.release, sd.system, member, records, only=only)
+        rendered = rerender_messages(params, root, sd.benchmark, sd.release, sd.system, member, records, only=only,
+                                     reports=reports)  # fmt: skip
         for (step, item), r in rendered.items():
             sd.messages[(member, step, item)] = r
 
@@ -514,13 +579,31 @@ def _task_header(task: Any | None, task_id: str) -> str:
     )
 
 
+_RUBRIC_INDEX: list[Any] = [None, {}]  # [the release indexed, task_id -> its rubric rows]: the last release only
+
+
+def _rubric_of(release: Any, task_id: str) -> list[Any]:
+    """`release.rubric(task_id)` from an index built once per release: scanning every rubric row for each page
+    made the site quadratic in tasks."""
+    extra = getattr(release, "extra", None)
+    if not isinstance(extra, Mapping):
+        return list(release.rubric(task_id))
+    if _RUBRIC_INDEX[0] is not release:
+        index: dict[str, list[Any]] = {}
+        for r in extra.get("rubric_items", []):
+            index.setdefault(r.task_id, []).append(r)
+        _RUBRIC_INDEX[:] = [release, index]
+    rows = [*_RUBRIC_INDEX[1].get(task_id, []), *(_RUBRIC_INDEX[1].get("*", []) if task_id != "*" else [])]
+    return sorted(rows, key=lambda r: (r.task_id == "*", r.index, r.item_id))
+
+
 def _reference_material(release: Any | None, task_id: str) -> str:
     """What the judges compared the report with: rubric/checklist items, nuggets (when the release has them)."""
     if release is None:
         return ""
     parts = []
     try:
-        items = release.rubric(task_id)
+        items = _rubric_of(release, task_id)
     except Exception:  # noqa: BLE001 - benchmarks without rubric tables
         items = []
     if items:
@@ -608,7 +691,9 @@ def render_sample_page(
     if raw is not None:
         left.append('<p class="note"><a href="#raw">the report as submitted ↓</a></p>')
     if report is None:
-        left.append(f'<p class="warn">No report: {esc(st)} {esc(str(outcome.get("reason") or ""))}</p>')
+        bad = getattr(sd.reports, "bad", {}).get(task_id)  # a stored line that is not a valid Report: why
+        left.append(f'<p class="warn">No report: {esc(st)} {esc(str(outcome.get("reason") or ""))}'
+                    + (f"<br>{esc(bad)}" if bad else "") + "</p>")
     else:
         left.append(verdict_legend())
         left.append(render_report(report, judgments))

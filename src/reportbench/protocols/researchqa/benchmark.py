@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,7 @@ from reportbench.judges import factory  # `factory.make_judge` at call time: `re
 from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
+from reportbench.partial_reuse import per_system, reported_tasks
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.researchqa.battles import ensemble_outcome, sample_battles
 from reportbench.protocols.researchqa.labels import LABEL_VALUE, strip_links, strip_think
@@ -238,6 +239,11 @@ def pairwise_rows(judgments: Sequence[Any]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=PAIRWISE_SCHEMA, orient="row").sort(["battle_id", "order"])
 
 
+def _answers(reports: Iterable[Any]) -> dict[str, str]:
+    """task_id -> the answer as judged (a per-system partial of the cross stage)."""
+    return {r.task_id: answer_text(r) for r in reports}
+
+
 def cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     """Sample the battles, then judge each in both orders (markdown links stripped)."""
 
@@ -246,15 +252,26 @@ def cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     queries: dict[str, list[str]] = {}
     for t in ctx.release.tasks:
         queries.setdefault(_domain(t), []).append(t.task_id)
-    answers = {s: {r.task_id: answer_text(r) for r in reps} for s, reps in ctx.reports.items()}
+    # per system, only what the battles need: its tasks (read from its reports' line heads), then the answer texts
+    # of the tasks it battles on (reused by the key of its reports when the stage keeps partials: partial_reuse)
+    reported = {s: reported_tasks(ctx, s) for s in ctx.reports}
     battles = sample_battles(
         queries,
         ctx.systems,
-        {s: set(a) for s, a in answers.items()},
+        {s: set(a) for s, a in reported.items()},
         min_per_domain=bp["min_per_domain"],
         seed=bp["seed"],
         reserve_share=bp["reserve_share"],
     )
+    needed: dict[str, set[str]] = {s: set() for s in reported}
+    for b in battles.filter(pl.col("status") == "ok").iter_rows(named=True):
+        needed[b["system_a"]].add(b["task_id"])
+        needed[b["system_b"]].add(b["task_id"])
+    answers = {}
+    for s in reported:
+        every = per_system(ctx, s, "researchqa.answers", _answers)
+        answers[s] = {t: every[t] for t in needed[s]}
+        del every
     pcfg = (ctx.params.get("judging") or {}).get("pairwise") or {}
     items = pairwise_items(battles, tasks, answers, str(pcfg.get("strip_links", "authors")))
     judge_cfg = _member_judge_cfg(ctx.judge_params, ctx.params, pcfg.get("member"))
@@ -330,7 +347,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
         js = (ctx.judgments.get(s, {}).get(member, {}) if member else {}).get("coverage", [])
         labs = coverage_labels(js)
         labels_by_system[s] = labs
-        reported = {r.task_id for r in ctx.reports[s]}
+        reported = set(reported_tasks(ctx, s))
         rows = []
         domain_vals: dict[str, list[float]] = {}
         type_counts: dict[str, list[int]] = {}
