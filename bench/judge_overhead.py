@@ -8,7 +8,7 @@ systems of ~2,000-word reports; one coverage judgment per report), offline judge
     python bench/judge_overhead.py --n 1000 --work /tmp/jo --src /tmp/before/src   # other code, the same runs
 
 The release and the three `system@` runs are built once per N by bench/scale.py's code (kept with `--work`, so a
-second run measures the judge stage only; `shift_check: off`, as the synthetic reports all resemble one task).
+second run measures the judge stage only; `shift_check: off`: the check is system@'s cost).
 Then `pipeline.run_benchmark_judge_stage` runs (the function `stages/judge.py` calls) in a fresh child
 process, unit reuse on with an empty unit cache (every unit judged, as on a first run), and the child reports:
 
@@ -53,8 +53,7 @@ def build(work: Path, n: int, words: int) -> dict[str, Any]:
         return yaml.safe_load((work / "params.yaml").read_text())
     scale._layout(work)
     folders = scale.make_researchqa(work / "synth", n, words)
-    # shift_check off: the synthetic reports share one vocabulary, so they all resemble one task (bench/scale.py
-    # stops there at system@ today); the check is system@'s cost, not the judge stage's.
+    # shift_check off: the check is system@'s cost, not the judge stage's (bench/scale.py times it)
     scale.configure(work, "researchqa", folders, work / "synth")
     off = {"kind": "folder", "format": "auto", "shift_check": "off"}
     systems = {s: {**off, "path": str(d)} for s, d in folders.items()}

@@ -46,14 +46,36 @@ _WORDS = (
 ).split()
 
 
-def _sentence(rng: random.Random, n_words: int, cite: str = "") -> str:
+_SYLLABLES = ("ka", "lo", "mi", "ru", "ze", "ta", "vo", "ni", "pe", "su", "da", "fi")
+
+
+def topic_words(i: int, k: int = 3) -> list[str]:
+    """Task i's own made-up topic words (unique per task), as a real question names its own subject: without them
+    every synthetic question and report is random text over one small vocabulary, which the shift check rightly
+    cannot tell apart."""
+    out = []
+    for j in range(k):
+        digits, n = [], i * k + j
+        for _ in range(5):
+            n, r = divmod(n, len(_SYLLABLES))
+            digits.append(_SYLLABLES[r])
+        out.append("zy" + "".join(digits))
+    return out
+
+
+def _sentence(rng: random.Random, n_words: int, cite: str = "", topic: list[str] | None = None) -> str:
     words = [rng.choice(_WORDS) for _ in range(n_words)]
+    if topic:  # a report mentions its subject now and then
+        words[rng.randrange(1, n_words)] = rng.choice(topic)
     words[0] = words[0].capitalize()
     return " ".join(words) + (f" {cite}" if cite else "") + "."
 
 
-def synthetic_report(rng: random.Random, title: str, n_words: int, n_sources: int, link_style: bool) -> str:
-    """~n_words of markdown: sections of paragraphs whose sentences cite numbered sources, then a source list."""
+def synthetic_report(
+    rng: random.Random, title: str, n_words: int, n_sources: int, link_style: bool, topic: list[str] | None = None
+) -> str:
+    """~n_words of markdown: sections of paragraphs whose sentences cite numbered sources (a third of them naming
+    the task's topic words), then a source list."""
     out = [f"# {title}", ""]
     words = 0
     section = 0
@@ -65,7 +87,7 @@ def synthetic_report(rng: random.Random, title: str, n_words: int, n_sources: in
             for _ in range(rng.randint(3, 6)):
                 k = rng.randint(8, 24)
                 cite = f"[{rng.randint(1, n_sources)}]" if rng.random() < 0.6 else ""
-                para.append(_sentence(rng, k, cite))
+                para.append(_sentence(rng, k, cite, topic if rng.random() < 0.33 else None))
                 words += k
             out += [" ".join(para), ""]
     out += ["### Sources", ""]
@@ -96,7 +118,7 @@ def make_researchqa(root: Path, n: int, words: int, seed: int = 0) -> dict[str, 
             "general_domain": f"Domain {i % 7} (synthetic)",
             "subdomain": f"Subdomain {i % 13} (synthetic)",
             "field": f"Field {i % 31} (synthetic)",
-            "query": _sentence(rng, 18)[:-1] + "?",
+            "query": _sentence(rng, 15)[:-1] + " " + " ".join(topic_words(i)) + "?",
             "date": "2024-01-01",
             "rubric": rubric,
         })
@@ -108,7 +130,8 @@ def make_researchqa(root: Path, n: int, words: int, seed: int = 0) -> dict[str, 
         d.mkdir(parents=True, exist_ok=True)
         srng = random.Random(seed * 1000 + s_i)
         for row in rows:
-            text = synthetic_report(srng, row["query"], words, 12, link_style=system == "thinking_model")
+            text = synthetic_report(srng, row["query"], words, 12, link_style=system == "thinking_model",
+                                    topic=topic_words(int(row["id"].split("-")[1])))
             (d / f"{row['id']}.md").write_text(text, encoding="utf-8")
         folders[system] = d
     return folders
@@ -128,7 +151,7 @@ def make_liveresearchbench(root: Path, n: int, words: int, seed: int = 0) -> dic
         for i in range(n):
             qid = f"synth{i:06d}"
             qids.append(qid)
-            q = _sentence(rng, 20)[:-1] + "?"
+            q = _sentence(rng, 17)[:-1] + " " + " ".join(topic_words(i)) + "?"
             for c in range(rng.randint(8, 12)):
                 item = f"Does the report state the {rng.choice(_WORDS)} of the {rng.choice(_WORDS)}?"
                 w.writerow([qid, q, LRB_CATEGORIES[i % 3], f"q{c + 1}", item, q, item])
@@ -137,8 +160,8 @@ def make_liveresearchbench(root: Path, n: int, words: int, seed: int = 0) -> dic
         d = root / "systems" / system
         d.mkdir(parents=True, exist_ok=True)
         srng = random.Random(seed * 1000 + s_i)
-        for qid in qids:
-            text = synthetic_report(srng, f"Report {qid}", words, 40, link_style=False)
+        for i, qid in enumerate(qids):
+            text = synthetic_report(srng, f"Report {qid}", words, 40, link_style=False, topic=topic_words(i))
             (d / f"qid_{qid}_report.md").write_text(text, encoding="utf-8")
         folders[system] = d
     return folders
@@ -225,11 +248,8 @@ def configure(work: Path, shape: str, folders: dict[str, Path], synth: Path) -> 
         cfg = yaml.safe_load(rel.read_text())
         cfg.update({"source": str(synth), "path": str(synth / "tasks.csv")})
         _write_yaml(rel, "benchmarks.liveresearchbench.release", cfg)
-    # shift_check: warn: the check still runs (its cost is measured), but the synthetic reports, random sentences
-    # over one vocabulary, can match another task's question better than their own (a stop under `error`)
-    systems = {
-        s: {"kind": "folder", "path": str(p), "format": "auto", "shift_check": "warn"} for s, p in folders.items()
-    }
+    # the default shift_check (error), as a user's run has it: each synthetic report names its own task's topic
+    systems = {s: {"kind": "folder", "path": str(p), "format": "auto"} for s, p in folders.items()}
     _write_yaml(work / f"conf/{shape}/systems/demo.yaml", f"benchmarks.{shape}.systems", systems)
     code = (
         "from pathlib import Path; from reportbench.config import compose_params; "
