@@ -74,6 +74,19 @@ class Scenario:
     branch: str = "main"  # the clone's branch (the docs' `dvc metrics diff main …`)
     own_venv: bool = False  # `pip install`s a package: a venv of its own layered on the session's (never changed)
 
+    @property
+    def schedule_cost(self) -> float:
+        """Rough seconds on one core, for ordering the suite under pytest-xdist only (conftest.py): what its
+        distinct commands run (a pipeline run dominates)."""
+        return sum(next(cost for pattern, cost in STEP_COSTS if re.search(pattern, cmd))
+                   for cmd in dict.fromkeys(s.cmd for s in self.steps))
+
+
+STEP_COSTS: tuple[tuple[str, float], ...] = (  # (regex on the command, rough seconds on one core): first match counts
+    (r"dvc exp run --dry", 5), (r"dvc exp run --queue|^for .* --queue", 2), (r"dvc queue start", 80),
+    (r"dvc exp run|dvc repro", 45), (r"pip install|pytest", 30), (r"", 1.5),
+)
+
 
 # ---------------------------------------------------------------------------------------------- placeholders
 SUBSTITUTIONS: tuple[tuple[str, str, str], ...] = (
