@@ -17,7 +17,13 @@ no LITELLM_* (the package sets those itself). Every step asserts its exit status
 Placeholders: SUBSTITUTIONS lists each placeholder a doc uses (`<exp-name>`, `path/to/report.md`, `...` for a
 key) and what this test puts there. Key/network commands carry `needs: …` in their doc comment; they run with the
 documented offline stand-in (docs/judges.md "Trying a key-needing command offline": `reportbench stub-server` +
-`reportbench compose judge.api_base=…`), never with a real key.
+`reportbench compose judge.api_base=…`), never with a real key. A scenario that starts such a server on its
+documented fixed port (8765, 8766) runs on a loopback of its own (tests/netns.py: a user + network namespace, the
+uid kept), so those scenarios run at once under pytest-xdist; a machine that cannot make one runs them in turn.
+
+Scheduling: each scenario is one xdist unit (conftest.py), its `schedule_cost` estimated from its commands, and the
+longest start first; a long doc walk-through is split into independent scenarios (each from the reproduced state)
+so no single one holds CI's tail. Every step prints its wall and CPU seconds (`-s`, and outputs.log in its tmp).
 
 Known failures: KNOWN_BROKEN maps a command to the issue-32 item (or an unlisted bug) that breaks it; its
 scenario still runs every step and is an xfail naming them — strict: once the command passes, the test fails
