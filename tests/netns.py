@@ -1,15 +1,18 @@
-"""A private loopback for a test's subprocesses (not a test module): a new user + network namespace holding only
-`lo`, up, so documented servers on fixed ports (`reportbench stub-server --port 8765`) can run in several tests at
-once, each on its own 127.0.0.1:8765 — and nothing a command starts can reach the network.
+"""A private loopback for a test's subprocesses (not a test module): a new network namespace holding only `lo`,
+up, so documented servers on fixed ports (`reportbench stub-server --port 8765`) can run in several tests at once,
+each on its own 127.0.0.1:8765 — and nothing a command starts can reach the network.
 
-`unshare --user --map-current-user --keep-caps --net` keeps the caller's uid (no fake root) and gives the holder
-process the capability to bring `lo` up inside; every command then enters that namespace with `nsenter
---preserve-credentials`. Where the kernel or util-linux does not allow it (no unprivileged user namespaces, util-linux
-< 2.38), `private_loopback()` yields None and callers fall back to taking turns on the shared ports."""
+Run by root (CI): a network namespace alone (`unshare --net`, `nsenter --net`), nothing else changes (the sandbox
+can still hand its folders to a uid of its own). Otherwise `unshare --user --map-current-user --keep-caps --net`
+keeps the caller's uid (no fake root) and gives the holder process the capability to bring `lo` up inside; every
+command then enters both namespaces with `nsenter --preserve-credentials`. Where the kernel or util-linux does not
+allow it (no unprivileged user namespaces, util-linux < 2.38), `private_loopback()` yields None and callers fall
+back to taking turns on the shared ports."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import sys
@@ -38,18 +41,19 @@ def private_loopback() -> Iterator[list[str] | None]:
     if not (unshare and nsenter):
         yield None
         return
+    root = os.geteuid() == 0
+    namespaces = ["--net"] if root else ["--user", "--map-current-user", "--keep-caps", "--net"]
     try:
-        holder = subprocess.Popen(
-            [unshare, "--user", "--map-current-user", "--keep-caps", "--net", sys.executable, "-c", _HOLDER],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        holder = subprocess.Popen([unshare, *namespaces, sys.executable, "-c", _HOLDER], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     except OSError:
         yield None
         return
     try:
         assert holder.stdout is not None
         ready = holder.stdout.readline().strip() == "ready"
-        yield ([nsenter, f"--target={holder.pid}", "--user", "--net", "--preserve-credentials"] if ready
-               else None)
+        enter = ["--net"] if root else ["--user", "--net", "--preserve-credentials"]
+        yield [nsenter, f"--target={holder.pid}", *enter] if ready else None
     finally:
         with contextlib.suppress(OSError):
             assert holder.stdin is not None
