@@ -171,7 +171,66 @@ def stub_search() -> Iterator[Any]:
         yield server
 
 
+# ------------------------------------------------------------------------------------ scheduling (`pytest -n auto`)
+# The suite is bound by its few long DVC tests, not by its cores: run the longest first and hand each worker the next
+# unit as it frees up (longest processing time first), so no long test starts last. A unit is a test module (its
+# module fixtures are set up once, on one worker), except the tests named in OWN_UNIT: each of those is a unit of its
+# own. Costs are rough seconds on one core, for ordering only (nothing asserts them): the docs scenarios say theirs
+# (test_docs_commands.Scenario.schedule_cost); MODULE_COST holds the other long modules of the clean-clone CI log;
+# any other test counts DEFAULT_COST.
+OWN_UNIT = ("tests/test_docs_commands.py::test_documented_commands_run_as_written[",)
+MODULE_COST = {
+    "tests/test_estimate_offline.py": 150,
+    "tests/test_dvc_tidy.py": 60,
+    "tests/test_systems_dvc.py": 45,
+    "tests/test_executor_ray.py": 45,
+    "tests/test_agents_provider_dvc.py": 40,
+    "tests/test_judge_retry_dvc.py": 35,
+    "tests/test_live_dvc.py": 35,
+    "tests/test_kill_judge.py": 35,
+    "tests/test_judge_faults.py": 30,
+    "tests/test_subset.py": 25,
+    "tests/test_scale_dvc.py": 25,
+    "tests/test_dvc_pipeline.py": 25,
+}
+DEFAULT_COST = 0.2
+
+
+def _unit(nodeid: str) -> str:
+    return nodeid if nodeid.startswith(OWN_UNIT) else nodeid.split("::", 1)[0]
+
+
+def _cost(item: pytest.Item) -> float:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    for value in params.values():
+        if hasattr(value, "schedule_cost"):
+            return float(value.schedule_cost)
+    return DEFAULT_COST
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that need an agent kind's venv run last (stable order otherwise): CI builds those venvs in the
-    background meanwhile (.ci/run), so the tests before them never wait for the build (docs/agents.md §11.5)."""
-    items.sort(key=lambda item: bool(getattr(getattr(item, "module", None), "NEEDS_AGENT_VENV", False)))
+    """Tests that need an agent kind's venv run last: CI builds those venvs in the background meanwhile (.ci/run),
+    so the tests before them never wait for the build (docs/agents.md §11.5). Before them, the units by cost, the
+    longest first; a unit's tests stay together and in file order (stable sort)."""
+    unit_cost: dict[str, float] = {}
+    for item in items:
+        unit = _unit(item.nodeid)
+        unit_cost[unit] = unit_cost.get(unit, MODULE_COST.get(unit, 0.0)) + _cost(item)
+    items.sort(key=lambda item: (bool(getattr(getattr(item, "module", None), "NEEDS_AGENT_VENV", False)),
+                                 -unit_cost[_unit(item.nodeid)]))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `pytest -n …` without an explicit `--dist`: units (see above) handed out in collection order, one at a
+    time to whichever worker is about to run out, never reordered by their number of tests."""
+    if config.getvalue("dist") != "load":
+        return None  # `--dist loadscope` / `loadfile` / … asked for explicitly: xdist's own
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    config.option.loadscopereorder = False
+    return UnitScheduling(config, log)

@@ -17,7 +17,13 @@ no LITELLM_* (the package sets those itself). Every step asserts its exit status
 Placeholders: SUBSTITUTIONS lists each placeholder a doc uses (`<exp-name>`, `path/to/report.md`, `...` for a
 key) and what this test puts there. Key/network commands carry `needs: …` in their doc comment; they run with the
 documented offline stand-in (docs/judges.md "Trying a key-needing command offline": `reportbench stub-server` +
-`reportbench compose judge.api_base=…`), never with a real key.
+`reportbench compose judge.api_base=…`), never with a real key. A scenario that starts such a server on its
+documented fixed port (8765, 8766) runs on a loopback of its own (tests/netns.py: a user + network namespace, the
+uid kept), so those scenarios run at once under pytest-xdist; a machine that cannot make one runs them in turn.
+
+Scheduling: each scenario is one xdist unit (conftest.py), its `schedule_cost` estimated from its commands, and the
+longest start first; a long doc walk-through is split into independent scenarios (each from the reproduced state)
+so no single one holds CI's tail. Every step prints its wall and CPU seconds (`-s`, and outputs.log in its tmp).
 
 Known failures: KNOWN_BROKEN maps a command to the issue-32 item (or an unlisted bug) that breaks it; its
 scenario still runs every step and is an xfail naming them — strict: once the command passes, the test fails
@@ -33,6 +39,7 @@ import contextlib
 import fcntl
 import os
 import re
+import resource
 import select
 import shutil
 import subprocess
@@ -46,6 +53,7 @@ import pytest
 
 from docs_commands import DocCommand, census, extract, normalize
 from dvc_helpers import Reproduced, copy_repo_state, copy_working_tree
+from netns import private_loopback
 
 pytestmark = pytest.mark.integration
 
@@ -71,6 +79,23 @@ class Scenario:
     needs_shared: bool = False  # reads ../shared/data (skips without it, as every such test)
     branch: str = "main"  # the clone's branch (the docs' `dvc metrics diff main …`)
     own_venv: bool = False  # `pip install`s a package: a venv of its own layered on the session's (never changed)
+
+    @property
+    def schedule_cost(self) -> float:
+        """Rough seconds on one core, for ordering the suite under pytest-xdist only (conftest.py): what its
+        distinct commands run (a pipeline run dominates)."""
+        return sum(next(cost for pattern, cost in STEP_COSTS if re.search(pattern, cmd))
+                   for cmd in dict.fromkeys(s.cmd for s in self.steps))
+
+
+STEP_COSTS: tuple[tuple[str, float], ...] = (  # (regex on the command, rough CPU seconds): the first match counts
+    # measured per step (the CPU figure each step prints): a pipeline run that changes the judge or adds systems
+    # reruns every judge, cross and score stage (~90 s: each judge/cross stage imports litellm); other runs ~25 s
+    (r"dvc exp run --dry", 3), (r"^for .*dvc exp run --queue .*judge=", 180), (r"dvc exp run --queue", 15),
+    (r"dvc queue start", 1),
+    (r"(dvc exp run|dvc repro).*(judge=|agents=|deepscholar_baselines)|agents=.*dvc repro", 90),
+    (r"dvc exp run|dvc repro", 25), (r"pip install|pytest", 30), (r"", 1.5),
+)
 
 
 # ---------------------------------------------------------------------------------------------- placeholders
@@ -285,6 +310,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(R, "dvc exp run --dry --allow-missing -S judge=llm", r"Running stage 'judge@deepscholar'"),
         S(D + "dvc.md", "dvc exp run --dry --allow-missing -S judge=llm -S judge.model=openai/gpt-4.1",
           r"Running stage 'judge@deepscholar'"),
+    )),
+    Scenario("scale-limits", "reproduced", (  # docs/scale.md: subsets and the queue (on their own: xdist runs both)
         S(D + "scale.md", "dvc exp run -S benchmarks.<b>.release.limit=N", r"Ran experiment"),
         S(D + "scale.md", "dvc exp run -S benchmarks.deer.release.limit=2", r"Ran experiment"),
         S(D + "scale.md", "reportbench compose benchmarks.researcherbench.release.limit=2", r"wrote params\.yaml"),
@@ -323,22 +350,36 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "systems.md", "reportbench compose deepscholar/systems=with_ref && dvc repro"),
         S(R, "dvc exp run -S deepscholar/systems=with_ref"),
     )),
-    Scenario("stub-judge", "reproduced", (
+    # The key-needing judge commands, against the stub (docs/judges.md "Trying a key-needing command offline"), in
+    # five independent scenarios (each from the reproduced state, on a loopback of its own: xdist runs them at once)
+    Scenario("byo-systems", "reproduced", (
         S(D + "systems.md", STUB, "listening on http://127.0.0.1:8765/v1"),
-        S(D + "judges.md", STUB, "listening on http://127.0.0.1:8765/v1"),
         S(D + "systems.md", "reportbench compose agents=byo_examples && dvc repro", r"byo_endpoint"),
         S(R, "dvc exp run -S agents=byo_examples"),
+    )),
+    Scenario("stub-judge", "reproduced", (
+        S(D + "judges.md", STUB, "listening on http://127.0.0.1:8765/v1"),
         S(D + "judges.md", "reportbench compose judge.api_base=http://127.0.0.1:8765/v1", API_BASE_SET),
         S(R, "export OPENAI_API_KEY=..."),
         S(R, "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1"),
         S(R, "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1"),
         S(R, "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5"),
         S(R, "dvc exp run -S judge=llm_paper"),
+    )),
+    Scenario("stub-judge-authors", "reproduced", (
+        S(D + "judges.md", STUB, "listening on http://127.0.0.1:8765/v1"),
+        S(D + "judges.md", "reportbench compose judge.api_base=http://127.0.0.1:8765/v1", API_BASE_SET),
+        S(R, "export OPENAI_API_KEY=..."),
         # the published preset sends the authors' DEER prompts: the mirror docs/prompt-packs.md exports, first
         S(D + "prompt-packs.md", "export REPORTBENCH_AUTHORS_MIRROR=/path/to/authors-mirror"),
         S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=published"),
         S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=paper"),
         S(D + "prompt-packs.md", "dvc exp run -S judge=llm -S judge.prompts=authors"),
+    ), needs_shared=True),  # docs/prompt-packs.md's mirror: ../shared/authors/mirror (the authors' prompts)
+    Scenario("stub-judge-batch", "reproduced", (
+        S(D + "judges.md", STUB, "listening on http://127.0.0.1:8765/v1"),
+        S(D + "judges.md", "reportbench compose judge.api_base=http://127.0.0.1:8765/v1", API_BASE_SET),
+        S(R, "export OPENAI_API_KEY=..."),
         S(D + "scale.md", "dvc exp run -S judge=llm -S judge.model=openai/gpt-4.1 -S judge.runtime.mode=batch"),
         S(D + "scale.md", "dvc exp run -S judge=llm -S judge.model=anthropic/claude-sonnet-4-5 -S "
           "judge.runtime.mode=batch"),
@@ -346,6 +387,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "scale.md", "reportbench cache export judge-cache.jsonl.gz [--model openai/gpt-4.1]"),
         S(D + "scale.md", "reportbench cache import judge-cache.jsonl.gz"),
         S(D + "scale.md", "reportbench cache import …"),
+    )),
+    Scenario("stub-judge-queue", "reproduced", (  # docs/scale.md: two judges queued, sharing a cache and a rate limit
+        S(D + "judges.md", STUB, "listening on http://127.0.0.1:8765/v1"),
+        S(D + "judges.md", "reportbench compose judge.api_base=http://127.0.0.1:8765/v1", API_BASE_SET),
+        S(R, "export OPENAI_API_KEY=..."),
         S(D + "scale.md", "CACHE=$HOME/.cache/reportbench"),
         S(D + "scale.md", "for m in openai/gpt-4.1 anthropic/claude-sonnet-4-5; do dvc exp run --queue -S judge=llm "
           "-S judge.model=$m -S judge.runtime.cache_path=$CACHE/judge.sqlite -S "
@@ -353,13 +399,15 @@ SCENARIOS: tuple[Scenario, ...] = (
           r"Queued experiment"),
         S(D + "scale.md", "dvc queue start -j 2 && dvc queue status"),
         S(D + "scale.md", "dvc exp show --only-changed", r"Experiment"),
-    ), needs_shared=True),  # docs/prompt-packs.md's mirror: ../shared/authors/mirror (the authors' prompts)
+    )),
     Scenario("shared-data", "reproduced", (
         S(R, "dvc exp run -S deepscholar/release=deepscholar -S deepscholar/systems=deepscholar_baselines"),
         S(D + "agents.md", "dvc exp run -S deepscholar/release=deepscholar -S "
           "deepscholar/systems=deepscholar_baselines"),
         S(R, "dvc exp run -S 'benchmarks=[deepscholar]' -S deepscholar/release=deepscholar -S "
           "deepscholar/systems=deepscholar_baselines"),
+    ), needs_shared=True),
+    Scenario("shared-estimates", "reproduced", (
         S(D + "mapping.md", "reportbench check ../shared/data/liveresearchbench/reference_reports -b liveresearchbench "
           "--release public80 --allow-missing true --json"),
         S(D + "scale.md", "S=../shared/data"),
@@ -378,6 +426,8 @@ SCENARIOS: tuple[Scenario, ...] = (
           "benchmarks.liveresearchbench.release.source=$S/liveresearchbench/coverage_checklist_public80.csv -S "
           "benchmarks.liveresearchbench.release.path=$S/liveresearchbench/coverage_checklist_public80.csv -S "
           "benchmarks.liveresearchbench.systems.open_deep_research.path=$S/liveresearchbench/reference_reports"),
+    ), needs_shared=True),
+    Scenario("shared-label", "reproduced", (  # docs/deepscholar.md: labelling the real release with the stub judge
         S(D + "deepscholar.md", "reportbench compose deepscholar/release=deepscholar && dvc repro release@deepscholar"),
         S(D + "judges.md", STUB, "listening"),
         S(D + "judges.md", "reportbench compose judge.api_base=http://127.0.0.1:8765/v1", API_BASE_SET),
@@ -460,6 +510,7 @@ class Outcome:
     rc: int
     output: str
     seconds: float
+    cpu: float = 0.0  # user + system seconds of the command and everything it waited for (load-independent)
 
     @property
     def ok(self) -> bool:
@@ -472,11 +523,17 @@ class Outcome:
                 f"{self.output[-2500:]}")
 
 
-class Shell:
-    """Documented commands run one `bash` each in `cwd`, their exports and assignments carried over."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
-    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
-        self.cwd, self.env = cwd, env
+
+class Shell:
+    """Documented commands run one `bash` each in `cwd`, their exports and assignments carried over; `prefix`
+    (netns.private_loopback) runs each of them, and the servers they start, on a loopback of their own."""
+
+    def __init__(self, cwd: Path, env: dict[str, str], prefix: list[str] | None = None) -> None:
+        self.cwd, self.env, self.prefix = cwd, env, list(prefix or [])
         self.background: list[subprocess.Popen[str]] = []
         self.exp = ""
         self.queued = False
@@ -491,8 +548,10 @@ class Shell:
         self.queued = self.queued or "dvc queue start" in text
         envfile = Path(self.env["TMPDIR"]) / "env.out"
         script = f"set -a\n{text}\n__rc=$?\nenv -0 > {envfile}\nexit $__rc\n"
-        proc = subprocess.run(["bash", "-c", script], cwd=self.cwd, env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
+        cpu0 = _children_cpu()
+        proc = subprocess.run([*self.prefix, "bash", "-c", script], cwd=self.cwd, env=self.env, capture_output=True,
+                              text=True, timeout=timeout)
+        cpu = _children_cpu() - cpu0
         if envfile.is_file():
             pairs = [p.split("=", 1) for p in envfile.read_text().split("\0") if "=" in p]
             self.env = {k: v for k, v in pairs if k not in ("__rc", "SHLVL", "_", "PWD", "OLDPWD")}
@@ -501,12 +560,12 @@ class Shell:
         if text.startswith("dvc exp run") and proc.returncode == 0:
             found = re.search(r"experiment '([\w-]+)'", out) or re.search(r"Ran experiment\(s\): ([\w-]+)", out)
             self.exp = found.group(1) if found else self.exp
-        return Outcome(step, text, proc.returncode, out, time.perf_counter() - t0)
+        return Outcome(step, text, proc.returncode, out, time.perf_counter() - t0, cpu)
 
     def _start(self, step: Step, text: str, t0: float) -> Outcome:
         """A documented `… &` server: started in the background; its first line (`listening on …`) is its output."""
-        proc = subprocess.Popen(["bash", "-c", f"exec {text}"], cwd=self.cwd, env=self.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen([*self.prefix, "bash", "-c", f"exec {text}"], cwd=self.cwd, env=self.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.background.append(proc)
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 60)
@@ -517,8 +576,8 @@ class Shell:
     def wait_for_queue(self, limit_s: float = 600) -> None:
         deadline = time.monotonic() + limit_s
         while time.monotonic() < deadline:
-            status = subprocess.run(["dvc", "queue", "status"], cwd=self.cwd, env=self.env, capture_output=True,
-                                    text=True, timeout=120).stdout
+            status = subprocess.run([*self.prefix, "dvc", "queue", "status"], cwd=self.cwd, env=self.env,
+                                    capture_output=True, text=True, timeout=120).stdout
             if not re.search(r"\b(Running|Queued)\b", status):
                 return
             time.sleep(3)
@@ -528,8 +587,8 @@ class Shell:
         the test."""
         if self.queued:
             self.wait_for_queue()
-            subprocess.run(["dvc", "queue", "stop", "--kill"], cwd=self.cwd, env=self.env, capture_output=True,
-                           timeout=120)
+            subprocess.run([*self.prefix, "dvc", "queue", "stop", "--kill"], cwd=self.cwd, env=self.env,
+                           capture_output=True, timeout=120)
         for proc in self.background:
             proc.terminate()
             try:
@@ -563,32 +622,38 @@ def prepare(scenario: Scenario, tmp: Path, request: pytest.FixtureRequest) -> Pa
 
 
 @contextlib.contextmanager
-def fixed_ports(scenario: Scenario, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The documented servers listen on fixed ports (8765, 8766): scenarios that start one take turns, across
-    pytest-xdist workers too (a lock file in the run's common temp folder); the others run alongside."""
+def fixed_ports(scenario: Scenario, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str] | None]:
+    """The documented servers listen on fixed ports (8765, 8766): a scenario that starts one runs on a loopback of
+    its own (netns.private_loopback: several such scenarios at once, across pytest-xdist workers), or, where the
+    machine cannot make one, takes turns with the others (a lock file in the run's common temp folder). Yields the
+    command prefix that enters its loopback (None: the machine's own)."""
     if not any(s.cmd.endswith("&") for s in scenario.steps):
-        yield
+        yield None
         return
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    with open(root / "docs-commands-ports.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+    with private_loopback() as prefix:
+        if prefix is not None:
+            yield prefix
+            return
+        root = tmp_path_factory.getbasetemp()
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            root = root.parent
+        with open(root / "docs-commands-ports.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield None
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_documented_commands_run_as_written(scenario: Scenario, tmp_path: Path, request: pytest.FixtureRequest,
                                             tmp_path_factory: pytest.TempPathFactory) -> None:
     repo = prepare(scenario, tmp_path, request)
-    with fixed_ports(scenario, tmp_path_factory):
-        results = run_steps(scenario, repo, tmp_path)
+    with fixed_ports(scenario, tmp_path_factory) as prefix:
+        results = run_steps(scenario, repo, tmp_path, prefix)
     check(results)
 
 
-def run_steps(scenario: Scenario, repo: Path, tmp_path: Path) -> list[Outcome]:
+def run_steps(scenario: Scenario, repo: Path, tmp_path: Path, prefix: list[str] | None = None) -> list[Outcome]:
     bin_dir = layered_venv(tmp_path / "venv") if scenario.own_venv else None
-    shell = Shell(repo, base_env(tmp_path / "home", bin_dir))
+    shell = Shell(repo, base_env(tmp_path / "home", bin_dir), prefix)
     outcomes: dict[str, Outcome] = {}
     results: list[Outcome] = []
     try:
@@ -597,10 +662,12 @@ def run_steps(scenario: Scenario, repo: Path, tmp_path: Path) -> list[Outcome]:
             done = outcomes.get(normalize(text))  # the same command in two docs runs once
             if done is None:  # (a documented server started twice would find its port taken: it runs once too)
                 done = outcomes[normalize(text)] = shell.run(step, text)
-            results.append(Outcome(step, done.ran, done.rc, done.output, done.seconds))
-            print(f"[{done.seconds:6.1f} s] exit {done.rc} {step.doc}: {done.ran.splitlines()[0][:110]}", flush=True)
+            results.append(Outcome(step, done.ran, done.rc, done.output, done.seconds, done.cpu))
+            print(f"[{done.seconds:6.1f} s, cpu {done.cpu:6.1f} s] exit {done.rc} {step.doc}: "
+                  f"{done.ran.splitlines()[0][:100]}", flush=True)
             with open(tmp_path / "outputs.log", "a") as log:  # every command's output, kept with pytest's tmp
-                log.write(f"==== {step.doc}: {done.ran} -> exit {done.rc}\n{done.output[-3000:]}\n")
+                log.write(f"==== {step.doc}: {done.ran} -> exit {done.rc} ({done.seconds:.1f} s, cpu {done.cpu:.1f} s)"
+                          f"\n{done.output[-3000:]}\n")
     finally:
         shell.close()
     return results
