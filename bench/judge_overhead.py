@@ -143,6 +143,14 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
         params["judge"]["api_base"] = url
         params["judge"]["runtime"].update(transport="fast", cache_path=".jo-cache/judge.sqlite")
     judge_cpu, phase_cpu = [0.0], [0.0]
+    # CPU in the cyclic garbage collector outside the judge's calls (part of the overhead; shown apart)
+    in_judge, gc_outside, gc_started = [False], [0.0], [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = _cpu()
+        elif not in_judge[0]:
+            gc_outside[0] += _cpu() - gc_started[0]
 
     class TimedJudge:
         def __init__(self, judge: Any) -> None:
@@ -153,9 +161,11 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
 
         async def __call__(self, *args: Any) -> Any:
             t0 = _cpu()
+            in_judge[0] = True  # the offline judge computes without awaiting: nothing else runs meanwhile
             try:
                 return await self._judge(*args)
             finally:
+                in_judge[0] = False
                 judge_cpu[0] += _cpu() - t0
 
     real_make, real_run = factory.make_judge, runner.run_judgments_sync
@@ -181,9 +191,13 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
 
         prof = cProfile.Profile()
         prof.enable()
+    import gc
+
+    gc.callbacks.append(on_gc)
     c0, w0 = _cpu(), time.perf_counter()
     summaries = pipeline.run_benchmark_judge_stage(*args, pages_dir=Path(f"data/releases/{b}/{r}"))
     stage_cpu, wall = _cpu() - c0, time.perf_counter() - w0
+    gc.callbacks.remove(on_gc)
     if prof is not None:
         prof.disable()
         prof.dump_stats(profile)
@@ -195,6 +209,7 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
         "failed": sum(int(s.get("failed") or 0) for s in steps), "imports_cpu_s": round(imports_cpu, 3),
         "stage_cpu_s": round(stage_cpu, 3), "judge_cpu_s": round(judged, 3), "wall_s": round(wall, 3),
         "overhead_us": round(1e6 * (stage_cpu - judged) / max(items, 1), 1),
+        "gc_outside_judge_us": round(1e6 * gc_outside[0] / max(items, 1), 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }))  # fmt: skip
     return 0
