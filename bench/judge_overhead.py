@@ -225,9 +225,13 @@ def main() -> int:
     p.add_argument("--work", type=Path, default=None, help="keep the built releases and runs here (reused)")
     p.add_argument("--profile", type=Path, default=None, help="cProfile stats of the (last) stage run here")
     p.add_argument("--src", type=Path, default=None, help="measure the reportbench package under this src/ instead")
-    p.add_argument("--digests", choices=("cold", "warm"), default="cold",
-                   help="cold (default): every run folder hashed, as on the first run after system@; warm: "
-                   "their digests memoised by an earlier run (one untimed run first if none is)")
+    p.add_argument(
+        "--digests",
+        choices=("cold", "warm"),
+        default="cold",
+        help="cold (default): every run folder hashed, as on the first run after system@; warm: "
+        "their digests memoised by an earlier run (one untimed run first if none is)",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--url", default=None, help=argparse.SUPPRESS)
