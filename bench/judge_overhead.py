@@ -4,6 +4,7 @@ systems of ~2,000-word reports; one coverage judgment per report), offline judge
 
     python bench/judge_overhead.py --n 100,1000                  # offline and stub (fast path, 0 ms latency)
     python bench/judge_overhead.py --n 1000 --work /tmp/jo --runs offline --json
+    python bench/judge_overhead.py --n 1000 --work /tmp/jo --runs offline --digests warm   # run folders memoised
     python bench/judge_overhead.py --n 1000 --work /tmp/jo --profile /tmp/jo/judge.prof   # cProfile the stage
     python bench/judge_overhead.py --n 1000 --work /tmp/jo --src /tmp/before/src   # other code, the same runs
 
@@ -94,10 +95,16 @@ def start_stub(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
     return proc, line.removeprefix("listening on ")
 
 
-def measure(work: Path, mode: str, url: str | None, profile: Path | None, src: Path | None) -> dict[str, Any]:
-    """One judge stage in a fresh child process (cwd = work); its figures as a dict."""
+def measure(
+    work: Path, mode: str, url: str | None, profile: Path | None, src: Path | None, digests: str = "cold"
+) -> dict[str, Any]:
+    """One judge stage in a fresh child process (cwd = work); its figures as a dict. `digests`: cold, the run
+    folders' digest memo emptied first (a first run after `system@` wrote them: every folder hashed); warm, kept
+    (a later run whose run folders did not change: the judge config, the code or the release did)."""
     for leftover in ("data/judgments", "metrics/researchqa", ".reportbench/cache/judge-units", ".jo-cache"):
         shutil.rmtree(work / leftover, ignore_errors=True)
+    if digests == "cold":
+        (work / ".reportbench/cache/digests.sqlite").unlink(missing_ok=True)
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", mode]
     if url:
         argv += ["--url", url]
@@ -136,6 +143,14 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
         params["judge"]["api_base"] = url
         params["judge"]["runtime"].update(transport="fast", cache_path=".jo-cache/judge.sqlite")
     judge_cpu, phase_cpu = [0.0], [0.0]
+    # CPU in the cyclic garbage collector outside the judge's calls (part of the overhead; shown apart)
+    in_judge, gc_outside, gc_started = [False], [0.0], [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = _cpu()
+        elif not in_judge[0]:
+            gc_outside[0] += _cpu() - gc_started[0]
 
     class TimedJudge:
         def __init__(self, judge: Any) -> None:
@@ -146,9 +161,11 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
 
         async def __call__(self, *args: Any) -> Any:
             t0 = _cpu()
+            in_judge[0] = True  # the offline judge computes without awaiting: nothing else runs meanwhile
             try:
                 return await self._judge(*args)
             finally:
+                in_judge[0] = False
                 judge_cpu[0] += _cpu() - t0
 
     real_make, real_run = factory.make_judge, runner.run_judgments_sync
@@ -174,9 +191,13 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
 
         prof = cProfile.Profile()
         prof.enable()
+    import gc
+
+    gc.callbacks.append(on_gc)
     c0, w0 = _cpu(), time.perf_counter()
     summaries = pipeline.run_benchmark_judge_stage(*args, pages_dir=Path(f"data/releases/{b}/{r}"))
     stage_cpu, wall = _cpu() - c0, time.perf_counter() - w0
+    gc.callbacks.remove(on_gc)
     if prof is not None:
         prof.disable()
         prof.dump_stats(profile)
@@ -188,6 +209,7 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
         "failed": sum(int(s.get("failed") or 0) for s in steps), "imports_cpu_s": round(imports_cpu, 3),
         "stage_cpu_s": round(stage_cpu, 3), "judge_cpu_s": round(judged, 3), "wall_s": round(wall, 3),
         "overhead_us": round(1e6 * (stage_cpu - judged) / max(items, 1), 1),
+        "gc_outside_judge_us": round(1e6 * gc_outside[0] / max(items, 1), 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }))  # fmt: skip
     return 0
@@ -203,6 +225,13 @@ def main() -> int:
     p.add_argument("--work", type=Path, default=None, help="keep the built releases and runs here (reused)")
     p.add_argument("--profile", type=Path, default=None, help="cProfile stats of the (last) stage run here")
     p.add_argument("--src", type=Path, default=None, help="measure the reportbench package under this src/ instead")
+    p.add_argument(
+        "--digests",
+        choices=("cold", "warm"),
+        default="cold",
+        help="cold (default): every run folder hashed, as on the first run after system@; warm: "
+        "their digests memoised by an earlier run (one untimed run first if none is)",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--url", default=None, help=argparse.SUPPRESS)
@@ -218,13 +247,16 @@ def main() -> int:
             for mode in [m.strip() for m in args.runs.split(",") if m.strip()]:
                 proc, url = start_stub(args.latency_ms) if mode == "stub" else (None, None)
                 try:
-                    runs = [measure(work, mode, url, args.profile, args.src) for _ in range(args.repeat)]
+                    if args.digests == "warm" and not (work / ".reportbench/cache/digests.sqlite").is_file():
+                        measure(work, mode, url, None, args.src, "warm")  # memoises the folders' digests
+                    runs = [measure(work, mode, url, args.profile, args.src, args.digests)
+                            for _ in range(args.repeat)]  # fmt: skip
                 finally:
                     if proc is not None:
                         proc.terminate()
                         proc.wait(10)
                 best = min(runs, key=lambda r: r["overhead_us"])
-                rows.append({"n": n, **best})
+                rows.append({"n": n, "digests": args.digests, **best})
                 print(f"[N={n}] {mode}: {best}", file=sys.stderr, flush=True)
     finally:
         if args.work is None:
@@ -240,7 +272,8 @@ def main() -> int:
     if args.json:
         print(json.dumps({"rows": rows, "slope_us": slopes, "load": load}, indent=2))
         return 0
-    print(f"\njudge@researchqa, 3 folder systems; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")
+    print(f"\njudge@researchqa, 3 folder systems; run-folder digests {args.digests}; "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")  # fmt: skip
     print("| N | judge | judgments | stage CPU | judge CPU | outside the judge, per judgment | wall | peak RSS |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:

@@ -189,6 +189,35 @@ def test_judge_stage_judges_only_the_units_whose_inputs_changed(
     assert _tree(Path("j2")) == _tree(Path("j3")) and _tree(Path("j2-usage")) == _tree(Path("j3-usage"))
 
 
+def test_the_judge_stage_keeps_what_it_holds_out_of_the_gc_passes_and_hands_it_back(
+    rqa_copy: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a unit is judged, the objects held since before (imports, release, its reports and items) are frozen
+    (gc.freeze: no collector pass walks them again); after the stage, nothing stays frozen."""
+    import gc
+
+    from reportbench import pipeline
+
+    _, params = rqa_copy
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")  # every unit judged
+    b = "researchqa"
+    rel = params["plan"]["benchmarks"][b]["release"]
+    frozen: list[int] = []
+    real = pipeline._judge
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        frozen.append(gc.get_freeze_count())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "_judge", spying)
+    assert gc.get_freeze_count() == 0
+    pipeline.run_benchmark_judge_stage(params, b, Path(f"data/releases/{b}/{rel}"), Path(f"data/runs/{b}/{rel}"),
+                                       Path("j"), Path("j-usage"))  # fmt: skip
+    assert len(frozen) == len(pipeline.judge_units(params, b)) and min(frozen) > 1000
+    assert gc.get_freeze_count() == 0
+    assert _tree(Path("j")) == _tree(Path(f"data/judgments/{b}/{rel}"))  # the same records as the fixture's stage
+
+
 def _tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 

@@ -134,8 +134,20 @@ def test_strip_think_fast_path_keeps_every_case_blind_match() -> None:
         return opening.sub("", out).strip()
 
     cases = ["<think>a</think> b", "x </THINK> y", "  <Think> open", "plain text ", "a <think>b</think> c <think>d",
-             "<th\u0130nk>hidden</th\u0131nk> kept", "<TH\u0130NK>open", "\n<tHiNk>\nq\n</ThInK>\nans", ""]  # fmt: skip
+             "<th\u0130nk>hidden</th\u0131nk> kept", "<TH\u0130NK>open", "\n<tHiNk>\nq\n</ThInK>\nans", "",
+             "<thin\u212a>kelvin</THIN\u212a> sign", "no tag > here"]  # fmt: skip
     assert [strip_think(c) for c in cases] == [reference(c) for c in cases]
+
+    lowered: list[str] = []
+
+    class Text(str):
+        def lower(self) -> str:
+            lowered.append(self)
+            return str(self).lower()
+
+    assert strip_think(Text("a long report without any tag " * 100)) == ("a long report without any tag " * 100).strip()
+    assert lowered == []  # no ">": not copied lowercased (every think tag needs one)
+    assert strip_think(Text("x <think>y</think> z")) == "x  z" and lowered
 
 
 def test_the_judge_stage_reads_its_release_once_and_again_when_it_changed(tmp_path: Path) -> None:

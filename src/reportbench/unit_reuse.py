@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import reportbench
-from reportbench.digest import tree_digest
+from reportbench.digest import MEMO_PATH, memo_tree_digest, tree_digest
 
 CACHE_DIR = Path(".reportbench") / "cache" / "judge-units"
 ENV = "REPORTBENCH_UNIT_REUSE"
@@ -33,9 +33,11 @@ def enabled() -> bool:
 
 
 def _dir_digest(path: Path | None) -> str:
+    """The folder's content digest; each file's sha256 memoised by its stat (digest.memo_tree_digest): an unchanged
+    run folder is not read again on the next run."""
     if path is None or not Path(path).exists():
         return "-"
-    return tree_digest([Path(path)], pattern="*", length=64)
+    return memo_tree_digest(Path(path), memo=MEMO_PATH if enabled() else None)
 
 
 def stage_digest(params: Mapping[str, Any], benchmark: str, release_dir: Path, pages_dir: Path | None) -> str:

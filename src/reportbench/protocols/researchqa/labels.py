@@ -91,8 +91,9 @@ _OPEN_THINK = re.compile(r"^\s*<think>.*", re.DOTALL | re.IGNORECASE)
 def strip_think(text: str) -> str:
     """Remove reasoning blocks a model emitted in the answer channel (an unclosed leading block too)."""
     # Each pattern below needs "nk>" (lowercased: re's case-blind "i" also takes "İ" and "ı", whose lower() differ,
-    # so the test leaves "thi" out): without it, skip three case-blind scans of a long text.
-    if "nk>" not in text.lower():
+    # so the test leaves "thi" out): without it, skip three case-blind scans of a long text. And every one needs a
+    # ">": a text without one (most reports) is not even lowercased (a copy of ~20 KB: ~20 µs per judgment).
+    if ">" not in text or "nk>" not in text.lower():
         return text.strip()
     out = _THINK.sub("", text)
     if "</think>" in out.lower():  # a closing tag with no opening one: everything before it is reasoning

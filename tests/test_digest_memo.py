@@ -1,0 +1,93 @@
+"""digest.memo_tree_digest: a file's sha256 is read from the memo only while its stat is the one it was hashed
+with (DVC's state db, plus ctime and git's racily-clean rule); anything else is hashed again."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from reportbench import digest
+
+pytestmark = pytest.mark.core
+
+LATER = time.time_ns() + 3600 * 10**9  # a clock an hour on: every file is old enough to be memoised
+
+
+@pytest.fixture
+def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files actually read and hashed."""
+    names: list[str] = []
+    real = digest._file_sha256
+
+    def counting(path: Path) -> str:
+        names.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(digest, "_file_sha256", counting)
+    return names
+
+
+def _run(root: Path) -> Path:
+    run = root / "run"
+    run.mkdir()
+    (run / "reports.jsonl").write_text('{"report_id": "r1"}\n' * 100)
+    (run / "outcomes.jsonl").write_text('{"ok": true}\n')
+    return run
+
+
+def test_an_unchanged_folder_is_not_read_again(tmp_path: Path, hashed: list[str]) -> None:
+    run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
+    first = digest.memo_tree_digest(run, memo, now_ns=LATER)
+    assert sorted(hashed) == ["outcomes.jsonl", "reports.jsonl"]
+    assert digest.memo_tree_digest(run, memo, now_ns=LATER) == first
+    assert len(hashed) == 2  # the second digest read no file
+    assert digest.memo_tree_digest(run, None) == first  # the memo changes the cost, never the digest
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_hashed_again(tmp_path: Path, hashed: list[str]) -> None:
+    run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
+    first = digest.memo_tree_digest(run, memo, now_ns=LATER)
+    f = run / "reports.jsonl"
+    st = f.stat()
+    f.write_text('{"report_id": "r2"}\n' * 100)  # the same size
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the same mtime (DVC's key alone would not see it)
+    assert f.stat().st_size == st.st_size and f.stat().st_mtime_ns == st.st_mtime_ns
+    assert digest.memo_tree_digest(run, memo, now_ns=LATER) != first
+    assert hashed.count("reports.jsonl") == 2 and hashed.count("outcomes.jsonl") == 1
+
+
+def test_a_file_replaced_by_another_is_hashed_again(tmp_path: Path, hashed: list[str]) -> None:
+    run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
+    first = digest.memo_tree_digest(run, memo, now_ns=LATER)
+    f = run / "outcomes.jsonl"
+    tmp = tmp_path / "new"
+    tmp.write_text('{"ok": fals}\n')
+    os.utime(tmp, ns=(f.stat().st_atime_ns, f.stat().st_mtime_ns))
+    tmp.replace(f)  # a new inode with the same size and mtime
+    assert digest.memo_tree_digest(run, memo, now_ns=LATER) != first
+    assert hashed.count("outcomes.jsonl") == 2
+
+
+def test_a_file_written_within_the_same_tick_is_not_memoised(tmp_path: Path, hashed: list[str]) -> None:
+    """Hashed right after it was written (the clock is now): an edit in the same timestamp tick would keep its
+    stat, so it is not memoised and the next digest reads it again."""
+    run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
+    first = digest.memo_tree_digest(run, memo)
+    f = run / "reports.jsonl"
+    st = f.stat()
+    f.write_text('{"report_id": "r3"}\n' * 100)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    # ctime too, as if the edit fell in the same tick: only the racy rule can tell
+    digest_again = digest.memo_tree_digest(run, memo)
+    assert digest_again != first
+    assert hashed.count("reports.jsonl") == 2 and hashed.count("outcomes.jsonl") == 2
+
+
+def test_a_corrupt_memo_is_ignored(tmp_path: Path, hashed: list[str]) -> None:
+    run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
+    memo.write_bytes(b"not a database" * 100)
+    first = digest.memo_tree_digest(run, memo, now_ns=LATER)
+    assert first == digest.memo_tree_digest(run, None)
