@@ -163,3 +163,24 @@ def test_system_page_indexes_the_shift_verdicts_once_and_parses_no_flagged_repor
     sd.outcomes["t001"]["flags"].append("no_references")
     samples.render_system_page(sd, [], {})
     assert parsed == ["t001"]
+
+
+def test_fetch_stage_collects_urls_report_by_report(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fetch stage read every system's reports whole before collecting their URLs (~1 GB at 1,000 tasks × 3
+    systems): it streams them, one parsed report at a time, and writes the same snapshot table."""
+    import reportbench.systems as systems_mod
+    from reportbench import partial_reuse, pipeline
+
+    root, params = lrb_run
+    whole: list[str] = []
+    real_read = systems_mod.read_reports
+    monkeypatch.setattr(systems_mod, "read_reports", lambda d: whole.append(Path(d).name) or real_read(d))
+    streamed: list[str] = []
+    real_iter = partial_reuse.iter_reports
+    monkeypatch.setattr(partial_reuse, "iter_reports", lambda d: streamed.append(Path(d).name) or real_iter(d))
+    pipeline.fetch_stage(params, B, root / "runs", root / "releases", tmp_path / "pages.parquet")
+    assert whole == []  # before: every system's reports, all held at once
+    assert sorted(streamed) == sorted(params["plan"]["benchmarks"][B]["systems"])
+    assert (tmp_path / "pages.parquet").read_bytes() == (root / "pages" / "pages.parquet").read_bytes()
