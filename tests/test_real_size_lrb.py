@@ -108,10 +108,11 @@ def test_lrb_cross_and_score_stream_reports_and_reuse_unchanged_systems(
 def test_lrb_score_passes_over_each_judgment_list_a_bounded_number_of_times(
     lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A task's judgments are looked up, not found by scanning the step's judgments once per task (N tasks × N
-    judgments): the passes over each stored list do not grow with the tasks."""
+    """A task's judgments and coverage items are looked up, not found by scanning the step's judgments (or the
+    release's rubric table) once per task (N tasks × N rows): the passes do not grow with the tasks."""
     from reportbench import pipeline
     from reportbench.judges import runner
+    from reportbench.release.format import Release
 
     root, params = lrb_run
     lists: list[_Counted] = []
@@ -123,11 +124,15 @@ def test_lrb_score_passes_over_each_judgment_list_a_bounded_number_of_times(
         return out
 
     monkeypatch.setattr(runner, "read_judgments", counting)
+    rubric_scans: list[str] = []  # Release.rubric scans every rubric item of the release
+    real_rubric = Release.rubric
+    monkeypatch.setattr(Release, "rubric", lambda self, t: rubric_scans.append(t) or real_rubric(self, t))
     pipeline.score_stage(params, B, root / "releases", root / "runs", root / "judgments", tmp_path / "s",
                          tmp_path / "m", cross_dir=root / "cross")
     n_tasks = len(pipeline.read_release(root / "releases", B).tasks)
     assert n_tasks >= 3 and lists and all(x for x in lists)
     assert max(x.passes for x in lists) <= 3 < n_tasks + 1  # before: one pass per task and criterion (≥ n_tasks + 1)
+    assert len(rubric_scans) <= 1  # the presentation criteria; before: several scans per task and system
     assert (tmp_path / "m" / "leaderboard.json").read_bytes() == (root / "metrics" / "leaderboard.json").read_bytes()
 
 

@@ -548,6 +548,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
     publish_partial = bool(scoring.get("publish_partial", False))
     depth_df = ctx.cross.get("depth")
     presentation_ids = [c.item_id for c in presentation_criteria(ctx.release)]
+    coverage_ids = _coverage_ids(ctx.release)  # `coverage_items` per task scans every rubric item: N² at 1,000s
     systems_out: list[SystemScore] = []
     coverage_report: dict[str, Any] = {}
     depth_code: dict[str, Any] = {}
@@ -563,7 +564,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
             cov[criterion] = {}
             for m in members:
                 got = [j for j in jud.get(m, {}).get(step, []) if j.ok]
-                expected_n = sum(1 for t in by_task if criterion != "coverage" or coverage_items(ctx.release, t))
+                expected_n = sum(1 for t in by_task if criterion != "coverage" or _coverage_of(coverage_ids, ctx, t))
                 cov[criterion][m] = {"n_graded": len(got), "n_expected": expected_n}
         for t in ctx.release.tasks:
             tid = t.task_id
@@ -577,7 +578,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
                 expected = (
                     presentation_ids
                     if criterion == "presentation"
-                    else [c.item_id for c in coverage_items(ctx.release, tid)]
+                    else _coverage_of(coverage_ids, ctx, tid)
                 )
                 if criterion == "coverage" and not expected:
                     rows.append(metric_row(s, tid, criterion, math.nan, "undefined", "no checklist for this task"))
@@ -667,6 +668,26 @@ def score(ctx: ScoreContext) -> ScoreResult:
 
 
 TABLE1 = (*REPORT_CRITERIA, "avg")
+
+
+def _coverage_ids(release: Any) -> dict[str, list[str]]:
+    """task -> its coverage checklist's item ids, as `coverage_items` gives them (the task's rubric items, then the
+    shared ones, by index), for every release task from one pass over the rubric table."""
+    own: dict[str, list[Any]] = {}
+    shared: list[Any] = []
+    for r in release.table("rubric_items"):
+        (shared if r.task_id == "*" else own.setdefault(r.task_id, [])).append(r)
+    out = {}
+    for t in release.tasks:
+        rows = sorted([*own.get(t.task_id, []), *shared], key=lambda r: (r.task_id == "*", r.index, r.item_id))
+        out[t.task_id] = [r.item_id for r in rows if r.kind == "coverage"]
+    return out
+
+
+def _coverage_of(coverage_ids: Mapping[str, list[str]], ctx: Any, task_id: str) -> list[str]:
+    """The coverage item ids of a task (a task outside the release: looked up as before)."""
+    got = coverage_ids.get(task_id)
+    return got if got is not None else [c.item_id for c in coverage_items(ctx.release, task_id)]
 
 
 def _non_answers(reports: Iterable[Any]) -> dict[str, list[str]]:
