@@ -223,6 +223,26 @@ def report_task_ids(run_dir: Path) -> list[str]:
     return out
 
 
+def report_ids(run_dir: Path) -> list[tuple[str, str]]:
+    """(task, report id) of every report of a run, in file order, from each line's head (no report parsed); a
+    line without a string task_id and report_id raises, naming the file and line, as reading it would."""
+    path = Path(run_dir) / "reports.jsonl"
+    out = []
+    for lineno, _, _, _, head in iter_line_heads(path):
+        if head is None or not isinstance(head.get("report_id"), str):
+            raise ValueError(f"{path}: line {lineno} is not a valid Report (no string task_id and report_id)")
+        out.append((str(head["task_id"]), head["report_id"]))
+    return out
+
+
+def reported_ids(ctx: Any, system: str) -> list[tuple[str, str]]:
+    """(task, report id) of a system's reports in file order: from the line heads when the stage gave the context
+    partials, else from `ctx.reports`."""
+    if getattr(ctx, "partials", None) is None:
+        return [(str(r.task_id), str(r.report_id)) for r in ctx.reports[system]]
+    return report_ids(ctx.partials.run_dir(system))
+
+
 def reported_tasks(ctx: Any, system: str) -> list[str]:
     """The tasks a system has a report for, in file order: read from the line heads when the stage gave the
     context partials (`cross_stage`/`score_stage`), else from `ctx.reports`."""

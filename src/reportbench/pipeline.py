@@ -205,10 +205,11 @@ def _prune_stale(params: Mapping[str, Any], benchmark: str, **folders: Any) -> N
 def fetch_stage(params: Mapping[str, Any], benchmark: str, runs_dir: Path, release_dir: Path, out: Path) -> Any:
     """Fetch (or, offline, look up) every page the benchmark's systems cite: one snapshot table."""
     from reportbench.fetch.stage import run_fetch_stage  # lazy: +293 ms to import (python -X importtime)
-    from reportbench.systems import read_reports  # lazy: +61 ms to import (python -X importtime)
 
     _prune_stale(params, benchmark, runs_dir=runs_dir)
-    reports = {s: read_reports(d) for s, d in _run_dirs(runs_dir, _systems(params, benchmark)).items()}
+    # each system's reports read one at a time as the URLs are collected (a parsed report is ~200 KB: holding
+    # every system's made the stage ~1 GB at 1,000 LiveResearchBench-shaped tasks × 3 systems, issue 36)
+    reports = {s: partial_reuse.iter_reports(d) for s, d in _run_dirs(runs_dir, _systems(params, benchmark)).items()}
     cfg = dict(params.get("fetch") or {})
     # Recorded pages shipped with a release (the demo's pages.jsonl): read offline like any snapshot.
     seeds = [Path(p) for p in benchmark_params(params, benchmark).get("fetch_seeds") or []]

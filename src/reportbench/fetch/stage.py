@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -297,7 +297,7 @@ def summarise(snapshots: list[PageSnapshot], origin: Mapping[str, int], cfg: Map
 
 
 def run_fetch_stage(
-    reports_by_system: dict[str, list[Report]],
+    reports_by_system: Mapping[str, Iterable[Report]],
     cfg: dict,
     out_path: Path,
     seed_files: list[Path],
@@ -313,8 +313,8 @@ def run_fetch_stage(
     seed's/cache's stored `fetched_at`, never the wall clock of this run.
     """
     cfg = validate_fetch_config(cfg)
-    reports = [r for system in sorted(reports_by_system) for r in reports_by_system[system]]
-    refs = collect_urls(reports)
+    # one pass, report by report: a caller may stream each system's reports (pipeline.fetch_stage)
+    refs = collect_urls(r for system in sorted(reports_by_system) for r in reports_by_system[system])
     snapshots, origin = fetch_pages(
         refs, cfg, list(seed_files), fetcher=fetcher, cache=cache, executor=executor,
         fetcher_overrides=fetcher_overrides,

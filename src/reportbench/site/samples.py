@@ -66,6 +66,7 @@ class SystemData:
     run_dir: Path | None = None  # data/runs/<b>/<R>/<S>: the reports as submitted (raw/) live here
     messages: dict[tuple[str, str, str], Any] = field(default_factory=dict)  # (member, step, item) -> Rendered
     ledger: ClaimLedger = field(default_factory=ClaimLedger)  # claims, cited pages' fetch status, verdicts
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)  # indexes built once per system (_mismatches)
 
     @property
     def task_ids(self) -> list[str]:
@@ -825,7 +826,7 @@ def render_system_page(
         outcome = sd.outcomes.get(tid, {})
         st = str(outcome.get("status") or "")
         flags = outcome.get("flags") or []
-        evidence = flag_evidence(sd, tid, sd.reports.get(tid)) if flags else {}
+        evidence = flag_evidence(sd, tid, sd.reports.get(tid) if report_adds_evidence(sd, tid, flags) else None)
         link = (
             f'<a href="{esc(task_file(tid))}">{esc(tid)}</a>'
             if rendered is None or tid in rendered
@@ -918,14 +919,13 @@ def flag_evidence(sd: SystemData, task_id: str, report: Any | None) -> dict[str,
     recorded = (sd.check.get("evidence") or {}).get(task_id)
     if isinstance(recorded, Mapping):
         out.update({str(f): (str(t), RECORDED) for f, t in recorded.items() if t})
-    shift = sd.check.get("shift") if isinstance(sd.check.get("shift"), Mapping) else {}
-    for m in shift.get("mismatched") or []:  # `mapping_suspect`: the shifted-mapping check's verdict
-        if isinstance(m, Mapping) and str(m.get("task_id")) == task_id:
-            why = (
-                f"the report matches task {m.get('best_task')}'s question better than its own "
-                f"(BM25 {fmt_number(m.get('best'))} vs {fmt_number(m.get('own'))})"
-            )
-            out.setdefault("mapping_suspect", (why, RECORDED))
+    m = _mismatches(sd).get(task_id)  # `mapping_suspect`: the shifted-mapping check's verdict
+    if m is not None:
+        why = (
+            f"the report matches task {m.get('best_task')}'s question better than its own "
+            f"(BM25 {fmt_number(m.get('best'))} vs {fmt_number(m.get('own'))})"
+        )
+        out.setdefault("mapping_suspect", (why, RECORDED))
     if report is None:
         return out
     if not isinstance(recorded, Mapping):
@@ -941,6 +941,31 @@ def flag_evidence(sd: SystemData, task_id: str, report: Any | None) -> dict[str,
             for f in flags_from_warnings([w]):
                 out.setdefault(f, (w, "the parser's warning"))
     return out
+
+
+def _mismatches(sd: SystemData) -> dict[str, Mapping[str, Any]]:
+    """task -> the shift check's first verdict naming it, indexed once per system: a scan of the verdicts per
+    task was quadratic when most tasks are flagged (a release whose reports match other tasks' questions)."""
+    shift = sd.check.get("shift") if isinstance(sd.check.get("shift"), Mapping) else {}
+    verdicts = shift.get("mismatched") or []
+    memo = sd.memo.get("mismatches")
+    if memo is None or memo[0] is not verdicts:
+        index: dict[str, Mapping[str, Any]] = {}
+        for m in verdicts:
+            if isinstance(m, Mapping):
+                index.setdefault(str(m.get("task_id")), m)
+        memo = sd.memo["mismatches"] = (verdicts, index)
+    return memo[1]
+
+
+def report_adds_evidence(sd: SystemData, task_id: str, flags: Iterable[Any]) -> bool:
+    """Whether parsing the task's report could change the excerpt `flag_evidence` gives one of `flags`: only for a
+    flag the records (check.json's evidence, the shift check's verdicts) leave without one. The report's own
+    sources (re-detection, the parser's warnings) only fill flags left open (a recorded excerpt is never replaced:
+    re-detection runs only without a record and never yields `mapping_suspect`), so a system page whose flagged
+    tasks all have recorded excerpts parses none of their reports."""
+    covered = flag_evidence(sd, task_id, None)
+    return any(str(f) not in covered for f in flags)
 
 
 def render_flags(flags: Iterable[Any], evidence: Mapping[str, tuple[str, str]]) -> str:

@@ -20,6 +20,7 @@ from reportbench.benchmarks import BenchmarkSpec, JudgeContext, JudgeStep, Score
 from reportbench.config import ConfigError
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_rows
 from reportbench.metrics.registry import MetricSpec, register_metric
+from reportbench.partial_reuse import reported_ids
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.deer import ivm
 from reportbench.protocols.deer.recorded import recorded_fact, recorded_fact_table
@@ -627,13 +628,14 @@ def score(ctx: ScoreContext) -> ScoreResult:
     for system in ctx.systems:
         members = ctx.judgments.get(system) or {}
         rows: list[dict[str, Any]] = []
-        reported = {r.task_id: r for r in ctx.reports[system]}
+        reported = dict(reported_ids(ctx, system))  # task -> its (last) report's id, from the line heads
         per_member: dict[str, dict[str, dict[str, Any]]] = {}
         for member, steps in sorted(members.items()):
             derived = ctx.derived.get(system, {}).get(member, {})
             per_member[member] = {}
-            for tid, rep in reported.items():
-                per_member[member][tid] = _score_report(rep, steps, derived, sc)
+            by_report = _by_report(steps)
+            for tid, report_id in reported.items():
+                per_member[member][tid] = _score_report(report_id, by_report, derived, sc)
         criteria_acc: dict[str, dict[str, list[float]]] = {}
         for t in ctx.release.tasks:
             tid = t.task_id
@@ -685,14 +687,27 @@ def score(ctx: ScoreContext) -> ScoreResult:
     return ScoreResult(out, overall="deer_mean")
 
 
+def _by_report(steps: Mapping[str, list[Any]]) -> dict[str, dict[Any, list[Any]]]:
+    """step -> report id -> its judgments in stored order: looked up per report instead of scanning every
+    judgment of the step once per report (quadratic in reports)."""
+    out: dict[str, dict[Any, list[Any]]] = {}
+    for step, js in steps.items():
+        grouped: dict[Any, list[Any]] = {}
+        for j in js:
+            grouped.setdefault(j.input_ids.get("report_id"), []).append(j)
+        out[step] = grouped
+    return out
+
+
 def _score_report(
-    rep: Any, steps: Mapping[str, list[Any]], derived: Mapping[str, pl.DataFrame], sc: Mapping[str, Any]
+    report_id: str, steps: Mapping[str, Mapping[Any, list[Any]]], derived: Mapping[str, pl.DataFrame],
+    sc: Mapping[str, Any],
 ) -> dict[str, Any]:
     """One report under one judge member: {values: metric -> value|None, failed: metric -> reason, criteria}."""
     failed: dict[str, str] = {}
     factor_scores: dict[str, int | None] = {}
     for call, task in RUBRIC_TASKS.items():
-        js = [j for j in steps.get(f"rubric_{call}", []) if j.input_ids.get("report_id") == rep.report_id]
+        js = steps.get(f"rubric_{call}", {}).get(report_id, [])
         if not js or not js[0].ok:
             for g in CALLS[call][0]:
                 target = "information_integrity" if g == "information_integrity" else g
@@ -703,14 +718,14 @@ def _score_report(
     judge_subs = judge_dimensions(factor_scores)
     for g in CALLS["information_ethics"][0]:
         judge_subs.setdefault(g, {})
-    ext = [j for j in steps.get("extract", []) if j.input_ids.get("report_id") == rep.report_id]
+    ext = steps.get("extract", {}).get(report_id, [])
     fact_failed = None
     if any(not j.ok for j in ext):
         fact_failed = "claim extraction failed"
-    recorded = recorded_fact(rep.report_id, derived.get("fact_recorded"))
+    recorded = recorded_fact(report_id, derived.get("fact_recorded"))
     if recorded is None:
         fact = report_fact_side(
-            rep.report_id, derived.get("claims"), derived.get("verifications"), derived.get("sources"), sc
+            report_id, derived.get("claims"), derived.get("verifications"), derived.get("sources"), sc
         )
     elif recorded["raw"] is None:
         fact, fact_failed = {"subs": {}, "n_failed_verifications": 0}, f"recorded fact side: {recorded['error']}"
@@ -725,7 +740,7 @@ def _score_report(
     values: dict[str, Any] = dict(res["dimensions"])
     values["deer_mean"] = res["mean"]
     undefined: dict[str, str] = {}
-    why = None if recorded is not None else _no_pages(rep.report_id, derived.get("verifications"))
+    why = None if recorded is not None else _no_pages(report_id, derived.get("verifications"))
     if why and not fact_failed:
         # Evidence (docs/reading-scores.md): the fact side rests on claims verified against fetched pages. A
         # page never fetched (offline, no snapshot) is not an unreachable source: with none of the report's
@@ -736,7 +751,7 @@ def _score_report(
     if failed:
         failed["deer_mean"] = "a dimension failed"
     vs = derived.get("verifications")
-    no_sources = vs is None or vs.filter(pl.col("report_id") == rep.report_id).height == 0
+    no_sources = vs is None or vs.filter(pl.col("report_id") == report_id).height == 0
     return {
         "values": values,
         "failed": failed,

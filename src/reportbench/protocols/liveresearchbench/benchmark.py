@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import polars as pl
@@ -23,6 +23,7 @@ from reportbench.judges import factory  # `factory.make_judge` at call time: `re
 from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_by_group, summarise_rows
 from reportbench.metrics.registry import MetricSpec
+from reportbench.partial_reuse import per_system, reported_tasks
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.liveresearchbench import rules as R
 from reportbench.protocols.liveresearchbench.citations import URL_STATUS, extract_claims
@@ -378,39 +379,55 @@ def degenerate_reference(report: Any | None, listed: set[str]) -> bool:
     return bool(_DEGENERATE.search(report.body[:600]) or non_answer(report)) or not report.sources
 
 
+def _depth_texts(reports: Iterable[Any]) -> dict[str, str]:
+    """task -> the report as the depth judges read it (the last report of a task wins)."""
+    return {r.task_id: report_text(r) for r in reports}
+
+
+def _depth_reference(reports: Iterable[Any]) -> dict[str, list[Any]]:
+    """task -> [its text, whether it is degenerate by its text] of the reference system's reports (the listed
+    tasks are applied at use: they are config, not the report's)."""
+    return {r.task_id: [report_text(r), degenerate_reference(r, set())] for r in reports}
+
+
 def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
-    """Every non-reference system vs the reference on every task: both orders × every member."""
+    """Every non-reference system vs the reference on every task: both orders × every member.
+
+    Each system's texts are derived report by report (`per_system`: one parsed report in memory, from the partial
+    cache when the system's reports are unchanged); the judge items hold the texts, not the parsed reports."""
 
     cfg = _cfg(ctx.params, "judging", "depth")
     ref = str(cfg.get("reference", "open_deep_research"))
     listed = set(cfg.get("degenerate_tasks") or [])
     members = sorted((ctx.params.get("judges") or {"main": {}}).keys())
-    ref_reports = {r.task_id: r for r in ctx.reports.get(ref, [])}
+    reference = per_system(ctx, ref, f"{NAME}.depth_reference", _depth_reference) if ref in ctx.systems else {}
+    evaluated = sorted(s for s in ctx.systems if s != ref)
+    texts = {s: per_system(ctx, s, f"{NAME}.depth_texts", _depth_texts) for s in evaluated}
     rows: list[dict[str, Any]] = []
     full = {"judge": dict(ctx.judge_params), "benchmarks": {NAME: dict(ctx.params)}}
     for member in members:
         rp = rule_params(ctx.params, member)
         items, meta = [], {}
-        for system in sorted(s for s in ctx.systems if s != ref):
-            mine = {r.task_id: r for r in ctx.reports[system]}
+        for system in evaluated:
+            mine = texts[system]
             for t in ctx.release.tasks:
-                rr, er = ref_reports.get(t.task_id), mine.get(t.task_id)
+                rr, er = reference.get(t.task_id), mine.get(t.task_id)
                 base = {
                     "system": system,
                     "task_id": t.task_id,
                     "member": member,
-                    "degenerate_reference": degenerate_reference(rr, listed),
+                    "degenerate_reference": rr is not None and (t.task_id in listed or bool(rr[1])),
                 }
                 if rr is None or er is None:
                     for order in ("eval_first", "ref_first"):
                         rows.append({**base, "order": order, "status": "no_reference" if rr is None else "no_report"})
                     continue
-                for order, (a, b) in (("eval_first", (er, rr)), ("ref_first", (rr, er))):
-                    iid = f"{system}:{t.task_id}:{order}:{content_hash(report_text(a), report_text(b), n=10)}"
+                for order, (a, b) in (("eval_first", (er, rr[0])), ("ref_first", (rr[0], er))):
+                    iid = f"{system}:{t.task_id}:{order}:{content_hash(a, b, n=10)}"
                     inp = DepthInput(
                         query=t.task_prompt,
-                        report_a=report_text(a),
-                        report_b=report_text(b),
+                        report_a=a,
+                        report_b=b,
                         rule_params=rp,
                         authors_path=authors_path(ctx.params, member),
                     )
@@ -456,8 +473,9 @@ def depth_outcomes(df: pl.DataFrame, system: str, members: list[str], margin: fl
     """Paper aggregation per task: {task_id: (outcome, total_eval, total_ref, degenerate, reason)}."""
     out: dict[str, tuple] = {}
     sub = df.filter(pl.col("system") == system)
-    for task_id in sorted(set(sub["task_id"].to_list())):
-        t = sub.filter(pl.col("task_id") == task_id)
+    by_task = {k[0]: v for k, v in sub.partition_by("task_id", as_dict=True, maintain_order=True).items()}
+    for task_id in sorted(by_task):  # one partition, not one filter over every row per task
+        t = by_task[task_id]
         degenerate = bool(t["degenerate_reference"].any())
         statuses = set(t["status"].to_list())
         if statuses & {"no_report", "no_reference"}:
@@ -530,21 +548,23 @@ def score(ctx: ScoreContext) -> ScoreResult:
     publish_partial = bool(scoring.get("publish_partial", False))
     depth_df = ctx.cross.get("depth")
     presentation_ids = [c.item_id for c in presentation_criteria(ctx.release)]
+    coverage_ids = _coverage_ids(ctx.release)  # `coverage_items` per task scans every rubric item: N² at 1,000s
     systems_out: list[SystemScore] = []
     coverage_report: dict[str, Any] = {}
     depth_code: dict[str, Any] = {}
     flags_out: dict[str, list[str]] = {}
     for s in ctx.systems:
         rows: list[dict[str, Any]] = []
-        by_task = {r.task_id: r for r in ctx.reports[s]}
+        by_task = dict.fromkeys(reported_tasks(ctx, s))  # the reports' line heads: no report parsed
         jud = ctx.judgments.get(s, {})
+        by_tid = _judgments_by_task(jud, members)  # one pass over the judgments, not one per task
         cov: dict[str, dict[str, dict[str, int]]] = {}
         for criterion in REPORT_CRITERIA:
             step = STEP_OF[criterion]
             cov[criterion] = {}
             for m in members:
                 got = [j for j in jud.get(m, {}).get(step, []) if j.ok]
-                expected_n = sum(1 for t in by_task if criterion != "coverage" or coverage_items(ctx.release, t))
+                expected_n = sum(1 for t in by_task if criterion != "coverage" or _coverage_of(coverage_ids, ctx, t))
                 cov[criterion][m] = {"n_graded": len(got), "n_expected": expected_n}
         for t in ctx.release.tasks:
             tid = t.task_id
@@ -558,7 +578,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
                 expected = (
                     presentation_ids
                     if criterion == "presentation"
-                    else [c.item_id for c in coverage_items(ctx.release, tid)]
+                    else _coverage_of(coverage_ids, ctx, tid)
                 )
                 if criterion == "coverage" and not expected:
                     rows.append(metric_row(s, tid, criterion, math.nan, "undefined", "no checklist for this task"))
@@ -566,7 +586,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
                     continue
                 member_vals, flags = [], []
                 for m in members:
-                    js = [j for j in jud.get(m, {}).get(step, []) if j.input_ids.get("task_id") == tid]
+                    js = by_tid[m].get(step, {}).get(tid, [])
                     f: list[str] = []
                     member_vals.append(_member_value(criterion, js, expected, scoring, f))
                     flags.extend(f"{m}: {x}" for x in f)
@@ -617,15 +637,15 @@ def score(ctx: ScoreContext) -> ScoreResult:
         # detectors flag, the protocol scores: the authors' coverage prompt judges every checklist item of a
         # refusal / plan / "none found" report as written (it never zeroes a report); the flag and the span
         # that triggered it are shown (docs/mapping.md)
-        detected = {r.task_id: hit for r in ctx.reports[s] if (hit := non_answer_hit(r)) is not None}
+        detected = per_system(ctx, s, f"{NAME}.non_answers", _non_answers)  # task -> [flag, span]
         if detected:
             flags_out.setdefault(s, []).extend(
-                f"{t}: {detected[t].flag} (detector only, scored as written): \"{detected[t].evidence}\""
+                f"{t}: {detected[t][0]} (detector only, scored as written): \"{detected[t][1]}\""
                 for t in sorted(detected)
             )
             summary["refusal_like_reports"] = sorted(detected)
             summary["detector_flags"] = {
-                t: {"flag": detected[t].flag, "span": detected[t].evidence} for t in sorted(detected)
+                t: {"flag": detected[t][0], "span": detected[t][1]} for t in sorted(detected)
             }
         systems_out.append(SystemScore(s, per_task, summary))
     extra = {
@@ -648,6 +668,50 @@ def score(ctx: ScoreContext) -> ScoreResult:
 
 
 TABLE1 = (*REPORT_CRITERIA, "avg")
+
+
+def _coverage_ids(release: Any) -> dict[str, list[str]]:
+    """task -> its coverage checklist's item ids, as `coverage_items` gives them (the task's rubric items, then the
+    shared ones, by index), for every release task from one pass over the rubric table."""
+    own: dict[str, list[Any]] = {}
+    shared: list[Any] = []
+    for r in release.table("rubric_items"):
+        (shared if r.task_id == "*" else own.setdefault(r.task_id, [])).append(r)
+    out = {}
+    for t in release.tasks:
+        rows = sorted([*own.get(t.task_id, []), *shared], key=lambda r: (r.task_id == "*", r.index, r.item_id))
+        out[t.task_id] = [r.item_id for r in rows if r.kind == "coverage"]
+    return out
+
+
+def _coverage_of(coverage_ids: Mapping[str, list[str]], ctx: Any, task_id: str) -> list[str]:
+    """The coverage item ids of a task (a task outside the release: looked up as before)."""
+    got = coverage_ids.get(task_id)
+    return got if got is not None else [c.item_id for c in coverage_items(ctx.release, task_id)]
+
+
+def _non_answers(reports: Iterable[Any]) -> dict[str, list[str]]:
+    """task -> [flag, the span that triggered it] of the reports a detector flags as non-answers (a later report
+    of a task that is not flagged leaves an earlier one's flag, as the dict it replaces did)."""
+    out: dict[str, list[str]] = {}
+    for r in reports:
+        if (hit := non_answer_hit(r)) is not None:
+            out[r.task_id] = [hit.flag, hit.evidence]
+    return out
+
+
+def _judgments_by_task(jud: Mapping[str, Any], members: list[str]) -> dict[str, dict[str, dict[str, list[Any]]]]:
+    """member -> step -> task -> its judgments, in their stored order: the rows of a task are looked up, not found
+    by scanning every judgment of the step once per task (quadratic in tasks)."""
+    out: dict[str, dict[str, dict[str, list[Any]]]] = {}
+    for m in members:
+        out[m] = {}
+        for step, js in (jud.get(m) or {}).items():
+            grouped: dict[str, list[Any]] = {}
+            for j in js:
+                grouped.setdefault(j.input_ids.get("task_id"), []).append(j)
+            out[m][step] = grouped
+    return out
 
 
 def presentation_breakdown(judgments: Mapping[str, Any], members: list[str]) -> dict[str, float]:
@@ -753,7 +817,7 @@ def _depth_rows(
                 rows.append(metric_row(s, t.task_id, n, math.nan, "undefined", "no_games: no depth stage output"))
         return rows
     outcomes = depth_outcomes(df, s, members, margin)
-    reported = {r.task_id for r in ctx.reports.get(s, [])}
+    reported = set(reported_tasks(ctx, s))
     for t in ctx.release.tasks:
         # a report with no depth comparison is not a missing report: no game was played (no_games)
         absent = ("no_games" if t.task_id in reported else "no_report", math.nan, math.nan, False, "")
@@ -807,7 +871,28 @@ def _has_evidence(c: R.AccuracyCounts, need: str | None) -> bool:
 
 def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mapping[str, Any]) -> list[dict[str, Any]]:
     blocked_is_e1 = bool(_cfg(scoring, "citation_accuracy").get("blocked_is_e1", False))
-    by_task = {r.task_id: r for r in ctx.reports[s]}
+    by_task = set(reported_tasks(ctx, s))
+    # per member, each task's claim pairs, relevance and support verdicts, grouped once (a scan per task was
+    # quadratic in tasks)
+    pairs_of: dict[str, dict[str, pl.DataFrame]] = {}
+    no_pairs: dict[str, pl.DataFrame] = {}
+    relevant_of: dict[str, dict[str, dict[str, bool | None]]] = {}
+    support_of: dict[str, dict[str, list[Any]]] = {}
+    for m in members:
+        d = ctx.derived.get(s, {}).get(m, {}).get("claims")
+        pairs_of[m] = (
+            {k[0]: v for k, v in d.partition_by("task_id", as_dict=True, maintain_order=True).items()}
+            if d is not None
+            else {}
+        )
+        steps = ctx.judgments.get(s, {}).get(m, {})
+        relevant_of[m] = {}
+        for (task, u), v in _relevant(steps.get("relevance", [])).items():
+            relevant_of[m].setdefault(task, {})[u] = v
+        support_of[m] = {}
+        for j in steps.get("support", []):
+            support_of[m].setdefault(j.input_ids.get("task_id"), []).append(j)
+        no_pairs[m] = d.clear() if d is not None else pl.DataFrame(schema=PAIR_SCHEMA)
     rows = []
     for t in ctx.release.tasks:
         tid = t.task_id
@@ -820,16 +905,13 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
             continue
         per_member: list[R.AccuracyCounts] = []
         for m in members:
-            d = ctx.derived.get(s, {}).get(m, {}).get("claims")
-            pairs_df = d.filter(pl.col("task_id") == tid) if d is not None else pl.DataFrame(schema=PAIR_SCHEMA)
+            pairs_df = pairs_of[m].get(tid, no_pairs[m])
             pairs = list(dict.fromkeys(zip(pairs_df["claim_id"].to_list(), pairs_df["url"].to_list(), strict=True)))
             status = dict(zip(pairs_df["url"].to_list(), pairs_df["url_status"].to_list(), strict=True))
-            steps = ctx.judgments.get(s, {}).get(m, {})
-            relevant = {u: v for (task, u), v in _relevant(steps.get("relevance", [])).items() if task == tid}
+            relevant = relevant_of[m].get(tid, {})
             supported: dict[tuple[str, str], bool | None] = {}
-            for j in steps.get("support", []):
-                if j.input_ids.get("task_id") == tid:
-                    supported[(j.input_ids["claim_id"], j.input_ids["url"])] = (j.score == 1.0) if j.ok else None
+            for j in support_of[m].get(tid, []):
+                supported[(j.input_ids["claim_id"], j.input_ids["url"])] = (j.score == 1.0) if j.ok else None
             per_member.append(R.count_errors(pairs, status, relevant, supported, blocked_is_e1=blocked_is_e1))
         n_urls = per_member[0].n_urls if per_member else 0
         rows.append(metric_row(s, tid, "cit_n_urls", float(n_urls), n_items=n_urls))

@@ -23,6 +23,7 @@ from reportbench.benchmarks import BenchmarkSpec, JudgeContext, JudgeStep, Score
 from reportbench.config import ConfigError
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_by_group, summarise_rows
 from reportbench.metrics.registry import MetricSpec
+from reportbench.partial_reuse import reported_tasks
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.researcherbench import metrics as M
 from reportbench.protocols.researcherbench.release import NAME, build_release, category_of
@@ -333,8 +334,7 @@ def _member_values(
             by_task_results[row["task_id"]].append(row["result"])
             unfetched[row["task_id"]] += row["result"] == "fetch_error" and row["page_status"] == "not_fetched"
     out: dict[str, dict[str, M.Value]] = {}
-    for r in ctx.reports[system]:
-        tid = r.task_id
+    for tid in reported_tasks(ctx, system):  # the reports' line heads: no report parsed
         cov = M.coverage(by_task_rubric.get(tid, []), on_failure=on_failure)
         faith, ground, counts = M.factual(by_task_results.get(tid, []), modes)
         if failed_extract.get(tid) and modes.on_failure == "nan":
@@ -373,7 +373,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
     for s in ctx.systems:
         members = sorted(ctx.judgments[s])
         per_member = [_member_values(ctx, s, m, weights) for m in members]
-        reported = {r.task_id for r in ctx.reports[s]}
+        reported = set(reported_tasks(ctx, s))
         rows = []
         claim_counts: dict[str, int] = {r: 0 for r in M.RESULTS}
         for t in ctx.release.tasks:

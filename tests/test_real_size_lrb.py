@@ -1,0 +1,191 @@
+"""Real-size runs (issue 36) for LiveResearchBench and the site's flagged tasks, by counts, not timings (the
+timings: bench/scale.py --shapes liveresearchbench): `cross@` and `score@` derive what they need report by report
+(partial_reuse), reuse the partials of unchanged systems, and look a task's judgments up instead of scanning every
+judgment per task; the site indexes the shift check's verdicts once and parses no flagged report for a system page
+when the records hold every flag's excerpt."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reportbench.config import composed_params
+
+pytestmark = pytest.mark.integration
+
+B = "liveresearchbench"
+
+
+@pytest.fixture(scope="module")
+def lrb_run(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    from spine_helpers import run_benchmark
+
+    params = composed_params([f"benchmarks=[deepscholar,{B}]"], conf_dir=repo_root / "conf", remembered=False)
+    params["judge"]["runtime"]["progress"] = False
+    return run_benchmark(params, B, tmp_path_factory.mktemp("lrb")), params
+
+
+class _Counted(list):  # type: ignore[type-arg]
+    """A list that counts the passes over it."""
+
+    passes = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        self.passes += 1
+        return super().__iter__()
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _change_reports(run_dir: Path) -> None:
+    """Every report of one system gets one more closing sentence (still valid Reports)."""
+    from reportbench.systems import read_reports
+
+    reports = read_reports(run_dir)
+    with open(run_dir / "reports.jsonl", "w", encoding="utf-8") as f:
+        for r in reports:
+            f.write(r.model_copy(update={"body": r.body + "\n\nA revised closing sentence."}).model_dump_json() + "\n")
+
+
+def test_lrb_cross_and_score_stream_reports_and_reuse_unchanged_systems(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No system's reports are read whole; a changed system's reports are the only ones parsed again; the bytes
+    equal the fixture's own run (reuse off, `ctx.reports`) and a rebuild with every reuse off."""
+    from reportbench import partial_reuse, pipeline
+    from reportbench.reports import stored
+
+    root, params = lrb_run
+    work = tmp_path / "w"
+    shutil.copytree(root, work, symlinks=True)
+    monkeypatch.chdir(tmp_path)  # the partial cache lives under the working directory
+    monkeypatch.delenv("REPORTBENCH_UNIT_REUSE", raising=False)
+    whole: list[str] = []
+    real_read = stored.read_stored_reports
+    monkeypatch.setattr(stored, "read_stored_reports", lambda d: whole.append(Path(d).name) or real_read(d))
+    parsed: list[str] = []
+    real_iter = partial_reuse.iter_reports
+    monkeypatch.setattr(partial_reuse, "iter_reports", lambda d: parsed.append(Path(d).name) or real_iter(d))
+    names = sorted(params["plan"]["benchmarks"][B]["systems"])
+    release, runs = work / "releases", work / "runs"
+
+    def cross_and_score(tag: str) -> None:
+        pipeline.cross_stage(params, B, release, runs, Path(f"c-{tag}"), reuse=True)
+        pipeline.score_stage(params, B, release, runs, work / "judgments", Path(f"s-{tag}"), Path(f"m-{tag}"),
+                             cross_dir=Path(f"c-{tag}"), reuse=True)
+
+    cross_and_score("first")
+    assert whole == []  # before: every system's reports parsed whole, in both stages
+    assert sorted(set(parsed)) == names
+    assert _tree(Path("c-first")) == _tree(root / "cross")
+    for name in ("leaderboard.json", "systems.json", "extra.json"):
+        assert (Path("m-first") / name).read_bytes() == (root / "metrics" / name).read_bytes(), name
+    changed = "careful_analyst"
+    _change_reports(runs / changed)
+    for member in params["plan"]["benchmarks"][B]["members"]:
+        pipeline.run_judge_stage(params, B, changed, member, release, runs / changed,
+                                 work / "judgments" / changed / member,
+                                 work / "metrics" / "usage" / f"{changed}.{member}.json", pages_dir=work / "pages")
+    parsed.clear()
+    whole.clear()  # the judge stage reads its system's reports (not these stages' business)
+    cross_and_score("reused")
+    assert set(parsed) == {changed} and whole == []  # the other systems' texts and flags come from the partial cache
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    parsed.clear()
+    cross_and_score("full")
+    assert sorted(set(parsed)) == names and whole == []
+    for part in ("c", "s", "m"):
+        assert _tree(Path(f"{part}-reused")) == _tree(Path(f"{part}-full")), part
+    assert _tree(Path("c-first")) != _tree(Path("c-full"))  # the change reached the depth comparisons
+
+
+def test_lrb_score_passes_over_each_judgment_list_a_bounded_number_of_times(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's judgments and coverage items are looked up, not found by scanning the step's judgments (or the
+    release's rubric table) once per task (N tasks × N rows): the passes do not grow with the tasks."""
+    from reportbench import pipeline
+    from reportbench.judges import runner
+    from reportbench.release.format import Release
+
+    root, params = lrb_run
+    lists: list[_Counted] = []
+    real = runner.read_judgments
+
+    def counting(path: Path) -> Any:
+        out = _Counted(real(path))
+        lists.append(out)
+        return out
+
+    monkeypatch.setattr(runner, "read_judgments", counting)
+    rubric_scans: list[str] = []  # Release.rubric scans every rubric item of the release
+    real_rubric = Release.rubric
+    monkeypatch.setattr(Release, "rubric", lambda self, t: rubric_scans.append(t) or real_rubric(self, t))
+    pipeline.score_stage(params, B, root / "releases", root / "runs", root / "judgments", tmp_path / "s",
+                         tmp_path / "m", cross_dir=root / "cross")
+    n_tasks = len(pipeline.read_release(root / "releases", B).tasks)
+    assert n_tasks >= 3 and lists and all(x for x in lists)
+    assert max(x.passes for x in lists) <= 3 < n_tasks + 1  # before: one pass per task and criterion (≥ n_tasks + 1)
+    assert len(rubric_scans) <= 1  # the presentation criteria; before: several scans per task and system
+    assert (tmp_path / "m" / "leaderboard.json").read_bytes() == (root / "metrics" / "leaderboard.json").read_bytes()
+
+
+def test_system_page_indexes_the_shift_verdicts_once_and_parses_no_flagged_report_it_has_records_for() -> None:
+    """Most tasks flagged `mapping_suspect` (a release whose reports match other tasks' questions): the system page
+    looked each task up by scanning every verdict (N²) and parsed each flagged task's report, though the
+    records (the shift check's verdicts, check.json's evidence) already hold every excerpt it shows."""
+    from reportbench.site import samples
+
+    n = 40
+    tids = [f"t{i:03d}" for i in range(n)]
+    verdicts = _Counted({"task_id": t, "best_task": tids[(i + 1) % n], "best": 9.0, "own": 1.0}
+                        for i, t in enumerate(tids))
+    parsed: list[str] = []
+
+    class Reports(dict):  # type: ignore[type-arg]
+        def get(self, key: str, default: Any = None) -> Any:
+            parsed.append(key)
+            return super().get(key, default)
+
+    sd = samples.SystemData(
+        benchmark="b", release="r", system="s",
+        reports=Reports({t: None for t in tids}),
+        outcomes={t: {"status": "ok", "flags": ["mapping_suspect"] + (["refusal"] if t == "t000" else [])}
+                  for t in tids},
+        check={"shift": {"mismatched": verdicts}, "evidence": {"t000": {"refusal": "I cannot help"}}},
+    )
+    html = samples.render_system_page(sd, [], {})
+    assert verdicts.passes <= 1  # before: one pass per flagged task (40)
+    assert parsed == []  # before: each flagged task's report (40)
+    assert html.count("matches task") == n and "I cannot help" in html
+    # a flag the records leave without an excerpt still reads the report (re-detection, parser warnings)
+    sd.outcomes["t001"]["flags"].append("no_references")
+    samples.render_system_page(sd, [], {})
+    assert parsed == ["t001"]
+
+
+def test_fetch_stage_collects_urls_report_by_report(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fetch stage read every system's reports whole before collecting their URLs (~1 GB at 1,000 tasks × 3
+    systems): it streams them, one parsed report at a time, and writes the same snapshot table."""
+    import reportbench.systems as systems_mod
+    from reportbench import partial_reuse, pipeline
+
+    root, params = lrb_run
+    whole: list[str] = []
+    real_read = systems_mod.read_reports
+    monkeypatch.setattr(systems_mod, "read_reports", lambda d: whole.append(Path(d).name) or real_read(d))
+    streamed: list[str] = []
+    real_iter = partial_reuse.iter_reports
+    monkeypatch.setattr(partial_reuse, "iter_reports", lambda d: streamed.append(Path(d).name) or real_iter(d))
+    pipeline.fetch_stage(params, B, root / "runs", root / "releases", tmp_path / "pages.parquet")
+    assert whole == []  # before: every system's reports, all held at once
+    assert sorted(streamed) == sorted(params["plan"]["benchmarks"][B]["systems"])
+    assert (tmp_path / "pages.parquet").read_bytes() == (root / "pages" / "pages.parquet").read_bytes()
