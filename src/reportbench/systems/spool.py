@@ -67,7 +67,8 @@ class SpooledReport:
         """A fresh copy of its facts (the shift check fills in scores), with the outcome's file if it has one."""
         if self.error is not None:
             raise self.error
-        assert self.facts is not None, "facts are taken for every non-blank report of a checked run"
+        if self.facts is None:
+            raise RuntimeError(f"{self.task_id}: no facts spooled (the stage check was off when it was read)")
         return dataclasses.replace(self.facts, flags=list(self.facts.flags), evidence=list(self.facts.evidence),
                                    file=file if file is not None else self.facts.file)
 
