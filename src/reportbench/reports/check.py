@@ -52,11 +52,13 @@ class ReportFacts:
         return asdict(self)
 
 
-def report_facts(report: Any, file: str | None = None) -> ReportFacts:
-    """Adapter, sources, reference list, unresolved markers and flags of one parsed report."""
+def report_facts(report: Any, file: str | None = None, non_answers: list[Any] | None = None) -> ReportFacts:
+    """Adapter, sources, reference list, unresolved markers and flags of one parsed report (`non_answers`:
+    `detect_report(report)` when the caller has it already)."""
     from reportbench.injection import flags_from_warnings  # lazy: +27 ms to import (python -X importtime)
 
-    non_answers = detect_report(report)
+    if non_answers is None:
+        non_answers = detect_report(report)
     flags = sorted({*(f.flag for f in non_answers), *flags_from_warnings(list(report.warnings))})
     return ReportFacts(
         task_id=report.task_id,
@@ -102,18 +104,29 @@ def shift_check(tasks: list[Any], reports: list[Any], facts: dict[str, ReportFac
         return result
     from reportbench.reports.shift_index import TaskIndex  # lazy: +683 ms to import (python -X importtime)
 
-    ids = [t.task_id for t in tasks]
-    pos = {tid: i for i, tid in enumerate(ids)}
+    pos = {t.task_id for t in tasks}
     index = TaskIndex([task_text(t) for t in tasks])
     checked = [rep for rep in reports if rep.task_id in pos]
     queries = index.query_matrix(rep.body for rep in checked)
+    return shift_verdict(tasks, index, [rep.task_id for rep in checked], queries, facts)
+
+
+def shift_verdict(
+    tasks: list[Any], index: Any, report_task_ids: list[str], queries: Any, facts: dict[str, ReportFacts] | None
+) -> ShiftResult:
+    """`shift_check` from the reports' query rows (`index.query_matrix` of their bodies, one row per id of
+    `report_task_ids`, each a task of `tasks`): a system stage takes the rows as it reads the reports
+    (systems.spool), so no parsed report is held for the check."""
+    result = ShiftResult()
+    ids = [t.task_id for t in tasks]
+    pos = {tid: i for i, tid in enumerate(ids)}
     has_terms = queries.getnnz(axis=1) > 0
-    keep = [i for i in range(len(checked)) if has_terms[i]]
+    keep = [i for i in range(len(report_task_ids)) if has_terms[i]]
     if not keep:
         return result
     queries = queries[keep]
-    checked = [checked[i] for i in keep]
-    own = [pos[rep.task_id] for rep in checked]
+    checked = [report_task_ids[i] for i in keep]
+    own = [pos[tid] for tid in checked]
     use_z = len(checked) >= MIN_Z_REPORTS
     result.checked = len(checked)
     result.method = "bm25 (sparse), column z-scores" if use_z else "bm25 (sparse), raw scores"
@@ -123,7 +136,7 @@ def shift_check(tasks: list[Any], reports: list[Any], facts: dict[str, ReportFac
     rank = {p: k for k, p in enumerate(sorted(own))}
     better: dict[tuple[str, int], set[int]] = {}
     for cand in index.candidates(queries, own, standardise=use_z):
-        tid, own_i = checked[cand.row].task_id, own[cand.row]
+        tid, own_i = checked[cand.row], own[cand.row]
         best_i, best = own_i, cand.own
         if cand.tasks.size and float(cand.scores[0]) > cand.own:
             best_i, best = int(cand.tasks[0]), float(cand.scores[0])

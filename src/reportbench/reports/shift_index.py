@@ -127,11 +127,16 @@ class TaskIndex:
     def query_matrix(self, texts: Iterable[str]) -> sparse.csr_matrix:
         """One row per text: 1 for each distinct term the tasks know (BM25 counts a distinct query term once),
     except the terms of more than MAX_POSTINGS questions."""
-        rows: list[np.ndarray] = []  # one small int32 array per report: no list of millions of Python ints
+        return self.stack([self.query_row(text) for text in texts])
+
+    def query_row(self, text: str) -> np.ndarray:
+        """One text's row of `query_matrix`: the sorted ids of its distinct known terms (a small int32 array,
+        no list of Python ints), so a caller can take it as each report is read and drop the report."""
         vocab = self.query_vocab
-        known = vocab.keys()
-        for text in texts:
-            rows.append(np.sort(np.fromiter((vocab[t] for t in known & distinct_terms(text)), dtype=np.int32)))
+        return np.sort(np.fromiter((vocab[t] for t in vocab.keys() & distinct_terms(text)), dtype=np.int32))
+
+    def stack(self, rows: Sequence[np.ndarray]) -> sparse.csr_matrix:
+        """The query matrix of rows from `query_row`."""
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum([r.size for r in rows], out=indptr[1:])
         indices = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int32)

@@ -23,10 +23,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from reportbench.judges.errors import FatalError
 from reportbench.systems.base import (  # the shared records and the kind registry (re-exported)
@@ -40,6 +39,9 @@ from reportbench.systems.base import (  # the shared records and the kind regist
     register_kind,
 )
 from reportbench.types import Report, Task
+
+if TYPE_CHECKING:
+    from reportbench.systems.spool import SpooledReport
 
 __all__ = [
     "FAILED_STATUSES",
@@ -106,21 +108,27 @@ def run_system(
     if kind not in SYSTEM_KINDS:
         raise SystemError_(f"systems.{name}.kind: unknown kind {kind!r}; known: {sorted(SYSTEM_KINDS)}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    if executor is not None and getattr(executor, "name", "local") != "local" and kind in FANOUT_KINDS:
-        reports, outcomes = _run_fanned(executor, name, spec, tasks, out_dir)
-    else:
-        reports, outcomes = _run_isolated(SYSTEM_KINDS[kind], name, spec, tasks, out_dir)
-    reports, outcomes = _checked(reports, outcomes)
     from reportbench.systems.check import stage_check  # lazy: +98 ms to import (python -X importtime)
+    from reportbench.systems.spool import spooling  # lazy: +174 ms to import (python -X importtime)
 
-    summary = stage_check(name, spec, tasks, reports, outcomes, out_dir)  # check.json; a shifted run stops here
-    suspects = {m["task_id"] for m in (summary.get("shift") or {}).get("mismatched") or []}
-    outcomes = [
-        o.model_copy(update={"flags": sorted({*o.flags, "mapping_suspect"})}) if o.task_id in suspects else o
-        for o in outcomes
-    ]
     secrets = _spec_secrets(spec)
-    write_run(out_dir, reports, outcomes, secrets)
+    # each report goes to a spool in the run folder as the kind produces it (systems.spool): memory flat in tasks
+    checked = str(spec.get("shift_check") or "error") in ("error", "warn")  # stage_check will check the content
+    with spooling(out_dir, secrets, tasks, checked) as spool:
+        if executor is not None and getattr(executor, "name", "local") != "local" and kind in FANOUT_KINDS:
+            reports, outcomes = _run_fanned(executor, name, spec, tasks, out_dir)
+        else:
+            reports, outcomes = _run_isolated(SYSTEM_KINDS[kind], name, spec, tasks, out_dir)
+        spooled = [spool.keep(r) for r in reports]  # a kind that returned parsed Reports: spooled now
+        del reports
+        spooled, outcomes = _checked(spooled, outcomes)
+        summary = stage_check(name, spec, tasks, spooled, outcomes, out_dir)  # check.json; a shifted run stops here
+        suspects = {m["task_id"] for m in (summary.get("shift") or {}).get("mismatched") or []}
+        outcomes = [
+            o.model_copy(update={"flags": sorted({*o.flags, "mapping_suspect"})}) if o.task_id in suspects else o
+            for o in outcomes
+        ]
+        write_run(out_dir, spooled, outcomes, secrets)
     _scrub_run_dir(out_dir, secrets)
     return outcomes
 
@@ -217,23 +225,22 @@ def _crash_outcome(task_id: str, exc: Exception) -> TaskOutcome:
     return TaskOutcome(task_id=task_id, status="parse_error", reason=f"internal: {type(exc).__name__}: {exc}"[:1000])
 
 
-def _checked(reports: list[Report], outcomes: list[TaskOutcome]) -> tuple[list[Report], list[TaskOutcome]]:
+def _checked(
+    reports: list[SpooledReport], outcomes: list[TaskOutcome]
+) -> tuple[list[SpooledReport], list[TaskOutcome]]:
     """Empty ok reports become `missing`; ok outcomes get their report's injection flags and the refusal /
-    plan / not-found / no-reference flags (reportbench.reports.refusal)."""
-    from reportbench.injection import flags_from_warnings  # lazy: +42 ms to import (python -X importtime)
-    from reportbench.reports.refusal import flags_of  # lazy: +225 ms to import (python -X importtime)
-
+    plan / not-found / no-reference flags (reportbench.reports.refusal; taken as the report was spooled)."""
     by_task = {r.task_id: r for r in reports}
-    kept: list[Report] = []
+    kept: list[SpooledReport] = []
     fixed: list[TaskOutcome] = []
     for o in outcomes:
         report = by_task.get(o.task_id) if o.status == "ok" else None
         if o.status == "ok" and report is None:
             o = o.model_copy(update={"status": "failed", "reason": "internal: an ok outcome without a report"})
-        elif report is not None and not report.body.strip():
+        elif report is not None and report.blank:
             o = o.model_copy(update={"status": "missing", "reason": "empty report: no body text", "report_id": None})
         elif report is not None:
-            found = {*o.flags, *flags_from_warnings(report.warnings), *flags_of(report)}
+            found = {*o.flags, *report.checked_flags()}
             o = o.model_copy(update={"flags": sorted(found)})
             kept.append(report)
         fixed.append(o)
@@ -259,22 +266,20 @@ def _scrub_run_dir(out_dir: Path, secrets: tuple[str, ...]) -> None:
             scrub_file(path, secrets)
 
 
-def write_run(out_dir: Path, reports: list[Report], outcomes: list[TaskOutcome], secrets: tuple[str, ...] = ()) -> None:
-    """reports.jsonl + outcomes.jsonl; a line holding a secret fragment is redacted field by field."""
-    from reportbench.redaction import contains_secret, redact_tree  # lazy: +19 ms to import (python -X importtime)
+def write_run(
+    out_dir: Path, reports: Sequence[Report | SpooledReport], outcomes: list[TaskOutcome], secrets: tuple[str, ...] = ()
+) -> None:
+    """reports.jsonl + outcomes.jsonl; a line holding a secret fragment is redacted field by field. A spooled
+    report's line is copied from the spool, where it was written by `report_line` with the same secrets."""
+    # lazy: +174 ms to import (python -X importtime)
+    from reportbench.systems.spool import SpooledReport, report_line
 
-    def line(model: BaseModel) -> str:
-        text = model.model_dump_json()
-        if contains_secret(text, secrets):
-            text = json.dumps(redact_tree(model.model_dump(mode="json"), secrets), ensure_ascii=False)
-        return text + "\n"
-
-    with open(out_dir / "reports.jsonl", "w", encoding="utf-8") as f:
+    with open(out_dir / "reports.jsonl", "wb") as f:
         for r in reports:
-            f.write(line(r))
+            f.write(r.line() if isinstance(r, SpooledReport) else report_line(r, secrets).encode("utf-8"))
     with open(out_dir / "outcomes.jsonl", "w", encoding="utf-8") as f:
         for o in outcomes:
-            f.write(line(o))
+            f.write(report_line(o, secrets))
 
 
 def read_reports(run_dir: Path) -> list[Report]:

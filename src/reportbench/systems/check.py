@@ -25,6 +25,7 @@ from reportbench.reports.check import ReportFacts, mismatch_warnings, report_fac
 from reportbench.reports.formats.markdown import split_markdown_report
 from reportbench.reports.task_names import terminal_safe, unprintable
 from reportbench.systems.base import SystemError_
+from reportbench.systems.spool import SpooledReport, spooled_shift_check
 
 CHECK_FILE = "check.json"
 SHIFT_POLICIES = ("error", "warn", "off")
@@ -86,9 +87,15 @@ class CheckResult:
 
 
 def content_checks(result: CheckResult, tasks: list[Any], reports: list[Any], files: dict[str, str]) -> None:
-    """Per-report facts and the shifted-mapping verdict, appended to `result`."""
-    facts: dict[str, ReportFacts] = {r.task_id: report_facts(r, files.get(r.task_id)) for r in reports}
-    shift = shift_check(tasks, reports, facts)
+    """Per-report facts and the shifted-mapping verdict, appended to `result`. `reports`: parsed reports, or a
+    system stage's spooled ones (systems.spool: their facts and query rows taken as each was read)."""
+    facts: dict[str, ReportFacts]
+    if reports and isinstance(reports[0], SpooledReport):
+        facts = {r.task_id: r.facts_for(files.get(r.task_id)) for r in reports}
+        shift = spooled_shift_check(tasks, reports, facts)
+    else:
+        facts = {r.task_id: report_facts(r, files.get(r.task_id)) for r in reports}
+        shift = shift_check(tasks, reports, facts)
     result.shift = shift.as_dict()
     if shift.error:
         result.errors.append(shift.error)

@@ -33,6 +33,7 @@ from reportbench.reports.formats.markdown import split_markdown_report
 from reportbench.reports.task_names import DEFAULT_NAMING, NameIndex, TaskNaming
 from reportbench.systems.base import SystemError_, TaskOutcome, register_kind
 from reportbench.systems.common import isolated_load, subset_full_task_ids
+from reportbench.systems.spool import report_list
 from reportbench.types import Report, Task
 
 MAPPING_FILE = "mapping.jsonl"
@@ -168,7 +169,7 @@ def run_folder_system(
     if err:
         raise SystemError_(err)
     write_mapping(out_dir, discovered.rows)
-    reports: list[Report] = []
+    reports: list[Report] = report_list()  # spooled to disk in a system stage (systems.spool)
     outcomes: list[TaskOutcome] = []
     attributed: set[str] = set()  # refused children reported as their task's outcome (not again as unmapped)
     try:
@@ -277,7 +278,7 @@ def _run_answer_file(
     if err:
         raise SystemError_(err)
     write_mapping(out_dir, rows)
-    reports: list[Report] = []
+    reports: list[Report] = report_list()  # spooled to disk in a system stage (systems.spool)
     outcomes: list[TaskOutcome] = []
     for tid in task_ids:
         text = chosen.get(tid)
