@@ -105,7 +105,8 @@ class SystemsContext:
     outcomes: dict[str, list[Any]]
     # per-system values derived from the reports, reused by key across runs (partial_reuse.SystemPartials); None:
     # computed from `reports` (estimate, direct calls). Read through `partial_reuse.per_system(ctx, s, name, fn)`.
-    partials: Any = None
+    # keyword-only: the subclasses' positional fields (judgments, tables, ...) keep their places
+    partials: Any = field(default=None, kw_only=True)
 
 
 @dataclass
