@@ -516,11 +516,10 @@ def run_agent_system(
     return collector.result()
 
 
-def _write_stage_files(
-    name: str, cfg: AgentSystemConfig, chash: str, ordered: list[TaskRecord], out_dir: Path,
-    record: dict[str, Any], sandbox_tasks: dict[str, Any],
+def _write_usage_and_variant(
+    name: str, cfg: AgentSystemConfig, chash: str, ordered: list[TaskRecord], out_dir: Path
 ) -> None:
-    """`agent_usage.json`, the variant and `sandbox.json`: one per stage, over every task."""
+    """`agent_usage.json` over every task and the variant tag: the same files in-process and after fanned units."""
     variant = variant_tag(cfg)
     summary = {
         "system": name,
@@ -533,6 +532,14 @@ def _write_stage_files(
     }
     (out_dir / "agent_usage.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     write_variant(out_dir, variant)
+
+
+def _write_stage_files(
+    name: str, cfg: AgentSystemConfig, chash: str, ordered: list[TaskRecord], out_dir: Path,
+    record: dict[str, Any], sandbox_tasks: dict[str, Any],
+) -> None:
+    """`agent_usage.json`, the variant and `sandbox.json`: one per stage, over every task."""
+    _write_usage_and_variant(name, cfg, chash, ordered, out_dir)
     write_record(out_dir, record, sandbox_tasks)
 
 
@@ -551,18 +558,7 @@ def finish_fanned_units(name: str, spec: dict[str, Any], tasks: list[Task], out_
         part.unlink(missing_ok=True)
     if chash is None:  # no unit got as far as its record: the hash as the in-process run computes it
         chash = config_hash(cfg, _release_info(name, cfg, spec, out_dir)[0], name)
-    variant = variant_tag(cfg)
-    summary = {
-        "system": name,
-        "kind": cfg.kind,
-        "variant": variant,
-        "label": labelled(name, variant),
-        "config_hash": chash,
-        "search_backend": cfg.search.backend,
-        **_totals(ordered),
-    }
-    (out_dir / "agent_usage.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    write_variant(out_dir, variant)
+    _write_usage_and_variant(name, cfg, chash, ordered, out_dir)
 
 
 for _kind in AGENT_KINDS:
