@@ -114,3 +114,49 @@ def test_a_spooled_report_holding_a_secret_is_written_redacted(
     again.mkdir()
     write_run(again, _parsed_reports(src), [])
     assert written == (again / "reports.jsonl").read_bytes()
+
+
+def test_a_kind_collecting_on_threads_holds_no_parsed_report_at_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command, endpoint and agent kinds collect through `RunCollector`, from worker threads: each report
+    is spooled as it is added, so the kind never holds all N parsed reports (before: it returned them all, and
+    they were spooled only after)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reportbench.systems import SYSTEM_KINDS
+    from reportbench.systems.common import RunCollector
+    from reportbench.systems.folder import isolated_load
+
+    src = _folder(tmp_path)
+    alive: list[weakref.ref[Any]] = []
+
+    def threaded_kind(name: str, spec: dict[str, Any], tasks: list[Task], out_dir: Path) -> Any:
+        run = RunCollector([t.task_id for t in tasks])
+
+        def job(task: Task) -> None:
+            report, outcome = isolated_load(src / f"{task.task_id}.md", fmt="auto", task_id=task.task_id, system=name)
+            if report is not None:
+                alive.append(weakref.ref(report))
+            run.add(report, outcome)
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(job, reversed(tasks)))  # finished out of task order
+        result = run.result()
+        gc.collect()
+        at_return.append(sum(r() is not None for r in alive))
+        return result
+
+    at_return: list[int] = []
+    monkeypatch.setitem(SYSTEM_KINDS, "threaded_test_kind", threaded_kind)
+    out = tmp_path / "out"
+    from reportbench.reports.base import confined_to
+
+    with confined_to(src):
+        outcomes = run_system("s", {"kind": "threaded_test_kind"}, _tasks(), out)
+    assert len(alive) == N and at_return == [0]  # none held when the kind returns (before: all N)
+    assert [o.task_id for o in outcomes] == [f"t{i}" for i in range(N)]
+    again = tmp_path / "again"
+    again.mkdir()
+    write_run(again, _parsed_reports(src), [])
+    assert (out / "reports.jsonl").read_bytes() == (again / "reports.jsonl").read_bytes()  # task order kept

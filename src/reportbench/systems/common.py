@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -308,16 +309,22 @@ def parse_output(
 
 @dataclass
 class RunCollector:
-    """Reports and outcomes in task order, whatever order the work finished in."""
+    """Reports and outcomes in task order, whatever order the work finished in. In a system stage each report is
+    spooled to the run folder as it is added (systems.spool), so the command, endpoint and agent kinds hold no
+    parsed report past its task (issue 36), as the folder kind does."""
 
     task_ids: list[str]
-    reports: dict[str, Report] = field(default_factory=dict)
+    reports: dict[str, Report] = field(default_factory=dict)  # in a stage: SpooledReports
     outcomes: dict[str, TaskOutcome] = field(default_factory=dict)
     progress: Any = field(default=None, repr=False)  # a bar with ETA over the tasks (reportbench.progress)
+    spool: Any = field(default=None, repr=False)  # the stage's ReportSpool, taken here (worker threads lack it)
 
     def __post_init__(self) -> None:
         if self.progress is None:
             self.progress = progress_bar(len(self.task_ids))
+        spool_module = sys.modules.get("reportbench.systems.spool")  # not imported: no spool is active
+        if self.spool is None and spool_module is not None:
+            self.spool = spool_module.active_spool()
 
     def _tick(self, task_id: str) -> None:
         if task_id not in self.outcomes:
@@ -325,7 +332,7 @@ class RunCollector:
 
     def add(self, report: Report | None, outcome: TaskOutcome) -> None:
         if report is not None:
-            self.reports[outcome.task_id] = report
+            self.reports[outcome.task_id] = self.spool.keep(report) if self.spool is not None else report
         self._tick(outcome.task_id)
         self.outcomes[outcome.task_id] = outcome
 

@@ -19,6 +19,7 @@ import dataclasses
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -89,9 +90,14 @@ class ReportSpool:
         self.path = Path(name)
         self._file = os.fdopen(fd, "w+b")
         self._end = 0
+        self._lock = threading.Lock()  # kinds that run tasks on threads (command, agents) add from each
 
     def add(self, report: Any) -> SpooledReport:
-        """Write the report's line and keep what the later steps need of it."""
+        """Write the report's line and keep what the later steps need of it (one report at a time)."""
+        with self._lock:
+            return self._add(report)
+
+    def _add(self, report: Any) -> SpooledReport:
         data = report_line(report, self.secrets).encode("utf-8")
         self._file.write(data)
         offset, self._end = self._end, self._end + len(data)
@@ -147,6 +153,12 @@ class SpoolList(list):  # type: ignore[type-arg]
 
     def append(self, report: Any) -> None:
         super().append(self._spool.keep(report))
+
+
+def active_spool() -> ReportSpool | None:
+    """The system stage's spool, if a kind runs inside one (read where the kind starts: threads it starts do not
+    inherit the context)."""
+    return _ACTIVE.get()
 
 
 def report_list() -> list[Any]:
