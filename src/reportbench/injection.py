@@ -29,6 +29,8 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import ahocorasick_rs
+
 JUDGE_DIRECTED = "judge_directed_text"
 HIDDEN_TEXT = "hidden_text"
 
@@ -197,6 +199,26 @@ _GATED_KEYWORDS: tuple[tuple[str, str], ...] = tuple(
     (word, next((g for g in _KEYWORD_GATES if g in word), "")) for word in _KEYWORDS
 )
 _SLASH_SCORE = re.compile(r"\d\s*/\s*\d")
+# a '/' whose following blanks end in a digit: the second half of every _SLASH_SCORE match (a pattern opening with
+# a literal is searched for at C speed; `\d` first is tried at every position of the text)
+_SLASH_THEN_DIGIT = re.compile(r"/\s*\d")
+
+
+def _slash_score_starts(text: str) -> list[int]:
+    """The starts of `_SLASH_SCORE.finditer(text)`, found from the slashes: a match starts at the digit just
+    before the blanks before its '/', and the next one no earlier than where the last one ended."""
+    starts: list[int] = []
+    end = 0
+    for m in _SLASH_THEN_DIGIT.finditer(text):
+        d = m.start() - 1
+        while d >= end and text[d].isspace():  # `\s` is str.isspace, `\d` str.isdecimal (both Unicode)
+            d -= 1
+        if d >= end and text[d].isdecimal():
+            match = _SLASH_SCORE.match(text, d)
+            if match is not None:
+                starts.append(d)
+                end = match.end()
+    return starts
 WINDOW = 600
 MAX_HITS = 200  # an adversarial file with 100,000 directives is flagged after the first 200, in bounded time
 
@@ -206,19 +228,53 @@ def _windows(text: str) -> list[tuple[int, int]]:
     return _windows_of(text, text.lower())
 
 
-def _windows_of(text: str, low: str) -> list[tuple[int, int]]:
-    if len(low) != len(text):  # a few characters lower-case to two (e.g. 'İ'): fall back to one window
-        return [(0, len(text))]
+MAX_KEYWORD_POSITIONS = 50_000
+
+
+@functools.lru_cache(maxsize=1)
+def _keyword_automaton() -> ahocorasick_rs.AhoCorasick:
+    """One Aho-Corasick automaton over _KEYWORDS (ahocorasick-rs): every keyword occurrence in one pass."""
+    return ahocorasick_rs.AhoCorasick(list(_KEYWORDS), matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
+def _keyword_positions(low: str) -> list[int] | None:
+    """Where each keyword occurs in `low`, each keyword's occurrences taken left to right without overlapping
+    one another (as `str.find` from the end of the last one finds them), in one pass over the text instead of
+    one per keyword; None past MAX_KEYWORD_POSITIONS (then the per-keyword search, whose cap keeps the first
+    keywords' positions, is run as before)."""
+    last_end: dict[int, int] = {}
+    positions: list[int] = []
+    # every occurrence, overlapping ones included, ordered by where they end (a keyword's own occurrences are
+    # all the same length, so also by where they start)
+    for word, start, end in _keyword_automaton().find_matches_as_indexes(low, overlapping=True):
+        if start < last_end.get(word, 0):
+            continue  # overlaps this keyword's previous occurrence (' meets meets ')
+        last_end[word] = end
+        positions.append(start)
+    return positions if len(positions) <= MAX_KEYWORD_POSITIONS else None
+
+
+def _keyword_positions_by_search(low: str) -> list[int]:
     positions: list[int] = []
     absent = {gate for gate in _KEYWORD_GATES if gate not in low}
     # the keywords the text holds, in _KEYWORDS order (an absent one adds no position, so the positions and the
     # order they are collected in are the same as searching for every keyword)
     for word in [w for w, gate in _GATED_KEYWORDS if gate not in absent and w in low]:
         i = low.find(word)
-        while i >= 0 and len(positions) < 50_000:
+        while i >= 0 and len(positions) < MAX_KEYWORD_POSITIONS:
             positions.append(i)
             i = low.find(word, i + len(word))
-    positions.extend(m.start() for m in _SLASH_SCORE.finditer(text))
+    return positions
+
+
+def _windows_of(text: str, low: str) -> list[tuple[int, int]]:
+    if len(low) != len(text):  # a few characters lower-case to two (e.g. 'İ'): fall back to one window
+        return [(0, len(text))]
+    # the same positions as searching keyword by keyword (only their sorted order matters below)
+    positions = _keyword_positions(low)
+    if positions is None:
+        positions = _keyword_positions_by_search(low)
+    positions.extend(_slash_score_starts(text))
     windows: list[tuple[int, int]] = []
     for pos in sorted(positions):
         line_start = text.rfind("\n", max(0, pos - WINDOW), pos) + 1 or max(0, pos - WINDOW)
@@ -310,15 +366,32 @@ def _present(needs: tuple[tuple[str, ...], ...], low: str) -> bool:
     return all(any(word in low for word in group) for group in needs)
 
 
+@functools.lru_cache(maxsize=1)
+def _needs_automaton() -> ahocorasick_rs.AhoCorasick:
+    """Every word of `_NEEDS` in one automaton: which of them a window holds, in one pass over the window."""
+    words = sorted({word for groups in _NEEDS.values() for group in groups for word in group})
+    return ahocorasick_rs.AhoCorasick(words, matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
+_NEEDS_SETS: dict[str, tuple[frozenset[str], ...]] = {
+    kind: tuple(frozenset(group) for group in groups) for kind, groups in _NEEDS.items()
+}
+
+
+def _words_in(low: str, start: int, end: int) -> set[str]:
+    """The `_NEEDS` words occurring wholly inside low[start:end] (what `word in low[start:end]` says of each)."""
+    return set(_needs_automaton().find_matches_as_strings(low[start:end], overlapping=True))
+
+
 def _directive_hits(text: str) -> list[tuple[int, int, str]]:
     hits: set[tuple[int, int, str]] = set()
     low = text.lower()
     windows = _windows_of(text, low)
     prune = len(low) == len(text) and not any(c in text for c in _CASE_FOLD_OUTLIERS)
     for ws, we in windows:
-        window = low[ws:we] if prune else ""
+        present = _words_in(low, ws, we) if prune else set()
         for kind, rx in _DIRECTIVES:
-            if prune and not _present(_NEEDS[kind], window):
+            if prune and not all(not group.isdisjoint(present) for group in _NEEDS_SETS[kind]):
                 continue  # no match can lie in this window (_NEEDS)
             starts = _STARTS.get(kind) if prune else None
             found = rx.finditer(text, ws, we) if starts is None else _matches_at(rx, text, low, ws, we, starts)
@@ -412,6 +485,23 @@ def _confusables() -> dict[int, str]:
 
 # a single line break inside running text: the next line goes on in lower case (no list item, heading, entry)
 _SOFT_BREAK = re.compile(r"(?<=[^\n])\n(?=[ \t]*+[a-z])")
+_NEWLINE_BEFORE_LOWER = re.compile(r"\n(?=[ \t]*+[a-z])")  # opens with a literal: searched for at C speed
+
+
+def _join_soft_breaks(text: str) -> str:
+    """`_SOFT_BREAK.sub(" ", text)`: the line breaks before a lower-case line that follow a non-break."""
+    pieces: list[str] = []
+    last = 0
+    for m in _NEWLINE_BEFORE_LOWER.finditer(text):
+        i = m.start()
+        if i > 0 and text[i - 1] != "\n":
+            pieces.append(text[last:i])
+            pieces.append(" ")
+            last = i + 1
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 @dataclass
@@ -467,7 +557,7 @@ def _normalise(text: str) -> _Normalised:
         text = "".join(pieces)
         if len(origin) != len(text):  # cannot happen (one origin per character); be safe, scan as is
             origin = None
-    return _Normalised(_SOFT_BREAK.sub(" ", text), origin)
+    return _Normalised(_join_soft_breaks(text), origin)
 
 
 def _after_label(text: str, start: int) -> int:
@@ -518,6 +608,9 @@ _HIDDEN_ELEMENT = re.compile(
 _TAG = re.compile(r"<[^<>]{0,500}>")
 # a run of base64 long enough to hold a sentence (URL paths and hashes decode to bytes that are not text)
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,20000}={0,2}(?![A-Za-z0-9+/=_-])")
+# ASCII [A-Za-z0-9+/] -> 'a', other ASCII -> ' ' (others kept, none of them 'a'): 24 'a's in a row where a run may be
+_BASE64_CHARS = "".join("a" if c.isascii() and (c.isalnum() or c in "+/") else " " for c in map(chr, range(128)))
+_BASE64_GATE = "a" * 24
 MAX_ENCODED_RUNS = 200  # runs decoded per text (bounded work on a file of random-looking tokens)
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 _WORD_RUN = re.compile(r"[\w@$]{2,}+")  # possessive: linear on a long run of letters
@@ -526,6 +619,7 @@ _REVERSED_KEYWORDS = tuple(w[::-1] for w in ("ignore", "disregard", "instruction
 
 
 _LEET_CHAR = re.compile(r"[0-9@$]")
+_LEET_SWAPPED = re.compile(r"[013457@$]")  # the characters _LEET swaps
 _RUN_FROM = re.compile(r"[\w@$]*+")
 
 
@@ -535,23 +629,25 @@ def _deleet(text: str) -> str:
     The words are the maximal runs of word characters, '@' and '$' (2+ long) holding a digit, '@' or '$' that
     also hold a letter. They are found from the digits and symbols (a C-level search jumps from one to the next),
     not by a regex tried at every position: most of a report's words never reach Python."""
-    if not any(c in text for c in "013457@$"):
-        return text
     pieces: list[str] = []
     copied = 0  # text[:copied] is in pieces
     seen = 0  # the runs before here are handled
     rev: str | None = None
     n = len(text)
-    while (m := _LEET_CHAR.search(text, seen)) is not None:  # the next one after the runs handled so far
+    # only runs holding one of 013457@$ can change (translating a run without one gives the run back)
+    while (m := _LEET_SWAPPED.search(text, seen)) is not None:  # the next one after the runs handled so far
         d = m.start()
         end = _RUN_FROM.match(text, d).end()  # type: ignore[union-attr]  # `*+` always matches
         seen = max(end, d + 1)
-        if rev is None:
-            rev = text[::-1]
-        start = n - _RUN_FROM.match(rev, n - 1 - d).end()  # type: ignore[union-attr]
+        if d > 0 and _is_run_char(text[d - 1]):
+            if rev is None:
+                rev = text[::-1]
+            start = n - _RUN_FROM.match(rev, n - 1 - d).end()  # type: ignore[union-attr]
+        else:
+            start = d  # the run starts here ('[12]'): no reversed copy needed
         if end - start >= 2:
             word = text[start:end]
-            if any(c.isalpha() for c in word):
+            if not word.isdigit() and any(c.isalpha() for c in word):  # a digit is never a letter
                 pieces.append(text[copied:start])
                 pieces.append(word.translate(_LEET))
                 copied = end
@@ -561,9 +657,16 @@ def _deleet(text: str) -> str:
     return "".join(pieces)
 
 
+def _is_run_char(c: str) -> bool:
+    """`[\\w@$]` for one character (`\\w` is str.isalnum() or '_', as the `re` module defines it)."""
+    return c.isalnum() or c in "_@$"
+
+
 def _encoded_runs(text: str) -> list[tuple[int, int, str]]:
     """(start, end, decoded text) of base64 runs that decode to readable UTF-8 text."""
     out: list[tuple[int, int, str]] = []
+    if _BASE64_GATE not in text.translate(_BASE64_CHARS):
+        return out  # no 24 base64 characters in a row, which every run holds
     for i, m in enumerate(_BASE64_RUN.finditer(text)):
         if i >= MAX_ENCODED_RUNS:
             break
