@@ -400,6 +400,18 @@ def test_scan_helpers_match_what_they_replaced(seed: int) -> None:
             assert words == {w for g in injection._NEEDS.values() for grp in g for w in grp if w in low[start:end]}
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_sentence_helpers_match_what_they_replaced(seed: int) -> None:
+    """Claim cleaning (the space-before-punctuation pass as string replacements) and splitting (the "et al." and
+    marker-after-stop passes behind their literal gates) equal to the code they replaced."""
+    placeholders = (" zzcite1zz", ".zzcite2zz ", '."zzcite3zz zzcite4zz Next', "!)zzcite5zz A", "?zzcite6zz\t(b")
+    rng = random.Random(seed)
+    for text in _helper_inputs(seed):
+        text = " ".join(part + (rng.choice(placeholders) if rng.random() < 0.3 else "") for part in text.split(" "))
+        assert sentences._clean_claim(text) == _ref_clean_claim(text), text[:200]
+        assert sentences.split_sentences(text) == _ref_split_sentences(text), text[:200]
+
+
 def test_keyword_positions_past_the_cap_fall_back_to_the_search() -> None:
     """Past 50,000 keyword positions the old search (which keeps the first keywords' positions) decides."""
     text = "judge " * 50_001 + "ignore"

@@ -148,7 +148,15 @@ def _load_punkt() -> Any:
 
 
 def _abbreviations(extra: Iterable[str] | None) -> frozenset[str]:
-    return frozenset(a.lower().rstrip(".") for a in (SCHOLARLY_ABBREVIATIONS if extra is None else extra))
+    if extra is None:
+        return _SCHOLARLY_SET  # the default, built once (split_sentences runs once per paragraph)
+    return frozenset(a.lower().rstrip(".") for a in extra)
+
+
+_SCHOLARLY_SET = frozenset(a.lower().rstrip(".") for a in SCHOLARLY_ABBREVIATIONS)
+# what stands right before the first placeholder of every _MARKER_AFTER_STOP_RE match (a stop, a closing quote or
+# bracket): a sentence without one is not searched (the pattern opens with a lookbehind, tried at every position)
+_STOP_BEFORE_PLACEHOLDER = tuple(c + "zzcite" for c in ".!?\"')]")
 
 
 def split_sentences(
@@ -161,11 +169,11 @@ def split_sentences(
     were found (Punkt yields them one at a time; a hostile paragraph of `1. 1. 1.` costs ~0.2 ms a sentence).
     """
     tokenizer = _tokenizer(_abbreviations(extra_abbreviations))
-    guarded = _ET_AL_RE.sub(_ET_AL_TOKEN, text)
+    guarded = _ET_AL_RE.sub(_ET_AL_TOKEN, text) if "et al." in text else text  # what every match holds
     out: list[str] = []
     for start, end in tokenizer.span_tokenize(guarded):
         span = guarded[start:end]
-        if "zzcite" in span:  # _MARKER_AFTER_STOP_RE matches only at a placeholder (skipping it saves a scan)
+        if any(stop in span for stop in _STOP_BEFORE_PLACEHOLDER):
             span = _MARKER_AFTER_STOP_RE.sub("\\1\ue000", span)
         for piece in span.split("\ue000"):
             piece = piece.strip().replace(_ET_AL_TOKEN, "et al.")
@@ -341,8 +349,11 @@ def _clean_claim(text: str) -> str:
         text = _EMPTY_BRACKETS_RE.sub("", text)
     if not text.isprintable() or "  " in text:  # else every blank is already a lone ASCII space
         text = _SPACES_RE.sub(" ", text)
-    if any(pair in text for pair in _SPACE_BEFORE_PUNCT):
-        text = _SPACE_BEFORE_PUNCT_RE.sub(r"\1", text)
+    # every blank is now one ASCII space after a non-blank, so `_SPACE_BEFORE_PUNCT_RE.sub(r"\1", text)` is removing
+    # the space of each " ." pair (no removal makes a new pair: the character before it is no blank)
+    for pair in _SPACE_BEFORE_PUNCT:
+        if pair in text:
+            text = text.replace(pair, pair[1])
     if "( " in text or "[ " in text:
         text = _SPACE_AFTER_OPEN_RE.sub(r"\1", text)
     return text.strip()
