@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from reportbench import injection
-from reportbench.reports import citations, sentences, sniff
+from reportbench.reports import arxiv_ids, citations, sentences, sniff
 from reportbench.reports.base import load_report
 
 # ------------------------------------------------------------------ the previous implementations (verbatim)
@@ -175,6 +175,20 @@ def _ref_encoded_runs(text: str) -> list[tuple[int, int, str]]:
             if sum(c.isalpha() for c in decoded) >= 0.5 * len(decoded):
                 out.append((m.start(), m.end(), decoded))
     return out
+
+
+def _ref_extract_arxiv_ids(text: str) -> list[str]:
+    hits: list[tuple[int, str]] = []
+    for index, pattern in enumerate(arxiv_ids._PATTERNS):
+        for match in pattern.finditer(text):
+            if arxiv_ids._vouched(text, index, match):
+                hits.append((match.start(1), match.group(1)))
+    seen: dict[str, None] = {}
+    for _, raw in sorted(hits):
+        arxiv_id = arxiv_ids.strip_arxiv_version(raw)
+        if arxiv_ids.is_plausible_arxiv_id(arxiv_id):
+            seen.setdefault(arxiv_id, None)
+    return list(seen)
 
 
 def _ref_restore_both(fragment, markers, body):  # type: ignore[no-untyped-def]
@@ -410,6 +424,21 @@ def test_sentence_helpers_match_what_they_replaced(seed: int) -> None:
         text = " ".join(part + (rng.choice(placeholders) if rng.random() < 0.3 else "") for part in text.split(" "))
         assert sentences._clean_claim(text) == _ref_clean_claim(text), text[:200]
         assert sentences.split_sentences(text) == _ref_split_sentences(text), text[:200]
+
+
+def test_arxiv_ids_match_what_they_replaced() -> None:
+    """The ids of a text (behind a four-digit gate, each text's answer kept for its second asking)."""
+    rng = random.Random(5)
+    pieces = ("arXiv:2401.12345v2", "https://arxiv.org/abs/2401.1234", "arxiv.org/pdf/hep-th/9901001v1",
+              "10.48550/arXiv.2312.00001", "[2401.54321]", "(2401.00002)", "see 1234.5678", "x.org/2401.12345",
+              "cs.AI/0701001", "２４０１.１２３４５", "2513.00017", "math/0601001", " ", "; ", "\n", "[", "v3")
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(800)]
+    for text in texts + texts[:50]:  # the repeated ones are answered from the cache
+        assert arxiv_ids.extract_arxiv_ids(text) == _ref_extract_arxiv_ids(text), text
+        ids = _ref_extract_arxiv_ids(text)
+        assert arxiv_ids.first_arxiv_id(text) == (ids[0] if ids else None)
+    arxiv_ids.extract_arxiv_ids(texts[0]).append("mutated")  # a caller's list is its own
+    assert arxiv_ids.extract_arxiv_ids(texts[0]) == _ref_extract_arxiv_ids(texts[0])
 
 
 def test_keyword_positions_past_the_cap_fall_back_to_the_search() -> None:
