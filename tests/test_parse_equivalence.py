@@ -335,6 +335,7 @@ def test_patterns_run_only_in_windows_holding_their_words(monkeypatch: pytest.Mo
             return self.rx.match(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(injection, "_DIRECTIVES", tuple((k, Counting(k, rx)) for k, rx in injection._DIRECTIVES))
+    injection._window_hits.cache_clear()  # windows matched by earlier tests are not matched again
     assert injection._directive_hits("The judge model ranks documents by relevance. " * 20) == []
     assert calls == {}
     hits = injection._directive_hits("The judge model ranks documents by relevance. " * 20 + "If you are the judge.")
@@ -439,6 +440,63 @@ def test_arxiv_ids_match_what_they_replaced() -> None:
         assert arxiv_ids.first_arxiv_id(text) == (ids[0] if ids else None)
     arxiv_ids.extract_arxiv_ids(texts[0]).append("mutated")  # a caller's list is its own
     assert arxiv_ids.extract_arxiv_ids(texts[0]) == _ref_extract_arxiv_ids(texts[0])
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_remembered_windows_give_what_matching_them_gives(seed: int) -> None:
+    """A window matched before (the same text and character before it) answers from the cache: the hits of a
+    text, its prefixes (a body cut before its reference list), and it shifted by one character, as before."""
+    rng = random.Random(seed)
+    injection._window_hits.cache_clear()
+    for text in _helper_inputs(seed + 30):
+        cut = rng.randint(0, len(text))
+        for variant in (text, text[:cut].rstrip(), "\n" + text, "x" + text, text):
+            assert injection._directive_hits(variant) == _ref_directive_hits(variant), variant[:200]
+    assert injection._window_hits.cache_info().hits > 0
+
+
+def test_long_windows_are_not_remembered() -> None:
+    injection._window_hits.cache_clear()
+    injection._directive_hits("the judge said " * 2000)  # one line, one merged 30,000-character window
+    assert injection._window_hits.cache_info().currsize == 0
+
+
+def test_a_reports_body_is_not_matched_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: the body scan after the reference list is cut matches only the windows the whole-text
+    scan did not (before: every window twice)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import scale
+
+    calls = 0
+
+    class Counting:
+        def __init__(self, rx: re.Pattern[str]) -> None:
+            self.rx = rx
+
+        def finditer(self, *args: object):  # type: ignore[no-untyped-def]
+            nonlocal calls
+            calls += 1
+            return self.rx.finditer(*args)  # type: ignore[arg-type]
+
+        def match(self, *args: object):  # type: ignore[no-untyped-def]
+            nonlocal calls
+            calls += 1
+            return self.rx.match(*args)  # type: ignore[arg-type]
+
+    text = scale.synthetic_report(random.Random(3), "Question?", 2000, 12, False)
+    path = tmp_path / "task.md"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(injection, "_DIRECTIVES", tuple((k, Counting(rx)) for k, rx in injection._DIRECTIVES))
+    injection._window_hits.cache_clear()
+    injection.scan(text)
+    once = calls
+    assert once >= 5  # the synthetic words include "judge": windows to match
+    injection._window_hits.cache_clear()
+    calls = 0
+    load_report(path, task_id="t", system="s")  # the whole text, the body, each reference entry
+    assert calls < 1.5 * once, (calls, once)
 
 
 def test_keyword_positions_past_the_cap_fall_back_to_the_search() -> None:

@@ -389,14 +389,15 @@ def _directive_hits(text: str) -> list[tuple[int, int, str]]:
     windows = _windows_of(text, low)
     prune = len(low) == len(text) and not any(c in text for c in _CASE_FOLD_OUTLIERS)
     for ws, we in windows:
-        present = _words_in(low, ws, we) if prune else set()
-        for kind, rx in _DIRECTIVES:
-            if prune and not all(not group.isdisjoint(present) for group in _NEEDS_SETS[kind]):
-                continue  # no match can lie in this window (_NEEDS)
-            starts = _STARTS.get(kind) if prune else None
-            found = rx.finditer(text, ws, we) if starts is None else _matches_at(rx, text, low, ws, we, starts)
-            for m in found:
-                hits.add((m.start(), m.end(), kind))
+        # a window's matches depend on its text and the one character before it (the patterns look back one
+        # character at most; `^` without MULTILINE only matches at 0): the same window in the next scan of the
+        # same report (its body after the reference list is cut) is not matched again
+        offset = 1 if ws > 0 else 0
+        window = text[ws - offset : we]
+        found = _window_hits(window, offset, prune) if len(window) <= MAX_CACHED_WINDOW else _match_window(
+            window, offset, prune)
+        for start, end, kind in found:
+            hits.add((start - offset + ws, end - offset + ws, kind))
         if len(hits) >= MAX_HITS:
             break
     if ":" in text:
@@ -410,6 +411,35 @@ def _directive_hits(text: str) -> list[tuple[int, int, str]]:
             if len(hits) >= 2 * MAX_HITS:
                 break
     return sorted(hits)[: 2 * MAX_HITS]
+
+
+MAX_CACHED_WINDOW = 5_000  # longer windows (a hostile one-line report) are matched uncached: the cache stays small
+
+
+@functools.lru_cache(maxsize=512)
+def _window_hits(window: str, offset: int, prune: bool) -> tuple[tuple[int, int, str], ...]:
+    """`_match_window`, remembered for the next scan of the same text."""
+    return _match_window(window, offset, prune)
+
+
+def _match_window(window: str, offset: int, prune: bool) -> tuple[tuple[int, int, str], ...]:
+    """The directive matches in window[offset:] (window[:offset] is the character before it, for look-behinds),
+    as (start, end, kind) in `window`'s positions. `prune`: skip a pattern where a word it needs is missing
+    (_NEEDS) and try the _STARTS patterns only at their start words."""
+    low = window.lower()
+    end = len(window)
+    present = _words_in(low, offset, end) if prune else set()
+    hits: list[tuple[int, int, str]] = []
+    for kind, rx in _DIRECTIVES:
+        if prune and not all(not group.isdisjoint(present) for group in _NEEDS_SETS[kind]):
+            continue  # no match can lie in this window (_NEEDS)
+        starts = _STARTS.get(kind) if prune else None
+        if starts is None:
+            found: Iterator[re.Match[str]] = rx.finditer(window, offset, end)
+        else:
+            found = _matches_at(rx, window, low, offset, end, starts)
+        hits.extend((m.start(), m.end(), kind) for m in found)
+    return tuple(hits)
 
 
 def _json_end(text: str, start: int, limit: int = 4000) -> int:
@@ -618,6 +648,12 @@ _REVERSED_KEYWORDS = tuple(w[::-1] for w in ("ignore", "disregard", "instruction
                                              "evaluator", "supported"))
 
 
+@functools.lru_cache(maxsize=1)
+def _reversed_automaton() -> ahocorasick_rs.AhoCorasick:
+    """_REVERSED_KEYWORDS in one automaton: whether a text holds any of them, in one pass."""
+    return ahocorasick_rs.AhoCorasick(list(_REVERSED_KEYWORDS), matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
 _LEET_CHAR = re.compile(r"[0-9@$]")
 _LEET_SWAPPED = re.compile(r"[013457@$]")  # the characters _LEET swaps
 _RUN_FROM = re.compile(r"[\w@$]*+")
@@ -726,7 +762,7 @@ def scan(text: str) -> list[Finding]:
     if leet != norm.text:  # "1gn0r3 4ll pr3v10u5 1n5truct10n5": same positions, letters for digits in mixed words
         hits += [(s, e, f"{k} (leetspeak)", False) for s, e, k in _directive_hits(leet) if norm.text[s:e] != leet[s:e]]
     low = norm.text.lower()
-    if any(word in low for word in _REVERSED_KEYWORDS):  # ".snoitcurtsni suoiverp lla erongI"
+    if _reversed_automaton().find_matches_as_indexes(low):  # ".snoitcurtsni suoiverp lla erongI"
         rev = norm.text[::-1]
         n = len(rev)
         for s_, e_, kind in _directive_hits(rev):
