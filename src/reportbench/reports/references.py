@@ -84,7 +84,10 @@ def split_reference_section(text: str) -> tuple[str, str | None]:
         for line in lines:
             offsets.append(offsets[-1] + len(line))
         end_tags = [i for i, line in enumerate(lines) if _is_line(line, _END_TAG_RE)]
-        entry_lines = [i for i, line in enumerate(lines) if _entry_start(line)]
+        # only entries after a heading are looked up (each heading's next entry line): lines above the first
+        # heading, the body, are not classified
+        first = headings[0] + 1
+        entry_lines = [i for i, line in enumerate(lines[first:], first) if _entry_start(line)]
         for i in reversed(headings):
             k = bisect.bisect_right(end_tags, i)
             stop = end_tags[k] if k < len(end_tags) else len(lines)
