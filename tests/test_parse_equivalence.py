@@ -191,6 +191,35 @@ def _ref_extract_arxiv_ids(text: str) -> list[str]:
     return list(seen)
 
 
+def _ref_split_reference_section(text: str) -> tuple[str, str | None]:
+    import bisect
+
+    from reportbench.reports import references as r
+
+    lines = text.splitlines(keepends=True)
+    headings = [i for i, line in enumerate(lines) if r._is_line(line, r.REFERENCE_HEADING_RE)]
+    if headings:
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line))
+        end_tags = [i for i, line in enumerate(lines) if r._is_line(line, r._END_TAG_RE)]
+        entry_lines = [i for i, line in enumerate(lines) if r._entry_start(line)]
+        for i in reversed(headings):
+            k = bisect.bisect_right(end_tags, i)
+            stop = end_tags[k] if k < len(end_tags) else len(lines)
+            j = bisect.bisect_right(entry_lines, i)
+            if j < len(entry_lines) and entry_lines[j] < stop:
+                heading_end = offsets[i] + len(lines[i].rstrip("\r\n"))
+                return text[: offsets[i]].rstrip(), text[heading_end : offsets[stop]].strip("\n")
+    plain = text.rstrip().splitlines()
+    i = len(plain)
+    while i > 0 and (not plain[i - 1].strip() or r._TRAILING_REF_LINE_RE.match(plain[i - 1])):
+        i -= 1
+    if i < len(plain) and i > 0 and any(r._TRAILING_REF_LINE_RE.match(line) for line in plain[i:]):
+        return "\n".join(plain[:i]).rstrip(), "\n".join(plain[i:])
+    return text.rstrip(), None
+
+
 def _ref_restore_both(fragment, markers, body):  # type: ignore[no-untyped-def]
     text, keys = _ref_restore(fragment, markers, body, for_claim=False)
     claim, _ = _ref_restore(fragment, markers, body, for_claim=True)
@@ -497,6 +526,17 @@ def test_a_reports_body_is_not_matched_twice(tmp_path: Path, monkeypatch: pytest
     calls = 0
     load_report(path, task_id="t", system="s")  # the whole text, the body, each reference entry
     assert calls < 1.5 * once, (calls, once)
+
+
+def test_reference_split_matches_what_it_replaced() -> None:
+    from reportbench.reports.references import split_reference_section
+
+    rng = random.Random(9)
+    lines = ("## Sources", "References", "**References**", "<references>", "</references>", "[1] A https://a.org",
+             "2. B", "- [C](https://c.org)", "Text [1].", "", "# Title", "[^3]: note", "References:", "x")
+    for _ in range(1500):
+        text = "\n".join(rng.choice(lines) for _ in range(rng.randint(1, 14)))
+        assert split_reference_section(text) == _ref_split_reference_section(text), text
 
 
 def test_keyword_positions_past_the_cap_fall_back_to_the_search() -> None:
