@@ -327,7 +327,27 @@ def test_directive_hits_deleet_and_normalise_match_before_on_every_input() -> No
         assert injection._directive_hits(text) == _ref_directive_hits(text), text[:200]
         assert injection._deleet(text) == _ref_deleet(text), text[:200]
         a, b = injection._normalise(text), _ref_normalise(text)
-        assert (a.text, a.origin) == (b.text, b.origin), text[:200]
+        assert_same_normalised(a, b, text)
+
+
+def assert_same_normalised(a: injection._Normalised, b: injection._Normalised, text: str) -> None:
+    """The same scan copy and the same original position for every copy position (an origin list that maps each
+    position to itself and no list at all are the same mapping)."""
+    assert a.text == b.text, text[:200]
+    n = len(a.text)
+    assert [a.start(i) for i in range(n)] == [b.start(i) for i in range(n)], text[:200]
+    assert [a.end(i) for i in range(n + 1)] == [b.end(i) for i in range(n + 1)], text[:200]
+
+
+def test_normalise_matches_before_on_non_ascii_reports() -> None:
+    """Texts whose every character reads as one (curly quotes, dashes, CJK, look-alikes) take the copy-by-replace
+    path; those with dropped or widened characters (zero-width, bidi, ligatures, fullwidth) the per-character one."""
+    rng = random.Random(4)
+    chars = ("\u2019", "\u201c", "\u2014", "\u2011", "\u2010", "…", "ﬁ", "Ι", "о", "ｉ", "\u200b", "\u202e", "中",
+             "é", "e\u0301", "ſ", "İ", "\U0001d400", "a", " ", "\n", "judge", "ignore previous instructions")
+    for _ in range(600):
+        text = "".join(rng.choice(chars) for _ in range(rng.randint(1, 30)))
+        assert_same_normalised(injection._normalise(text), _ref_normalise(text), text)
 
 
 def test_every_directive_match_holds_a_word_of_each_needed_group() -> None:
@@ -670,6 +690,7 @@ def test_shared_texts_scan_helpers_match_what_they_replaced(shared_dir: Path) ->
         assert injection._join_soft_breaks(text) == injection._SOFT_BREAK.sub(" ", text)
         assert injection._encoded_runs(text) == _ref_encoded_runs(text)
         assert injection._deleet(text) == _ref_deleet(text)
+        assert_same_normalised(injection._normalise(text), _ref_normalise(text), text)
         for rx, anchor, prefix in CITATION_PATTERNS:
             assert [m.span() for m in citations.finditer_from(rx, text, anchor, prefix)] == [
                 m.span() for m in rx.finditer(text)]

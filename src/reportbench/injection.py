@@ -566,6 +566,16 @@ def _normalise(text: str) -> _Normalised:
     Latin, soft line breaks as spaces."""
     origin: list[int] | None = None
     if not text.isascii():
+        distinct = set("".join(_NON_ASCII_RUN.findall(text)))
+        swaps = {ch: _normalised_char(ch) for ch in distinct}
+        changed = {ch: norm for ch, norm in swaps.items() if norm != ch}
+        if all(len(norm) == 1 for norm in swaps.values()) and not any(n in changed for n in changed.values()):
+            # each character reads as one character (curly quotes, dashes, CJK, look-alike letters): the same
+            # copy, position for position, so no origin list is needed (`start`/`end` give the same positions);
+            # no replacement is itself replaced, so one `str.replace` per changed character makes that copy
+            for ch, norm in changed.items():
+                text = text.replace(ch, norm)
+            return _Normalised(_join_soft_breaks(text), None)
         pieces: list[str] = []
         origin = []
         pos = 0
@@ -638,9 +648,29 @@ _HIDDEN_ELEMENT = re.compile(
 _TAG = re.compile(r"<[^<>]{0,500}>")
 # a run of base64 long enough to hold a sentence (URL paths and hashes decode to bytes that are not text)
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,20000}={0,2}(?![A-Za-z0-9+/=_-])")
-# ASCII [A-Za-z0-9+/] -> 'a', other ASCII -> ' ' (others kept, none of them 'a'): 24 'a's in a row where a run may be
-_BASE64_CHARS = "".join("a" if c.isascii() and (c.isalnum() or c in "+/") else " " for c in map(chr, range(128)))
-_BASE64_GATE = "a" * 24
+# One byte per character (`encode("ascii", "replace")` writes '?' for each other one): [A-Za-z0-9+/] -> 'a', the
+# other characters a run's look-arounds refuse next to it ([=_-]) -> 'b', the rest -> ' '.
+_BASE64_BYTES = bytes(
+    ord("a") if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/") else ord("b") if chr(b) in "=_-" else ord(" ")
+    for b in range(256)
+)
+_BASE64_GATE = b"a" * 24
+
+
+def _base64_segments(text: str) -> Iterator[tuple[int, int]]:
+    """The (start, end) stretches of [A-Za-z0-9+/=_-] holding 24 base64 characters in a row, left to right.
+
+    Every `_BASE64_RUN` match lies inside one (its characters are of that class, and it holds 24 in a row), and
+    the characters around a stretch are of no such class, which is all the run's look-arounds read: matching
+    within each stretch finds the same runs as matching the whole text, without trying every position of it."""
+    mapped = text.encode("ascii", "replace").translate(_BASE64_BYTES)
+    pos = 0
+    while (i := mapped.find(_BASE64_GATE, pos)) >= 0:
+        start = mapped.rfind(b" ", 0, i) + 1
+        end = mapped.find(b" ", i)
+        end = len(mapped) if end < 0 else end
+        yield start, end
+        pos = end
 MAX_ENCODED_RUNS = 200  # runs decoded per text (bounded work on a file of random-looking tokens)
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 _WORD_RUN = re.compile(r"[\w@$]{2,}+")  # possessive: linear on a long run of letters
@@ -701,9 +731,8 @@ def _is_run_char(c: str) -> bool:
 def _encoded_runs(text: str) -> list[tuple[int, int, str]]:
     """(start, end, decoded text) of base64 runs that decode to readable UTF-8 text."""
     out: list[tuple[int, int, str]] = []
-    if _BASE64_GATE not in text.translate(_BASE64_CHARS):
-        return out  # no 24 base64 characters in a row, which every run holds
-    for i, m in enumerate(_BASE64_RUN.finditer(text)):
+    runs = (m for start, end in _base64_segments(text) for m in _BASE64_RUN.finditer(text, start, end))
+    for i, m in enumerate(runs):
         if i >= MAX_ENCODED_RUNS:
             break
         run = m.group()
