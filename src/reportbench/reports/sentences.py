@@ -27,6 +27,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import TypeAdapter
+
 from reportbench.bounds import too_many
 from reportbench.reports.citations import Marker
 from reportbench.types import Sentence
@@ -408,19 +410,21 @@ def build_sentences(
     """Sentences of a markdown body with their citation keys; markers must be sorted and non-overlapping.
     `max_sentences`: stop splitting once more were found (InputTooLargeError), before the rest is parsed."""
     marked = _with_placeholders(body, markers)
-    sentences: list[Sentence] = []
+    # the Sentence fields as plain dicts while they are built (the last one may still gain a stranded marker),
+    # validated into Sentence objects in one call at the end: the same objects, without one call per sentence
+    sentences: list[dict[str, Any]] = []
 
     def emit(text: str, claim: str, keys: list[str], section: str | None) -> None:
         unique = list(dict.fromkeys(keys))
         if not claim:
             # a marker stranded after the sentence stop ("... end. [3]") belongs to the sentence before it
-            if sentences and unique and sentences[-1].section == section:
+            if sentences and unique and sentences[-1]["section"] == section:
                 prev = sentences[-1]
-                prev.text = f"{prev.text} {text}".strip()
-                prev.citation_keys = list(dict.fromkeys([*prev.citation_keys, *unique]))
+                prev["text"] = f"{prev['text']} {text}".strip()
+                prev["citation_keys"] = list(dict.fromkeys([*prev["citation_keys"], *unique]))
             return
         sentences.append(
-            Sentence(index=len(sentences), text=text, claim=claim, citation_keys=unique, section=section)
+            {"index": len(sentences), "text": text, "claim": claim, "citation_keys": unique, "section": section}
         )
 
     for block in _markdown_blocks(marked):
@@ -445,4 +449,9 @@ def build_sentences(
             emit(text.strip(), _clean_claim(claim), keys, block.section)
     if max_sentences is not None and len(sentences) > max_sentences:
         raise too_many("sentence count", "max_sentences")
-    return sentences
+    return _sentence_list().validate_python(sentences)
+
+
+@lru_cache(maxsize=1)
+def _sentence_list() -> TypeAdapter[list[Sentence]]:
+    return TypeAdapter(list[Sentence])
