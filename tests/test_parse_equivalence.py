@@ -220,6 +220,50 @@ def _ref_split_reference_section(text: str) -> tuple[str, str | None]:
     return text.rstrip(), None
 
 
+def _ref_clean_reference_title(text: str) -> str | None:
+    from reportbench.reports import references as r
+
+    def link_text(m: re.Match[str]) -> str:
+        label = m.group("text")
+        return "" if citations.is_citation_label(label) else label
+
+    leading = r._LEADING_LINK_RE.match(text)
+    if leading and re.search(r"[^\W\d_]{2,}", r._YEAR_PARENS_RE.sub("", text[leading.end() :])):
+        text = text[leading.end() :]
+    title = citations.LINK_RE.sub(link_text, text)
+    title = citations.BARE_URL_RE.sub("", title)
+    title = r.DOI_RE.sub("", title)
+    title = r._ID_NOISE_RE.sub("", title)
+    title = re.sub(r"^\s*\\?\[\s*\\?\]\s*", "", title)
+    title = title.replace("】", " ").replace("\t", " ")
+    title = r._DOCUMENT_PREFIX_RE.sub("", title)
+    apa = r._APA_RE.match(title)
+    if apa and re.search(r",|&|\bet al\b|\band\b", apa.group("authors")):
+        first = re.split(r"(?<=[.?!])\s+(?=[A-Z(\[])", apa.group("rest").strip(), maxsplit=1)[0]
+        title = first
+    title = r._YEAR_PARENS_RE.sub("", title)
+    title = re.sub(r"\s+", " ", title).strip(" \t,;:.-–—|*_\"'“”")
+    return title or None
+
+
+def _ref_entry_fields(text: str) -> tuple[str | None, str | None]:
+    from reportbench.reports import references as r
+
+    url = None
+    link = citations.LINK_RE.search(text)
+    if link:
+        url = citations.clean_url(link.group("url"))
+    else:
+        v6 = r._IPV6_URL_RE.search(text)
+        bare = citations.BARE_URL_RE.search(text)
+        if v6 and (not bare or v6.start() <= bare.start()):
+            url = citations.clean_url(v6.group("url"))
+        elif bare:
+            url = citations.clean_url(bare.group("url"))
+    doi_match = r.DOI_RE.search(text)
+    return url, (doi_match.group(1).rstrip(".,;)") if doi_match else None)
+
+
 def _ref_restore_both(fragment, markers, body):  # type: ignore[no-untyped-def]
     text, keys = _ref_restore(fragment, markers, body, for_claim=False)
     claim, _ = _ref_restore(fragment, markers, body, for_claim=True)
@@ -557,6 +601,22 @@ def test_reference_split_matches_what_it_replaced() -> None:
     for _ in range(1500):
         text = "\n".join(rng.choice(lines) for _ in range(rng.randint(1, 14)))
         assert split_reference_section(text) == _ref_split_reference_section(text), text
+
+
+def test_reference_entries_read_as_before(tmp_path: Path) -> None:
+    """An entry's title, URL and DOI (patterns run behind the literals their matches hold) as before."""
+    from reportbench.reports.references import ReferenceEntry, clean_reference_title, source_from_entry
+
+    rng = random.Random(11)
+    pieces = ("Smith, J. & Lee, K. (2020). ", "Title of the paper. ", "[Label](https://a.org/p_(x))", " ",
+              "https://b.org/q?utm_source=x", "http://[2001:db8::1]:8080/x", "doi:10.1000/xyz123", "10.48550/arXiv.",
+              "arXiv:2401.12345", "(2021)", "(Mar 2020)", "Document 3: ", "[ ]", "\\[", "\t", "】", "<https://c.org>",
+              "et al.", "2024", ", ", "Available at: ", "www.d.org", "[1](https://e.org)", "(", ")", "http://f.org/a")
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 9))) for _ in range(1500)]
+    for text in texts:
+        assert clean_reference_title(text) == _ref_clean_reference_title(text), text
+        src = source_from_entry(ReferenceEntry(label="1", text=text), key="1")
+        assert (src.url, src.doi) == _ref_entry_fields(text), text
 
 
 def test_keyword_positions_past_the_cap_fall_back_to_the_search() -> None:

@@ -165,9 +165,13 @@ def clean_reference_title(text: str) -> str | None:
     leading = _LEADING_LINK_RE.match(text)
     if leading and re.search(r"[^\W\d_]{2,}", _YEAR_PARENS_RE.sub("", text[leading.end() :])):
         text = text[leading.end() :]  # "[Smith' 2020](url) Title of the paper": the link is only a label
-    title = LINK_RE.sub(link_text, text)
-    title = BARE_URL_RE.sub("", title)
-    title = DOI_RE.sub("", title)
+    # each substitution runs only on a title holding a literal every match of its pattern holds ("](", "http",
+    # "10.", "("): the same title, without trying those patterns at every position of every entry
+    title = LINK_RE.sub(link_text, text) if "](" in text else text
+    if "http" in title:
+        title = BARE_URL_RE.sub("", title)
+    if "10." in title:
+        title = DOI_RE.sub("", title)
     title = _ID_NOISE_RE.sub("", title)
     title = re.sub(r"^\s*\\?\[\s*\\?\]\s*", "", title)
     title = title.replace("】", " ").replace("\t", " ")
@@ -176,7 +180,8 @@ def clean_reference_title(text: str) -> str | None:
     if apa and re.search(r",|&|\bet al\b|\band\b", apa.group("authors")):
         first = re.split(r"(?<=[.?!])\s+(?=[A-Z(\[])", apa.group("rest").strip(), maxsplit=1)[0]
         title = first
-    title = _YEAR_PARENS_RE.sub("", title)
+    if "(" in title:
+        title = _YEAR_PARENS_RE.sub("", title)
     title = re.sub(r"\s+", " ", title).strip(" \t,;:.-–—|*_\"'“”")
     return title or None
 
@@ -189,17 +194,17 @@ def source_from_entry(entry: ReferenceEntry, key: str) -> Source:
     """A `Source` for one reference entry: URL, arXiv id, DOI and title taken from the entry's own text."""
     text = entry.text
     url = None
-    link = LINK_RE.search(text)
+    link = LINK_RE.search(text) if "](" in text else None  # (the literal each pattern's matches hold)
     if link:
         url = clean_url(link.group("url"))
     else:
-        v6 = _IPV6_URL_RE.search(text)  # BARE_URL_RE stops at '[': it would keep only "http://"
-        bare = BARE_URL_RE.search(text)
+        v6 = _IPV6_URL_RE.search(text) if "://[" in text else None  # BARE_URL_RE stops at '[': "http://" only
+        bare = BARE_URL_RE.search(text) if "http" in text else None
         if v6 and (not bare or v6.start() <= bare.start()):
             url = clean_url(v6.group("url"))
         elif bare:
             url = clean_url(bare.group("url"))
-    doi_match = DOI_RE.search(text)
+    doi_match = DOI_RE.search(text) if "10." in text else None
     doi = doi_match.group(1).rstrip(".,;)") if doi_match else None
     return Source(
         key=key,
