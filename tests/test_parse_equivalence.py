@@ -533,6 +533,10 @@ def test_arxiv_ids_match_what_they_replaced() -> None:
         assert arxiv_ids.first_arxiv_id(text) == (ids[0] if ids else None)
     arxiv_ids.extract_arxiv_ids(texts[0]).append("mutated")  # a caller's list is its own
     assert arxiv_ids.extract_arxiv_ids(texts[0]) == _ref_extract_arxiv_ids(texts[0])
+    long = "see arXiv:2401.12345 " * 200  # past MAX_CACHED_TEXT: answered, not kept
+    before = arxiv_ids._arxiv_ids_cached.cache_info().currsize
+    assert arxiv_ids.extract_arxiv_ids(long) == _ref_extract_arxiv_ids(long) == ["2401.12345"]
+    assert arxiv_ids._arxiv_ids_cached.cache_info().currsize == before
 
 
 @pytest.mark.parametrize("seed", range(2))

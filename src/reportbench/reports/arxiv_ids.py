@@ -147,13 +147,24 @@ def is_plausible_arxiv_id(arxiv_id: str) -> bool:
 _FOUR_DIGITS = re.compile(r"\d{4}")  # every id holds four digits in a row (NEW_STYLE's YYMM, OLD_STYLE's seven)
 
 
+MAX_CACHED_TEXT = 2_000  # a reference entry; longer texts (a hostile one-entry list) are not kept
+
+
 def extract_arxiv_ids(text: str) -> list[str]:
     """Distinct version-stripped arXiv ids in `text`, in order of first appearance."""
     return list(_arxiv_ids(text))
 
 
-@lru_cache(maxsize=1024)  # pure; a reference entry is asked twice (its id, then whether it names several)
 def _arxiv_ids(text: str) -> tuple[str, ...]:
+    return _arxiv_ids_cached(text) if len(text) <= MAX_CACHED_TEXT else _find_arxiv_ids(text)
+
+
+@lru_cache(maxsize=1024)  # pure; a reference entry is asked twice (its id, then whether it names several)
+def _arxiv_ids_cached(text: str) -> tuple[str, ...]:
+    return _find_arxiv_ids(text)
+
+
+def _find_arxiv_ids(text: str) -> tuple[str, ...]:
     if not _FOUR_DIGITS.search(text):
         return ()
     hits: list[tuple[int, str]] = []
