@@ -29,6 +29,8 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import ahocorasick_rs
+
 JUDGE_DIRECTED = "judge_directed_text"
 HIDDEN_TEXT = "hidden_text"
 
@@ -197,6 +199,26 @@ _GATED_KEYWORDS: tuple[tuple[str, str], ...] = tuple(
     (word, next((g for g in _KEYWORD_GATES if g in word), "")) for word in _KEYWORDS
 )
 _SLASH_SCORE = re.compile(r"\d\s*/\s*\d")
+# a '/' whose following blanks end in a digit: the second half of every _SLASH_SCORE match (a pattern opening with
+# a literal is searched for at C speed; `\d` first is tried at every position of the text)
+_SLASH_THEN_DIGIT = re.compile(r"/\s*\d")
+
+
+def _slash_score_starts(text: str) -> list[int]:
+    """The starts of `_SLASH_SCORE.finditer(text)`, found from the slashes: a match starts at the digit just
+    before the blanks before its '/', and the next one no earlier than where the last one ended."""
+    starts: list[int] = []
+    end = 0
+    for m in _SLASH_THEN_DIGIT.finditer(text):
+        d = m.start() - 1
+        while d >= end and text[d].isspace():  # `\s` is str.isspace, `\d` str.isdecimal (both Unicode)
+            d -= 1
+        if d >= end and text[d].isdecimal():
+            match = _SLASH_SCORE.match(text, d)
+            if match is not None:
+                starts.append(d)
+                end = match.end()
+    return starts
 WINDOW = 600
 MAX_HITS = 200  # an adversarial file with 100,000 directives is flagged after the first 200, in bounded time
 
@@ -206,19 +228,53 @@ def _windows(text: str) -> list[tuple[int, int]]:
     return _windows_of(text, text.lower())
 
 
-def _windows_of(text: str, low: str) -> list[tuple[int, int]]:
-    if len(low) != len(text):  # a few characters lower-case to two (e.g. 'İ'): fall back to one window
-        return [(0, len(text))]
+MAX_KEYWORD_POSITIONS = 50_000
+
+
+@functools.lru_cache(maxsize=1)
+def _keyword_automaton() -> ahocorasick_rs.AhoCorasick:
+    """One Aho-Corasick automaton over _KEYWORDS (ahocorasick-rs): every keyword occurrence in one pass."""
+    return ahocorasick_rs.AhoCorasick(list(_KEYWORDS), matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
+def _keyword_positions(low: str) -> list[int] | None:
+    """Where each keyword occurs in `low`, each keyword's occurrences taken left to right without overlapping
+    one another (as `str.find` from the end of the last one finds them), in one pass over the text instead of
+    one per keyword; None past MAX_KEYWORD_POSITIONS (then the per-keyword search, whose cap keeps the first
+    keywords' positions, is run as before)."""
+    last_end: dict[int, int] = {}
+    positions: list[int] = []
+    # every occurrence, overlapping ones included, ordered by where they end (a keyword's own occurrences are
+    # all the same length, so also by where they start)
+    for word, start, end in _keyword_automaton().find_matches_as_indexes(low, overlapping=True):
+        if start < last_end.get(word, 0):
+            continue  # overlaps this keyword's previous occurrence (' meets meets ')
+        last_end[word] = end
+        positions.append(start)
+    return positions if len(positions) <= MAX_KEYWORD_POSITIONS else None
+
+
+def _keyword_positions_by_search(low: str) -> list[int]:
     positions: list[int] = []
     absent = {gate for gate in _KEYWORD_GATES if gate not in low}
     # the keywords the text holds, in _KEYWORDS order (an absent one adds no position, so the positions and the
     # order they are collected in are the same as searching for every keyword)
     for word in [w for w, gate in _GATED_KEYWORDS if gate not in absent and w in low]:
         i = low.find(word)
-        while i >= 0 and len(positions) < 50_000:
+        while i >= 0 and len(positions) < MAX_KEYWORD_POSITIONS:
             positions.append(i)
             i = low.find(word, i + len(word))
-    positions.extend(m.start() for m in _SLASH_SCORE.finditer(text))
+    return positions
+
+
+def _windows_of(text: str, low: str) -> list[tuple[int, int]]:
+    if len(low) != len(text):  # a few characters lower-case to two (e.g. 'İ'): fall back to one window
+        return [(0, len(text))]
+    # the same positions as searching keyword by keyword (only their sorted order matters below)
+    positions = _keyword_positions(low)
+    if positions is None:
+        positions = _keyword_positions_by_search(low)
+    positions.extend(_slash_score_starts(text))
     windows: list[tuple[int, int]] = []
     for pos in sorted(positions):
         line_start = text.rfind("\n", max(0, pos - WINDOW), pos) + 1 or max(0, pos - WINDOW)
@@ -310,20 +366,38 @@ def _present(needs: tuple[tuple[str, ...], ...], low: str) -> bool:
     return all(any(word in low for word in group) for group in needs)
 
 
+@functools.lru_cache(maxsize=1)
+def _needs_automaton() -> ahocorasick_rs.AhoCorasick:
+    """Every word of `_NEEDS` in one automaton: which of them a window holds, in one pass over the window."""
+    words = sorted({word for groups in _NEEDS.values() for group in groups for word in group})
+    return ahocorasick_rs.AhoCorasick(words, matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
+_NEEDS_SETS: dict[str, tuple[frozenset[str], ...]] = {
+    kind: tuple(frozenset(group) for group in groups) for kind, groups in _NEEDS.items()
+}
+
+
+def _words_in(low: str, start: int, end: int) -> set[str]:
+    """The `_NEEDS` words occurring wholly inside low[start:end] (what `word in low[start:end]` says of each)."""
+    return set(_needs_automaton().find_matches_as_strings(low[start:end], overlapping=True))
+
+
 def _directive_hits(text: str) -> list[tuple[int, int, str]]:
     hits: set[tuple[int, int, str]] = set()
     low = text.lower()
     windows = _windows_of(text, low)
     prune = len(low) == len(text) and not any(c in text for c in _CASE_FOLD_OUTLIERS)
     for ws, we in windows:
-        window = low[ws:we] if prune else ""
-        for kind, rx in _DIRECTIVES:
-            if prune and not _present(_NEEDS[kind], window):
-                continue  # no match can lie in this window (_NEEDS)
-            starts = _STARTS.get(kind) if prune else None
-            found = rx.finditer(text, ws, we) if starts is None else _matches_at(rx, text, low, ws, we, starts)
-            for m in found:
-                hits.add((m.start(), m.end(), kind))
+        # a window's matches depend on its text and the one character before it (the patterns look back one
+        # character at most; `^` without MULTILINE only matches at 0): the same window in the next scan of the
+        # same report (its body after the reference list is cut) is not matched again
+        offset = 1 if ws > 0 else 0
+        window = text[ws - offset : we]
+        found = _window_hits(window, offset, prune) if len(window) <= MAX_CACHED_WINDOW else _match_window(
+            window, offset, prune)
+        for start, end, kind in found:
+            hits.add((start - offset + ws, end - offset + ws, kind))
         if len(hits) >= MAX_HITS:
             break
     if ":" in text:
@@ -337,6 +411,35 @@ def _directive_hits(text: str) -> list[tuple[int, int, str]]:
             if len(hits) >= 2 * MAX_HITS:
                 break
     return sorted(hits)[: 2 * MAX_HITS]
+
+
+MAX_CACHED_WINDOW = 5_000  # longer windows (a hostile one-line report) are matched uncached: the cache stays small
+
+
+@functools.lru_cache(maxsize=512)
+def _window_hits(window: str, offset: int, prune: bool) -> tuple[tuple[int, int, str], ...]:
+    """`_match_window`, remembered for the next scan of the same text."""
+    return _match_window(window, offset, prune)
+
+
+def _match_window(window: str, offset: int, prune: bool) -> tuple[tuple[int, int, str], ...]:
+    """The directive matches in window[offset:] (window[:offset] is the character before it, for look-behinds),
+    as (start, end, kind) in `window`'s positions. `prune`: skip a pattern where a word it needs is missing
+    (_NEEDS) and try the _STARTS patterns only at their start words."""
+    low = window.lower()
+    end = len(window)
+    present = _words_in(low, offset, end) if prune else set()
+    hits: list[tuple[int, int, str]] = []
+    for kind, rx in _DIRECTIVES:
+        if prune and not all(not group.isdisjoint(present) for group in _NEEDS_SETS[kind]):
+            continue  # no match can lie in this window (_NEEDS)
+        starts = _STARTS.get(kind) if prune else None
+        if starts is None:
+            found: Iterator[re.Match[str]] = rx.finditer(window, offset, end)
+        else:
+            found = _matches_at(rx, window, low, offset, end, starts)
+        hits.extend((m.start(), m.end(), kind) for m in found)
+    return tuple(hits)
 
 
 def _json_end(text: str, start: int, limit: int = 4000) -> int:
@@ -412,6 +515,23 @@ def _confusables() -> dict[int, str]:
 
 # a single line break inside running text: the next line goes on in lower case (no list item, heading, entry)
 _SOFT_BREAK = re.compile(r"(?<=[^\n])\n(?=[ \t]*+[a-z])")
+_NEWLINE_BEFORE_LOWER = re.compile(r"\n(?=[ \t]*+[a-z])")  # opens with a literal: searched for at C speed
+
+
+def _join_soft_breaks(text: str) -> str:
+    """`_SOFT_BREAK.sub(" ", text)`: the line breaks before a lower-case line that follow a non-break."""
+    pieces: list[str] = []
+    last = 0
+    for m in _NEWLINE_BEFORE_LOWER.finditer(text):
+        i = m.start()
+        if i > 0 and text[i - 1] != "\n":
+            pieces.append(text[last:i])
+            pieces.append(" ")
+            last = i + 1
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 @dataclass
@@ -446,6 +566,16 @@ def _normalise(text: str) -> _Normalised:
     Latin, soft line breaks as spaces."""
     origin: list[int] | None = None
     if not text.isascii():
+        distinct = set("".join(_NON_ASCII_RUN.findall(text)))
+        swaps = {ch: _normalised_char(ch) for ch in distinct}
+        changed = {ch: norm for ch, norm in swaps.items() if norm != ch}
+        if all(len(norm) == 1 for norm in swaps.values()) and not any(n in changed for n in changed.values()):
+            # each character reads as one character (curly quotes, dashes, CJK, look-alike letters): the same
+            # copy, position for position, so no origin list is needed (`start`/`end` give the same positions);
+            # no replacement is itself replaced, so one `str.replace` per changed character makes that copy
+            for ch, norm in changed.items():
+                text = text.replace(ch, norm)
+            return _Normalised(_join_soft_breaks(text), None)
         pieces: list[str] = []
         origin = []
         pos = 0
@@ -467,7 +597,7 @@ def _normalise(text: str) -> _Normalised:
         text = "".join(pieces)
         if len(origin) != len(text):  # cannot happen (one origin per character); be safe, scan as is
             origin = None
-    return _Normalised(_SOFT_BREAK.sub(" ", text), origin)
+    return _Normalised(_join_soft_breaks(text), origin)
 
 
 def _after_label(text: str, start: int) -> int:
@@ -518,6 +648,29 @@ _HIDDEN_ELEMENT = re.compile(
 _TAG = re.compile(r"<[^<>]{0,500}>")
 # a run of base64 long enough to hold a sentence (URL paths and hashes decode to bytes that are not text)
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{24,20000}={0,2}(?![A-Za-z0-9+/=_-])")
+# One byte per character (`encode("ascii", "replace")` writes '?' for each other one): [A-Za-z0-9+/] -> 'a', the
+# other characters a run's look-arounds refuse next to it ([=_-]) -> 'b', the rest -> ' '.
+_BASE64_BYTES = bytes(
+    ord("a") if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/") else ord("b") if chr(b) in "=_-" else ord(" ")
+    for b in range(256)
+)
+_BASE64_GATE = b"a" * 24
+
+
+def _base64_segments(text: str) -> Iterator[tuple[int, int]]:
+    """The (start, end) stretches of [A-Za-z0-9+/=_-] holding 24 base64 characters in a row, left to right.
+
+    Every `_BASE64_RUN` match lies inside one (its characters are of that class, and it holds 24 in a row), and
+    the characters around a stretch are of no such class, which is all the run's look-arounds read: matching
+    within each stretch finds the same runs as matching the whole text, without trying every position of it."""
+    mapped = text.encode("ascii", "replace").translate(_BASE64_BYTES)
+    pos = 0
+    while (i := mapped.find(_BASE64_GATE, pos)) >= 0:
+        start = mapped.rfind(b" ", 0, i) + 1
+        end = mapped.find(b" ", i)
+        end = len(mapped) if end < 0 else end
+        yield start, end
+        pos = end
 MAX_ENCODED_RUNS = 200  # runs decoded per text (bounded work on a file of random-looking tokens)
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
 _WORD_RUN = re.compile(r"[\w@$]{2,}+")  # possessive: linear on a long run of letters
@@ -525,7 +678,14 @@ _REVERSED_KEYWORDS = tuple(w[::-1] for w in ("ignore", "disregard", "instruction
                                              "evaluator", "supported"))
 
 
+@functools.lru_cache(maxsize=1)
+def _reversed_automaton() -> ahocorasick_rs.AhoCorasick:
+    """_REVERSED_KEYWORDS in one automaton: whether a text holds any of them, in one pass."""
+    return ahocorasick_rs.AhoCorasick(list(_REVERSED_KEYWORDS), matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
 _LEET_CHAR = re.compile(r"[0-9@$]")
+_LEET_SWAPPED = re.compile(r"[013457@$]")  # the characters _LEET swaps
 _RUN_FROM = re.compile(r"[\w@$]*+")
 
 
@@ -535,23 +695,25 @@ def _deleet(text: str) -> str:
     The words are the maximal runs of word characters, '@' and '$' (2+ long) holding a digit, '@' or '$' that
     also hold a letter. They are found from the digits and symbols (a C-level search jumps from one to the next),
     not by a regex tried at every position: most of a report's words never reach Python."""
-    if not any(c in text for c in "013457@$"):
-        return text
     pieces: list[str] = []
     copied = 0  # text[:copied] is in pieces
     seen = 0  # the runs before here are handled
     rev: str | None = None
     n = len(text)
-    while (m := _LEET_CHAR.search(text, seen)) is not None:  # the next one after the runs handled so far
+    # only runs holding one of 013457@$ can change (translating a run without one gives the run back)
+    while (m := _LEET_SWAPPED.search(text, seen)) is not None:  # the next one after the runs handled so far
         d = m.start()
         end = _RUN_FROM.match(text, d).end()  # type: ignore[union-attr]  # `*+` always matches
         seen = max(end, d + 1)
-        if rev is None:
-            rev = text[::-1]
-        start = n - _RUN_FROM.match(rev, n - 1 - d).end()  # type: ignore[union-attr]
+        if d > 0 and _is_run_char(text[d - 1]):
+            if rev is None:
+                rev = text[::-1]
+            start = n - _RUN_FROM.match(rev, n - 1 - d).end()  # type: ignore[union-attr]
+        else:
+            start = d  # the run starts here ('[12]'): no reversed copy needed
         if end - start >= 2:
             word = text[start:end]
-            if any(c.isalpha() for c in word):
+            if not word.isdigit() and any(c.isalpha() for c in word):  # a digit is never a letter
                 pieces.append(text[copied:start])
                 pieces.append(word.translate(_LEET))
                 copied = end
@@ -561,10 +723,16 @@ def _deleet(text: str) -> str:
     return "".join(pieces)
 
 
+def _is_run_char(c: str) -> bool:
+    """`[\\w@$]` for one character (`\\w` is str.isalnum() or '_', as the `re` module defines it)."""
+    return c.isalnum() or c in "_@$"
+
+
 def _encoded_runs(text: str) -> list[tuple[int, int, str]]:
     """(start, end, decoded text) of base64 runs that decode to readable UTF-8 text."""
     out: list[tuple[int, int, str]] = []
-    for i, m in enumerate(_BASE64_RUN.finditer(text)):
+    runs = (m for start, end in _base64_segments(text) for m in _BASE64_RUN.finditer(text, start, end))
+    for i, m in enumerate(runs):
         if i >= MAX_ENCODED_RUNS:
             break
         run = m.group()
@@ -623,7 +791,7 @@ def scan(text: str) -> list[Finding]:
     if leet != norm.text:  # "1gn0r3 4ll pr3v10u5 1n5truct10n5": same positions, letters for digits in mixed words
         hits += [(s, e, f"{k} (leetspeak)", False) for s, e, k in _directive_hits(leet) if norm.text[s:e] != leet[s:e]]
     low = norm.text.lower()
-    if any(word in low for word in _REVERSED_KEYWORDS):  # ".snoitcurtsni suoiverp lla erongI"
+    if _reversed_automaton().find_matches_as_indexes(low):  # ".snoitcurtsni suoiverp lla erongI"
         rev = norm.text[::-1]
         n = len(rev)
         for s_, e_, kind in _directive_hits(rev):

@@ -17,6 +17,7 @@ bare new-style ids in prose still count.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from reportbench.types import strip_arxiv_version
@@ -143,8 +144,29 @@ def is_plausible_arxiv_id(arxiv_id: str) -> bool:
     return yy >= 91 or yy <= 7
 
 
+_FOUR_DIGITS = re.compile(r"\d{4}")  # every id holds four digits in a row (NEW_STYLE's YYMM, OLD_STYLE's seven)
+
+
+MAX_CACHED_TEXT = 2_000  # a reference entry; longer texts (a hostile one-entry list) are not kept
+
+
 def extract_arxiv_ids(text: str) -> list[str]:
     """Distinct version-stripped arXiv ids in `text`, in order of first appearance."""
+    return list(_arxiv_ids(text))
+
+
+def _arxiv_ids(text: str) -> tuple[str, ...]:
+    return _arxiv_ids_cached(text) if len(text) <= MAX_CACHED_TEXT else _find_arxiv_ids(text)
+
+
+@lru_cache(maxsize=1024)  # pure; a reference entry is asked twice (its id, then whether it names several)
+def _arxiv_ids_cached(text: str) -> tuple[str, ...]:
+    return _find_arxiv_ids(text)
+
+
+def _find_arxiv_ids(text: str) -> tuple[str, ...]:
+    if not _FOUR_DIGITS.search(text):
+        return ()
     hits: list[tuple[int, str]] = []
     for index, pattern in enumerate(_PATTERNS):
         for match in pattern.finditer(text):
@@ -155,14 +177,14 @@ def extract_arxiv_ids(text: str) -> list[str]:
         arxiv_id = strip_arxiv_version(raw)
         if is_plausible_arxiv_id(arxiv_id):
             seen.setdefault(arxiv_id, None)
-    return list(seen)
+    return tuple(seen)
 
 
 def first_arxiv_id(text: str | None) -> str | None:
     """The first arXiv id in `text` (version-stripped), or None."""
     if not text:
         return None
-    ids = extract_arxiv_ids(text)
+    ids = _arxiv_ids(text)
     return ids[0] if ids else None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -122,6 +122,27 @@ def expand_numeric_marker(body: str) -> tuple[list[str], bool]:
     return keys, clipped
 
 
+def finditer_from(rx: re.Pattern[str], text: str, anchor: str, prefix: str) -> Iterator[re.Match[str]]:
+    """`rx.finditer(text)` for a pattern whose every match opens with `anchor`, or with the one character `prefix`
+    right before it: the same matches, in the same order, trying the pattern only where `anchor` stands (found
+    by `str.find`, at C speed), not at every position of the text. `re` cannot skip ahead by itself for these
+    patterns: their optional first character hides the literal that follows it."""
+    end = 0  # finditer resumes where the last match ended (no match is empty)
+    i = text.find(anchor)
+    while i >= 0:
+        m = None
+        if i - 1 >= end and text[i - 1] == prefix:
+            m = rx.match(text, i - 1)  # finditer tries the earlier position first
+        if m is None and i >= end:
+            m = rx.match(text, i)
+        if m is not None:
+            yield m
+            end = m.end()
+            i = text.find(anchor, max(end, i + 1))
+        else:
+            i = text.find(anchor, i + 1)
+
+
 class _UrlResolver:
     """Maps a URL to a source key: the reference-list entry with the same URL if any, else the URL itself."""
 
@@ -188,12 +209,15 @@ def scan_citations(body: str, sources: Mapping[str, Source], *, max_markers: int
                 keys.append(resolver.key_for(link.group("url"), text))
         return keys
 
-    for group_re in (BRACKETED_LINKS_RE, PARENTHESISED_LINKS_RE):
-        for m in group_re.finditer(body):
-            if not taken.overlaps(m.start(), m.end()):
-                add(m.start(), m.end(), link_keys(m.group(0)))
+    # every match of these opens with '[' ('\\[', '![') or 'http' ('<http'): finditer_from tries them only there
+    for m in finditer_from(BRACKETED_LINKS_RE, body, "[", "\\"):
+        if not taken.overlaps(m.start(), m.end()):
+            add(m.start(), m.end(), link_keys(m.group(0)))
+    for m in PARENTHESISED_LINKS_RE.finditer(body):
+        if not taken.overlaps(m.start(), m.end()):
+            add(m.start(), m.end(), link_keys(m.group(0)))
 
-    for m in LINK_RE.finditer(body):
+    for m in finditer_from(LINK_RE, body, "[", "!"):
         if taken.overlaps(m.start(), m.end()):
             continue
         text = m.group("text").strip()
@@ -203,7 +227,7 @@ def scan_citations(body: str, sources: Mapping[str, Source], *, max_markers: int
         keys = link_keys(m.group(0))
         add(m.start(), m.end(), keys, "" if is_citation_label(text) else text)
 
-    for m in NUMERIC_MARKER_RE.finditer(body):
+    for m in finditer_from(NUMERIC_MARKER_RE, body, "[", "\\"):
         if taken.overlaps(m.start(), m.end()):
             continue
         keys, clipped = expand_numeric_marker(m.group("body"))
@@ -223,7 +247,7 @@ def scan_citations(body: str, sources: Mapping[str, Source], *, max_markers: int
         if not taken.overlaps(m.start(), m.end()):
             add(m.start(), m.end(), [m.group("num")])
 
-    for m in BARE_URL_RE.finditer(body):
+    for m in finditer_from(BARE_URL_RE, body, "http", "<"):
         if taken.overlaps(m.start(), m.end()):
             continue
         url = clean_url(m.group("url"))

@@ -84,7 +84,10 @@ def split_reference_section(text: str) -> tuple[str, str | None]:
         for line in lines:
             offsets.append(offsets[-1] + len(line))
         end_tags = [i for i, line in enumerate(lines) if _is_line(line, _END_TAG_RE)]
-        entry_lines = [i for i, line in enumerate(lines) if _entry_start(line)]
+        # only entries after a heading are looked up (each heading's next entry line): lines above the first
+        # heading, the body, are not classified
+        first = headings[0] + 1
+        entry_lines = [i for i, line in enumerate(lines[first:], first) if _entry_start(line)]
         for i in reversed(headings):
             k = bisect.bisect_right(end_tags, i)
             stop = end_tags[k] if k < len(end_tags) else len(lines)
@@ -162,9 +165,13 @@ def clean_reference_title(text: str) -> str | None:
     leading = _LEADING_LINK_RE.match(text)
     if leading and re.search(r"[^\W\d_]{2,}", _YEAR_PARENS_RE.sub("", text[leading.end() :])):
         text = text[leading.end() :]  # "[Smith' 2020](url) Title of the paper": the link is only a label
-    title = LINK_RE.sub(link_text, text)
-    title = BARE_URL_RE.sub("", title)
-    title = DOI_RE.sub("", title)
+    # each substitution runs only on a title holding a literal every match of its pattern holds ("](", "http",
+    # "10.", "("): the same title, without trying those patterns at every position of every entry
+    title = LINK_RE.sub(link_text, text) if "](" in text else text
+    if "http" in title:
+        title = BARE_URL_RE.sub("", title)
+    if "10." in title:
+        title = DOI_RE.sub("", title)
     title = _ID_NOISE_RE.sub("", title)
     title = re.sub(r"^\s*\\?\[\s*\\?\]\s*", "", title)
     title = title.replace("】", " ").replace("\t", " ")
@@ -173,7 +180,8 @@ def clean_reference_title(text: str) -> str | None:
     if apa and re.search(r",|&|\bet al\b|\band\b", apa.group("authors")):
         first = re.split(r"(?<=[.?!])\s+(?=[A-Z(\[])", apa.group("rest").strip(), maxsplit=1)[0]
         title = first
-    title = _YEAR_PARENS_RE.sub("", title)
+    if "(" in title:
+        title = _YEAR_PARENS_RE.sub("", title)
     title = re.sub(r"\s+", " ", title).strip(" \t,;:.-–—|*_\"'“”")
     return title or None
 
@@ -186,17 +194,17 @@ def source_from_entry(entry: ReferenceEntry, key: str) -> Source:
     """A `Source` for one reference entry: URL, arXiv id, DOI and title taken from the entry's own text."""
     text = entry.text
     url = None
-    link = LINK_RE.search(text)
+    link = LINK_RE.search(text) if "](" in text else None  # (the literal each pattern's matches hold)
     if link:
         url = clean_url(link.group("url"))
     else:
-        v6 = _IPV6_URL_RE.search(text)  # BARE_URL_RE stops at '[': it would keep only "http://"
-        bare = BARE_URL_RE.search(text)
+        v6 = _IPV6_URL_RE.search(text) if "://[" in text else None  # BARE_URL_RE stops at '[': "http://" only
+        bare = BARE_URL_RE.search(text) if "http" in text else None
         if v6 and (not bare or v6.start() <= bare.start()):
             url = clean_url(v6.group("url"))
         elif bare:
             url = clean_url(bare.group("url"))
-    doi_match = DOI_RE.search(text)
+    doi_match = DOI_RE.search(text) if "10." in text else None
     doi = doi_match.group(1).rstrip(".,;)") if doi_match else None
     return Source(
         key=key,

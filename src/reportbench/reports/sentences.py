@@ -27,6 +27,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import TypeAdapter
+
 from reportbench.bounds import too_many
 from reportbench.reports.citations import Marker
 from reportbench.types import Sentence
@@ -87,7 +89,32 @@ def _tokenizer(extra_abbreviations: frozenset[str]) -> PunktSentenceTokenizer:
     params.collocations = {tuple(c) for c in english.COLLOCATIONS}
     params.sent_starters = set(english.SENT_STARTERS)
     params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
-    return PunktSentenceTokenizer(params)
+    tokenizer = PunktSentenceTokenizer(params)
+    _unwrap_timed_patterns(punkt, tokenizer)
+    return tokenizer
+
+
+def _unwrap_timed_patterns(punkt: Any, tokenizer: Any) -> None:
+    """Hand Punkt its compiled `regex` patterns bare instead of inside nltk.redos's `TimedPattern`, whose every
+    match call resolves a timeout and re-dispatches (~0.5 ms of a report's ~2.5 ms of splitting). The timeout
+    is off anyway (`_no_wall_clock_guard`: `redos.DEFAULT_TIMEOUT = None`, and the wrapper then calls the
+    pattern with `timeout=None`, the `regex` default), so every match is the same; only the detour goes."""
+    def bare(pattern: Any) -> Any:
+        return getattr(pattern, "_rx", pattern) if type(pattern).__name__ == "TimedPattern" else pattern
+
+    redos = getattr(punkt, "redos", None)
+    if redos is None or getattr(redos, "DEFAULT_TIMEOUT", None) is not None:
+        return  # a guard still on (or an nltk without it): leave the library as it is
+    lang_vars = tokenizer._lang_vars
+    lang_vars._re_word_tokenizer = bare(lang_vars._word_tokenizer_re())
+    lang_vars._re_period_context = bare(lang_vars.period_context_re())
+    lang_class = type(lang_vars)  # a class attribute (the instance has __slots__)
+    lang_class.re_boundary_realignment = bare(lang_class.re_boundary_realignment)
+    for name in ("_RE_ELLIPSIS", "_RE_NUMERIC", "_RE_INITIAL", "_RE_ALPHA"):
+        if hasattr(punkt.PunktToken, name):
+            setattr(punkt.PunktToken, name, bare(getattr(punkt.PunktToken, name)))
+    if hasattr(punkt, "_re_non_punct"):
+        punkt._re_non_punct = bare(punkt._re_non_punct)
 
 
 def _no_wall_clock_guard(punkt: Any) -> None:
@@ -123,7 +150,15 @@ def _load_punkt() -> Any:
 
 
 def _abbreviations(extra: Iterable[str] | None) -> frozenset[str]:
-    return frozenset(a.lower().rstrip(".") for a in (SCHOLARLY_ABBREVIATIONS if extra is None else extra))
+    if extra is None:
+        return _SCHOLARLY_SET  # the default, built once (split_sentences runs once per paragraph)
+    return frozenset(a.lower().rstrip(".") for a in extra)
+
+
+_SCHOLARLY_SET = frozenset(a.lower().rstrip(".") for a in SCHOLARLY_ABBREVIATIONS)
+# what stands right before the first placeholder of every _MARKER_AFTER_STOP_RE match (a stop, a closing quote or
+# bracket): a sentence without one is not searched (the pattern opens with a lookbehind, tried at every position)
+_STOP_BEFORE_PLACEHOLDER = tuple(c + "zzcite" for c in ".!?\"')]")
 
 
 def split_sentences(
@@ -136,11 +171,11 @@ def split_sentences(
     were found (Punkt yields them one at a time; a hostile paragraph of `1. 1. 1.` costs ~0.2 ms a sentence).
     """
     tokenizer = _tokenizer(_abbreviations(extra_abbreviations))
-    guarded = _ET_AL_RE.sub(_ET_AL_TOKEN, text)
+    guarded = _ET_AL_RE.sub(_ET_AL_TOKEN, text) if "et al." in text else text  # what every match holds
     out: list[str] = []
     for start, end in tokenizer.span_tokenize(guarded):
         span = guarded[start:end]
-        if "zzcite" in span:  # _MARKER_AFTER_STOP_RE matches only at a placeholder (skipping it saves a scan)
+        if any(stop in span for stop in _STOP_BEFORE_PLACEHOLDER):
             span = _MARKER_AFTER_STOP_RE.sub("\\1\ue000", span)
         for piece in span.split("\ue000"):
             piece = piece.strip().replace(_ET_AL_TOKEN, "et al.")
@@ -316,8 +351,11 @@ def _clean_claim(text: str) -> str:
         text = _EMPTY_BRACKETS_RE.sub("", text)
     if not text.isprintable() or "  " in text:  # else every blank is already a lone ASCII space
         text = _SPACES_RE.sub(" ", text)
-    if any(pair in text for pair in _SPACE_BEFORE_PUNCT):
-        text = _SPACE_BEFORE_PUNCT_RE.sub(r"\1", text)
+    # every blank is now one ASCII space after a non-blank, so `_SPACE_BEFORE_PUNCT_RE.sub(r"\1", text)` is removing
+    # the space of each " ." pair (no removal makes a new pair: the character before it is no blank)
+    for pair in _SPACE_BEFORE_PUNCT:
+        if pair in text:
+            text = text.replace(pair, pair[1])
     if "( " in text or "[ " in text:
         text = _SPACE_AFTER_OPEN_RE.sub(r"\1", text)
     return text.strip()
@@ -340,6 +378,28 @@ def _restore(
     return _PLACEHOLDER_RE.sub(sub, fragment), keys
 
 
+def _restore_both(fragment: str, markers: Sequence[Marker], body: str) -> tuple[str, str, list[str]]:
+    """(`_restore(.., for_claim=False)`'s text, `_restore(.., for_claim=True)`'s text, the keys) in one pass."""
+    if "zzcite" not in fragment:
+        return fragment, fragment, []
+    keys: list[str] = []
+    text: list[str] = []
+    claim: list[str] = []
+    last = 0
+    for m in _PLACEHOLDER_RE.finditer(fragment):
+        mk = markers[int(m.group(1))]
+        keys.extend(mk.keys)
+        between = fragment[last : m.start()]
+        text.append(between)
+        text.append(body[mk.start : mk.end])
+        claim.append(between)
+        claim.append(mk.replacement)
+        last = m.end()
+    text.append(fragment[last:])
+    claim.append(fragment[last:])
+    return "".join(text), "".join(claim), keys
+
+
 def build_sentences(
     body: str,
     markers: Sequence[Marker],
@@ -350,19 +410,21 @@ def build_sentences(
     """Sentences of a markdown body with their citation keys; markers must be sorted and non-overlapping.
     `max_sentences`: stop splitting once more were found (InputTooLargeError), before the rest is parsed."""
     marked = _with_placeholders(body, markers)
-    sentences: list[Sentence] = []
+    # the Sentence fields as plain dicts while they are built (the last one may still gain a stranded marker),
+    # validated into Sentence objects in one call at the end: the same objects, without one call per sentence
+    sentences: list[dict[str, Any]] = []
 
     def emit(text: str, claim: str, keys: list[str], section: str | None) -> None:
         unique = list(dict.fromkeys(keys))
         if not claim:
             # a marker stranded after the sentence stop ("... end. [3]") belongs to the sentence before it
-            if sentences and unique and sentences[-1].section == section:
+            if sentences and unique and sentences[-1]["section"] == section:
                 prev = sentences[-1]
-                prev.text = f"{prev.text} {text}".strip()
-                prev.citation_keys = list(dict.fromkeys([*prev.citation_keys, *unique]))
+                prev["text"] = f"{prev['text']} {text}".strip()
+                prev["citation_keys"] = list(dict.fromkeys([*prev["citation_keys"], *unique]))
             return
         sentences.append(
-            Sentence(index=len(sentences), text=text, claim=claim, citation_keys=unique, section=section)
+            {"index": len(sentences), "text": text, "claim": claim, "citation_keys": unique, "section": section}
         )
 
     for block in _markdown_blocks(marked):
@@ -383,9 +445,13 @@ def build_sentences(
             continue
         left = None if max_sentences is None else max_sentences - len(sentences)
         for piece in split_sentences(block.text, extra_abbreviations=extra_abbreviations, limit=left):
-            text, keys = _restore(piece, markers, body, for_claim=False)
-            claim, _ = _restore(piece, markers, body, for_claim=True)
+            text, claim, keys = _restore_both(piece, markers, body)
             emit(text.strip(), _clean_claim(claim), keys, block.section)
     if max_sentences is not None and len(sentences) > max_sentences:
         raise too_many("sentence count", "max_sentences")
-    return sentences
+    return _sentence_list().validate_python(sentences)
+
+
+@lru_cache(maxsize=1)
+def _sentence_list() -> TypeAdapter[list[Sentence]]:
+    return TypeAdapter(list[Sentence])

@@ -84,7 +84,7 @@ class DeepResearcherAdapter(ReportAdapter):
                 head = read_text(md)
             except ReportParseError:
                 return False
-            return bool(_TRANSCRIPT_BLOCK_RE.search(head))
+            return "<" in head and bool(_TRANSCRIPT_BLOCK_RE.search(head))  # ('^' is tried on every line)
         return False
 
     def load(self, path: Path, task_id: str, system: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:

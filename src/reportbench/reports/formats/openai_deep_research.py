@@ -161,7 +161,9 @@ class OpenAIDeepResearchAdapter(ReportAdapter):
         try:
             if target.suffix.lower() == ".json":
                 return _is_response_json(read_json_object(target))
-            return bool(_CHATGPT_SIGNAL_RE.search(read_text(target)))
+            text = read_text(target)
+            # every match holds one of these literals: a plain report is not searched position by position
+            return ("utm_source=" in text or "【" in text) and bool(_CHATGPT_SIGNAL_RE.search(text))
         except ReportParseError:
             return False
 
