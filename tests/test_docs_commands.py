@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import re
 import resource
@@ -574,17 +573,9 @@ class Shell:
         rc = 0 if proc.poll() is None else int(proc.returncode or 0)
         return Outcome(step, text + " &", rc, first, time.perf_counter() - t0)
 
-    def wait_for_queue(self, limit_s: float = 600, recheck_s: float = 30) -> None:
-        """Until `dvc queue status` lists nothing Running or Queued (the doc's signal). While a queue worker of
-        this repository is alive (a /proc scan, no process started) status is asked only every `recheck_s`:
-        each `dvc queue status` costs ~0.6 s of CPU, and polled every 3 s it took the queued runs' CPU."""
+    def wait_for_queue(self, limit_s: float = 600) -> None:
         deadline = time.monotonic() + limit_s
-        asked = -float("inf")
         while time.monotonic() < deadline:
-            if queue_worker_alive(self.cwd) and time.monotonic() - asked < recheck_s:
-                time.sleep(1)
-                continue
-            asked = time.monotonic()
             status = subprocess.run([*self.prefix, "dvc", "queue", "status"], cwd=self.cwd, env=self.env,
                                     capture_output=True, text=True, timeout=120).stdout
             if not re.search(r"\b(Running|Queued)\b", status):
@@ -604,22 +595,6 @@ class Shell:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
-
-
-def queue_worker_alive(repo: Path) -> bool:
-    """Whether a `dvc queue start` worker of `repo` still runs: DVC names each `dvc exp queue-worker
-    dvc-exp-<sha256(<repo>/.dvc/tmp/exps/celery)[:6]>-<n>@localhost` (dvc/repo/experiments/queue/celery.py); a
-    worker exits once the queue is empty."""
-    celery = [os.path.join(str(r), ".dvc", "tmp", "exps", "celery") for r in {repo, repo.resolve()}]
-    tags = {f"dvc-exp-{hashlib.sha256(w.encode()).hexdigest()[:6]}-".encode() for w in celery}
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes()
-        except OSError:
-            continue
-        if b"queue-worker" in text and any(tag in text for tag in tags):
-            return True
-    return False
 
 
 def doc_text(step: Step) -> str:
@@ -773,26 +748,6 @@ def test_ci_sets_the_authors_mirror() -> None:
     """The mirror line of .ci/run that COVERED_ELSEWHERE relies on for docs/prompt-packs.md's test command."""
     ci = (REPO / ".ci" / "run").read_text()
     assert 'export REPORTBENCH_AUTHORS_MIRROR="$(pwd)/../shared/authors/mirror"' in ci
-
-
-def test_queue_worker_alive_sees_this_repositorys_worker_only(tmp_path: Path) -> None:
-    """The cheap wait of Shell.wait_for_queue: a process named as DVC names this repository's queue worker counts,
-    another repository's does not, and none once it has exited."""
-    repo, other = tmp_path / "repo", tmp_path / "other"
-    celery = os.path.join(str(repo.resolve()), ".dvc", "tmp", "exps", "celery")
-    name = f"dvc-exp-{hashlib.sha256(celery.encode()).hexdigest()[:6]}-1@localhost"
-    assert not queue_worker_alive(repo)
-    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "exp", "queue-worker", name])
-    try:
-        deadline = time.monotonic() + 10
-        while not queue_worker_alive(repo) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert queue_worker_alive(repo)
-        assert not queue_worker_alive(other)
-    finally:
-        worker.kill()
-        worker.wait()
-    assert not queue_worker_alive(repo)
 
 
 def test_substitutions_are_all_used() -> None:
