@@ -202,3 +202,29 @@ def test_ls_presets_cites_only_what_a_user_has(repo_root: Path, capsys: pytest.C
     assert "specs" not in out  # the implementation specs live outside the repository
     for path in set(re.findall(r"\b(docs/[\w./-]+\.md)", out)):  # (the authors' files are cited with repo@commit)
         assert (repo_root / path).is_file(), path  # a cited page of ours exists
+
+
+def test_each_command_is_registered_by_the_module_listed_for_it() -> None:
+    """cli.COMMAND_MODULES (which module a `reportbench <command>` run imports alone) is what each module adds."""
+    import importlib
+
+    from reportbench.cli import COMMAND_MODULES, SUBCOMMAND_MODULES
+
+    for module in SUBCOMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(sub)
+        assert set(sub.choices) == {c for c, m in COMMAND_MODULES.items() if m == module}, module
+    full = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(full.choices) == set(COMMAND_MODULES)
+
+
+def test_a_command_imports_only_its_own_subcommand_module() -> None:
+    """`reportbench ls …` does not import the other commands' modules (~1 s of CPU per run: aiohttp, polars…)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from reportbench.cli import main; rc = main(['ls', 'benchmarks']); "
+            "print(rc, [m for m in ('reportbench.stub_server', 'reportbench.live_builder.cli', 'reportbench.site.cli', "
+            "'reportbench.agents.envs', 'reportbench.reproduce', 'aiohttp') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "0 []", out  # (ls itself needs config and systems_cli)
