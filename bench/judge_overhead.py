@@ -168,6 +168,24 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
                 in_judge[0] = False
                 judge_cpu[0] += _cpu() - t0
 
+        def __dir__(self) -> list[str]:
+            return dir(self._judge)
+
+        @property
+        def judge_now(self) -> Any:  # the offline judge's synchronous call (runner.run_computed), timed the same
+            inner = self._judge.judge_now  # AttributeError for a judge without one: the runner awaits it
+
+            def timed(*args: Any) -> Any:
+                t0 = _cpu()
+                in_judge[0] = True
+                try:
+                    return inner(*args)
+                finally:
+                    in_judge[0] = False
+                    judge_cpu[0] += _cpu() - t0
+
+            return timed
+
     real_make, real_run = factory.make_judge, runner.run_judgments_sync
 
     def timed_make(*a: Any, **k: Any) -> Any:

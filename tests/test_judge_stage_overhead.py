@@ -1,0 +1,91 @@
+"""The judge stage's per-judgment machinery outside the judge (issue 36: <= 50 µs per judgment), bounded by counts:
+what each speedup stops doing is counted here, and the records it produces are compared with the old path's.
+The figure itself is `python bench/judge_overhead.py` (docs/scale.md)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from reportbench.judges import runner
+from reportbench.judges.base import JudgeTask, OfflineVerdict
+from reportbench.judges.errors import FatalError
+from reportbench.judges.offline import OfflineJudge
+from reportbench.judges.tasks import get_task
+
+pytestmark = pytest.mark.core
+
+
+def _support_items(n: int) -> list[runner.Item]:
+    model = get_task("support").input_model
+    inputs = [model(claim=f"claim {i} about topic {i % 3}", reference=f"topic {i % 3} passage {i}") for i in range(n)]
+    return [(f"q{i}", x, {"q": str(i)}) for i, x in enumerate(inputs)]
+
+
+def _task_with_rule(rule: Any) -> JudgeTask:
+    support = get_task("support")
+    return JudgeTask(name="support", prompt_id=support.prompt_id, input_model=support.input_model,
+                     output_model=support.output_model, parse=support.parse, offline=rule)  # fmt: skip
+
+
+def _awaited(judge: Any, items: list[runner.Item]) -> list[Any]:
+    """The records the event-loop runner produced (awaiting each item), for comparison."""
+    return list(asyncio.run(runner.run_judgments(judge, items, progress=False)))
+
+
+def test_offline_judge_runs_in_a_plain_loop_with_the_same_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    judge = OfflineJudge(get_task("support"), {})
+    items = _support_items(40)
+    expected = _awaited(judge, items)
+    loops: list[int] = []
+    real_run = asyncio.run
+
+    def counting_run(*args: Any, **kwargs: Any) -> Any:
+        loops.append(1)
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "run", counting_run)
+    got = runner.run_judgments_sync(judge, items, progress=False)
+    assert loops == []  # no event loop, no worker tasks, no awaited call per item
+    assert [j.model_dump() for j in got] == [j.model_dump() for j in expected]
+    assert got.wall_s is not None
+
+
+def test_plain_loop_keeps_failures_as_values() -> None:
+    calls: list[str] = []
+
+    def rule(inputs: Any, params: dict[str, Any]) -> OfflineVerdict:
+        calls.append(inputs.claim)
+        if "topic 1" in inputs.claim:
+            raise RuntimeError("odd input")
+        return get_task("support").offline(inputs, params)
+
+    judge = OfflineJudge(_task_with_rule(rule), {})
+    items = _support_items(9)
+    expected = _awaited(judge, items)
+    got = runner.run_judgments_sync(judge, items, progress=False)
+    assert [j.model_dump() for j in got] == [j.model_dump() for j in expected]
+    failed = [j for j in got if not j.ok]
+    assert len(failed) == 3 and all("odd input" in (j.error or "") for j in failed)
+
+    class Exploding(OfflineJudge):  # an exception out of the judge itself: a failed record with its reason
+        def judge_now(self, item_id: str, inputs: Any, input_ids: dict[str, str]) -> Any:
+            if item_id == "q4":
+                raise ValueError("judge bug")
+            return super().judge_now(item_id, inputs, input_ids)
+
+    run = runner.run_judgments_sync(Exploding(get_task("support"), {}), items, progress=False)
+    assert len(run) == 9 and run[4].status == "failed" and run[4].error == "internal: ValueError: judge bug"
+
+
+def test_plain_loop_stops_on_a_fatal_failure_with_what_it_judged() -> None:
+    class Quota(OfflineJudge):
+        def judge_now(self, item_id: str, inputs: Any, input_ids: dict[str, str]) -> Any:
+            done = super().judge_now(item_id, inputs, input_ids)
+            return done.model_copy(update={"status": "failed", "value": None, "error": "call: quota: no credit"})
+
+    with pytest.raises(FatalError) as stop:
+        runner.run_judgments_sync(Quota(get_task("support"), {}), _support_items(10), progress=False, fatal_after=3)
+    assert stop.value.judgments is not None and len(stop.value.judgments) == 3  # stopped at the third
