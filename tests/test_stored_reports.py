@@ -164,3 +164,91 @@ def test_the_judge_stage_reads_its_release_once_and_again_when_it_changed(tmp_pa
     df.with_columns(pl.lit("changed").alias("title")).write_parquet(tmp_path / "tasks.parquet")
     with pytest.raises(ReleaseError, match=r"tasks.parquet: sha256 differs from release.json"):
         pipeline._unit_release(tmp_path, "deepscholar")  # a changed table is read and checked again
+
+
+# ------------------------------------------------------------------ files system@ registered as written by us
+def _ours(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As system@ then the judge stage do it: register the file written, then digest the run folder (unit key)."""
+    import time
+
+    from reportbench.digest import memo_tree_digest
+    from reportbench.reports.stored import register_written
+
+    monkeypatch.chdir(run_dir)  # the registry and the memo live under ./.reportbench/cache
+    register_written(run_dir / "reports.jsonl")
+    memo_tree_digest(run_dir, now_ns=time.time_ns() + 10**10)  # 10 s later: not racily clean
+
+
+def _no_validation(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = StoredReport.model_validate_json.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(StoredReport, "model_validate_json", classmethod(counting))
+    return calls
+
+
+def test_a_file_our_writer_wrote_is_read_without_validating_it_again(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.reports import stored
+
+    full = read_reports(run_dir)
+    _ours(run_dir, monkeypatch)
+    validations = _no_validation(monkeypatch)
+    before = dict(stored.READS)
+    lazy = read_stored_reports(run_dir)
+    assert stored.READS["constructed"] == before["constructed"] + 1 and validations == []
+    assert all(type(r) is StoredReport for r in lazy) and all("sentences" not in r.__dict__ for r in lazy)
+    assert [r.model_dump_json() for r in lazy] == [r.model_dump_json() for r in full]
+    assert lazy == full and full == lazy
+    assert [r.model_fields_set for r in lazy] == [r.model_fields_set for r in full]
+    assert [{k: s.model_fields_set for k, s in r.sources.items()} for r in lazy] == [
+        {k: s.model_fields_set for k, s in r.sources.items()} for r in full
+    ]
+    assert [list(r.__dict__) for r in read_stored_reports(run_dir)] == [
+        [f for f in Report.model_fields if f != "sentences"] for _ in full
+    ]
+    assert [r.cited_keys for r in lazy] == [r.cited_keys for r in full]
+    assert pickle.loads(pickle.dumps(lazy[0])) == full[0] and copy.deepcopy(lazy[1]) == full[1]
+
+
+def test_a_registered_file_edited_by_hand_is_validated_and_stops_naming_file_line_and_field(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.reports import stored
+
+    _ours(run_dir, monkeypatch)
+    _edit(run_dir, 3, lambda s: s.replace('"task_id":"t2"', '"task_id":5'))
+    _ours_digest_only(run_dir)
+    before = dict(stored.READS)
+    with pytest.raises(ValueError) as err:
+        read_stored_reports(run_dir)
+    assert stored.READS["validated"] == before["validated"] + 1
+    msg = str(err.value)
+    assert f"{run_dir / 'reports.jsonl'}: line 3 is not a valid Report" in msg and "task_id" in msg
+
+
+def _ours_digest_only(run_dir: Path) -> None:
+    import time
+
+    from reportbench.digest import memo_tree_digest
+
+    memo_tree_digest(run_dir, now_ns=time.time_ns() + 10**10)
+
+
+def test_a_registered_file_not_digested_in_this_process_is_validated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.reports import stored
+    from reportbench.reports.stored import register_written
+
+    write_run(tmp_path, [_report(i) for i in range(3)], [])
+    monkeypatch.chdir(tmp_path)
+    register_written(tmp_path / "reports.jsonl")  # registered, but nothing vouched for the bytes read now
+    validations = _no_validation(monkeypatch)
+    assert read_stored_reports(tmp_path) == read_reports(tmp_path)
+    assert len(validations) == 3 and stored.READS["validated"] >= 1

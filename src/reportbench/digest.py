@@ -66,8 +66,13 @@ def memo_tree_digest(path: Path | str, memo: Path | str | None = MEMO_PATH, now_
             known = _memo_get(db, name, stat_key)
             if known is None:
                 known = _file_sha256(f)
-                if max(stat_key[2], stat_key[3]) < now - RACY_NS and _stat_key(f) == stat_key:
+                if _stat_key(f) != stat_key:  # changed while it was hashed: neither memoised nor remembered
+                    digest.update(f.relative_to(base.parent).as_posix().encode() + b"\0" + known.encode() + b"\0")
+                    continue
+                if max(stat_key[2], stat_key[3]) < now - RACY_NS:
                     fresh.append((name, *stat_key, known))
+            if max(stat_key[2], stat_key[3]) < now - RACY_NS:  # racily clean files are not vouched for either
+                _SEEN[name] = (stat_key, known)
             digest.update(f.relative_to(base.parent).as_posix().encode() + b"\0" + known.encode() + b"\0")
         if db is not None and fresh:
             try:
@@ -79,6 +84,18 @@ def memo_tree_digest(path: Path | str, memo: Path | str | None = MEMO_PATH, now_
         if db is not None:
             db.close()
     return digest.hexdigest()
+
+
+# path -> (stat key, sha256) of every file memo_tree_digest hashed or found memoised in this process
+_SEEN: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+
+
+def seen_sha256(path: Path | str, stat_key: tuple[int, int, int, int]) -> str | None:
+    """The sha256 `memo_tree_digest` found for this file in this process, if the file still has the stat it had
+    then (else None: it was never digested here, or it changed since). What the judge stage already computed for
+    its unit keys, offered to whoever reads the same file next (reports.stored) without hashing it again."""
+    seen = _SEEN.get(str(Path(path).resolve()))
+    return seen[1] if seen is not None and seen[0] == stat_key else None
 
 
 def _stat_key(path: Path) -> tuple[int, int, int, int]:
