@@ -161,7 +161,7 @@ def run_system(
             log.warning("%s / %s: %s (%s)", system, o.task_id, o.status, o.reason)
     log.info("%s/%s: %s", benchmark, system, counts)
     _fail_if_nothing_ran(benchmark, system, outcomes, out_dir)
-    if (Path(out_dir) / "reports.jsonl").is_file():  # the judge stage reads what our writer wrote without validating again
+    if (Path(out_dir) / "reports.jsonl").is_file():  # read by the judge stage without validating it again
         from reportbench.reports.stored import register_written  # lazy: +260 ms (python -X importtime)
 
         register_written(Path(out_dir) / "reports.jsonl")
