@@ -150,20 +150,24 @@ def test_strip_think_fast_path_keeps_every_case_blind_match() -> None:
     assert strip_think(Text("x <think>y</think> z")) == "x  z" and lowered
 
 
-def test_the_judge_stage_reads_its_release_once_and_again_when_it_changed(tmp_path: Path) -> None:
+def test_the_judge_stage_reads_its_release_once_and_again_when_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import polars as pl
 
     from reportbench import pipeline
     from reportbench.release.format import ReleaseError, write_release
     from test_release_format import make_release
 
-    write_release(make_release(), tmp_path)
-    first = pipeline._unit_release(tmp_path, "deepscholar")
-    assert pipeline._unit_release(tmp_path, "deepscholar") is first  # every unit of the stage: one read
-    df = pl.read_parquet(tmp_path / "tasks.parquet")
-    df.with_columns(pl.lit("changed").alias("title")).write_parquet(tmp_path / "tasks.parquet")
+    monkeypatch.chdir(tmp_path)  # the stored release goes to ./.reportbench/cache
+    folder = tmp_path / "release"
+    write_release(make_release(), folder)
+    first = pipeline._unit_release(folder, "deepscholar")
+    assert pipeline._unit_release(folder, "deepscholar") is first  # every unit of the stage: one read
+    df = pl.read_parquet(folder / "tasks.parquet")
+    df.with_columns(pl.lit("changed").alias("title")).write_parquet(folder / "tasks.parquet")
     with pytest.raises(ReleaseError, match=r"tasks.parquet: sha256 differs from release.json"):
-        pipeline._unit_release(tmp_path, "deepscholar")  # a changed table is read and checked again
+        pipeline._unit_release(folder, "deepscholar")  # a changed table is read and checked again
 
 
 # ------------------------------------------------------------------ files system@ registered as written by us
@@ -252,3 +256,49 @@ def test_a_registered_file_not_digested_in_this_process_is_validated(
     validations = _no_validation(monkeypatch)
     assert read_stored_reports(tmp_path) == read_reports(tmp_path)
     assert len(validations) == 3 and stored.READS["validated"] >= 1
+
+
+def test_a_release_is_stored_validated_and_read_again_only_when_its_bytes_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next judge stage (another process: the in-process memo emptied) loads the stored release instead of
+    reading and validating it again; a changed table is read (and its hash checked) again."""
+    import os
+    import time
+
+    import polars as pl
+
+    from reportbench import pipeline, unit_reuse
+    from reportbench.release.format import ReleaseError, write_release
+    from test_release_format import make_release
+
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "release"
+    write_release(make_release(), folder)
+    old = time.time_ns() - 10**10  # written 10 s ago: not racily clean, so its digests are memoised
+    for f in folder.iterdir():
+        os.utime(f, ns=(old, old))
+    later = time.time_ns() + 10**10
+    monkeypatch.setattr(unit_reuse, "_dir_digest", lambda p: unit_reuse.memo_tree_digest(p, now_ns=later))
+    reads: list[int] = []
+    real = pipeline.read_release
+
+    def counting(*args: object, **kwargs: object) -> object:
+        reads.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "read_release", counting)
+    first = pipeline._unit_release(folder, "deepscholar")
+    pipeline._RELEASE_READ.clear()  # a new stage process
+    second = pipeline._unit_release(folder, "deepscholar")
+    assert reads == [1] and second is not first
+    assert second.tasks == first.tasks and second.table("tasks") == first.table("tasks")
+    entry = next((tmp_path / unit_reuse.RELEASES_DIR / "deepscholar").glob("*.pickle"))
+    entry.write_bytes(b"damaged")  # a damaged entry is read again, never trusted
+    pipeline._RELEASE_READ.clear()
+    assert pipeline._unit_release(folder, "deepscholar").tasks == first.tasks and reads == [1, 1]
+    df = pl.read_parquet(folder / "tasks.parquet")
+    df.with_columns(pl.lit("changed").alias("title")).write_parquet(folder / "tasks.parquet")
+    pipeline._RELEASE_READ.clear()
+    with pytest.raises(ReleaseError, match=r"tasks.parquet: sha256 differs from release.json"):
+        pipeline._unit_release(folder, "deepscholar")

@@ -358,7 +358,8 @@ def _unit_release(release_dir: Path, benchmark: str) -> Any:
     key = (str(folder.resolve()), benchmark, manifest.read_bytes() if manifest.is_file() else b"", files)
     if _RELEASE_READ and _RELEASE_READ[0][0] == key:
         return _RELEASE_READ[0][1]
-    release = read_release(release_dir, benchmark)
+    # stored validated, keyed by its bytes and the code (unit_reuse.cached_release): not validated again per run
+    release = unit_reuse.cached_release(folder, benchmark, lambda: read_release(release_dir, benchmark))
     _RELEASE_READ[:] = [(key, release)]
     return release
 
