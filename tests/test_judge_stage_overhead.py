@@ -89,3 +89,42 @@ def test_plain_loop_stops_on_a_fatal_failure_with_what_it_judged() -> None:
     with pytest.raises(FatalError) as stop:
         runner.run_judgments_sync(Quota(get_task("support"), {}), _support_items(10), progress=False, fatal_after=3)
     assert stop.value.judgments is not None and len(stop.value.judgments) == 3  # stopped at the third
+
+
+def test_records_are_framed_column_by_column_with_the_same_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import polars as pl
+
+    from reportbench.judges.base import Judgment
+
+    judge = OfflineJudge(get_task("support"), {})
+    judgments = list(runner.run_judgments_sync(judge, _support_items(6), progress=False))
+    judgments.append(Judgment(task="support", item_id="x", input_ids={"b": "é", "a": "1"}, judge_id="j",
+                              status="failed", error="call: timeout: slow", latency_s=1.5, attempts=3))  # fmt: skip
+    rows = []
+    for j in judgments:  # the table as it was built before: one dict per judgment
+        row = j.model_dump()
+        row["input_ids"] = json.dumps(row["input_ids"], sort_keys=True, ensure_ascii=False)
+        rows.append(row)
+    expected = pl.DataFrame(rows, schema=runner.JUDGMENT_SCHEMA)
+
+    def no_dump(self: Judgment, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("model_dump per judgment")
+
+    monkeypatch.setattr(Judgment, "model_dump", no_dump)
+    got = runner.judgments_frame(judgments)
+    assert got.equals(expected) and got.schema == expected.schema
+
+
+def test_an_offline_judge_config_is_parsed_without_importing_the_llm_client() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from reportbench.judges.settings import JudgeSettings; "
+        "s = JudgeSettings.parse({'backend': 'offline', 'runtime': {'max_failure_rate': 0.2}}); "
+        "print(s.max_failure_rate, 'reportbench.judges.client' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0.2", "False"]

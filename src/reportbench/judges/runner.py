@@ -290,13 +290,16 @@ def run_judgments_sync(
 
 
 def judgments_frame(judgments: Iterable[Judgment]) -> pl.DataFrame:
-    """Judgments as a DataFrame with the fixed JUDGMENT_SCHEMA (input_ids serialised as JSON)."""
-    rows = []
-    for j in judgments:
-        row = j.model_dump()
-        row["input_ids"] = json.dumps(row["input_ids"], sort_keys=True, ensure_ascii=False)
-        rows.append(row)
-    return pl.DataFrame(rows, schema=JUDGMENT_SCHEMA)
+    """Judgments as a DataFrame with the fixed JUDGMENT_SCHEMA (input_ids serialised as JSON). Built column by
+    column from the fields (every field is a scalar but input_ids): no dict per judgment (`model_dump`)."""
+    todo = judgments if isinstance(judgments, Sequence) else list(judgments)
+    columns: dict[str, list[Any]] = {}
+    for name in JUDGMENT_SCHEMA:
+        if name == "input_ids":
+            columns[name] = [json.dumps(j.input_ids, sort_keys=True, ensure_ascii=False) for j in todo]
+        else:
+            columns[name] = [getattr(j, name) for j in todo]
+    return pl.DataFrame(columns, schema=JUDGMENT_SCHEMA)
 
 
 def write_judgments(path: str | Path, judgments: Iterable[Judgment]) -> Path:

@@ -21,6 +21,20 @@ if TYPE_CHECKING:
 _BOUNDS = {"max_failure_rate": 0.1, "max_call_failure_rate": 0.0}
 
 
+def to_plain(cfg: Any) -> Any:
+    """OmegaConf DictConfig / nested Mappings -> plain dicts and lists (here, not in the client: the offline judge's
+    stage parses its config without importing the litellm client)."""
+    if type(cfg).__module__.startswith("omegaconf"):
+        from omegaconf import OmegaConf
+
+        return OmegaConf.to_container(cfg, resolve=True)
+    if isinstance(cfg, Mapping):
+        return {str(k): to_plain(v) for k, v in cfg.items()}
+    if isinstance(cfg, list | tuple):
+        return [to_plain(v) for v in cfg]
+    return cfg
+
+
 class JudgeSettings(Mapping[str, Any]):
     """The parsed `judge:` group of one step: typed fields, plus read-only mapping access to the plain data."""
 
@@ -51,8 +65,6 @@ class JudgeSettings(Mapping[str, Any]):
         """Once per step at the stage boundary; a JudgeSettings passes through untouched."""
         if isinstance(cfg, JudgeSettings):
             return cfg
-        from reportbench.judges.client import to_plain  # lazy: +152 ms to import (python -X importtime)
-
         return cls(to_plain(cfg))
 
     def plain(self) -> dict[str, Any]:
