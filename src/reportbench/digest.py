@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -129,3 +131,17 @@ def _memo_get(db: sqlite3.Connection | None, name: str, stat_key: tuple[int, int
     except sqlite3.Error:
         return None
     return row[4] if row is not None and tuple(row[:4]) == stat_key else None
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a reader builds many objects that form no cycles (parsed reports,
+    an unpickled release): every collection it triggered walked all of them again (~40 µs per report at 1,000
+    tasks, bench/judge_overhead.py). Reference counting frees as before; the collector's state is put back."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

@@ -96,7 +96,10 @@ def build_release(params: Mapping[str, Any], benchmark: str, out_dir: Path) -> d
     from reportbench.release.format import write_release  # lazy: +60 ms to import (python -X importtime)
 
     cfg = require(params, f"benchmarks.{benchmark}.release")
-    return write_release(configured_release(benchmark, cfg), out_dir)
+    written = write_release(configured_release(benchmark, cfg), out_dir)
+    # read back (validated) and stored for the judge stage's first run (unit_reuse.cached_release)
+    unit_reuse.cached_release(Path(out_dir), benchmark, lambda: read_release(Path(out_dir), benchmark))
+    return written
 
 
 def configured_release(benchmark: str, cfg: Mapping[str, Any]) -> Any:

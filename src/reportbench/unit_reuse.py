@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import reportbench
-from reportbench.digest import MEMO_PATH, memo_tree_digest
+from reportbench.digest import MEMO_PATH, collector_paused, memo_tree_digest
 
 CACHE_DIR = Path(".reportbench") / "cache" / "judge-units"
 ENV = "REPORTBENCH_UNIT_REUSE"
@@ -98,7 +98,7 @@ def cached_release(release_dir: Path, benchmark: str, read: Callable[[], Any], c
     stored = entry / f"{key[:32]}.pickle"
     if stored.is_file():
         try:
-            with open(stored, "rb") as fh:
+            with open(stored, "rb") as fh, collector_paused():
                 return pickle.load(fh)
         except Exception:  # noqa: BLE001 - a damaged cache entry is read again, never trusted
             pass

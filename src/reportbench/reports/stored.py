@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 from pydantic import PrivateAttr, TypeAdapter, ValidationError
 
-from reportbench.digest import seen_sha256
+from reportbench.digest import collector_paused, seen_sha256
 from reportbench.types import Report, Sentence, Source
 
 WRITTEN_PATH = Path(".reportbench") / "cache" / "written-reports.sqlite"
@@ -123,7 +123,7 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
         sha = seen_sha256(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
         ours = sha is not None and _is_registered(sha)
         READS["constructed" if ours else "validated"] += 1
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data, collector_paused():
             source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
             pos, lineno = 0, 0
             while pos < stat.st_size:
@@ -233,10 +233,13 @@ _DEFAULTS = {
     model: {name: f for name, f in model.model_fields.items() if not f.is_required()} for model in (Report, Source)
 }
 _set = object.__setattr__
+_new = object.__new__
 
 
 def _fields(model: type[Report] | type[Source], data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     """`data` as validation leaves a model's __dict__: every field in declaration order, defaults filled in."""
+    if tuple(data) == names:  # as our writer writes it: every field, in order
+        return data
     defaults = _DEFAULTS[model]
     return {n: data[n] if n in data else defaults[n].get_default(call_default_factory=True) for n in names}
 
@@ -258,17 +261,17 @@ def _construct_report(head: bytes, private: dict[str, Any]) -> StoredReport | No
     for key, entry in sources.items():
         if not isinstance(entry, dict) or not _SOURCE_REQUIRED <= set(entry) <= _SOURCE_KEYS:
             return None
-        src = Source.__new__(Source)
-        _set(src, "__dict__", _fields(Source, entry, _SOURCE_FIELDS))
+        src = _new(Source)
         _set(src, "__pydantic_fields_set__", set(entry))
+        _set(src, "__dict__", _fields(Source, entry, _SOURCE_FIELDS))
         _set(src, "__pydantic_extra__", None)
         _set(src, "__pydantic_private__", None)
         built[key] = src
     if "sources" in data:
         data["sources"] = built
-    report = StoredReport.__new__(StoredReport)
-    _set(report, "__dict__", _fields(Report, data, _REPORT_FIELDS))
+    report = _new(StoredReport)
     _set(report, "__pydantic_fields_set__", {*data, "sentences"})
+    _set(report, "__dict__", _fields(Report, data, _REPORT_FIELDS))
     _set(report, "__pydantic_extra__", None)
     _set(report, "__pydantic_private__", private)
     return report
