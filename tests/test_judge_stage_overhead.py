@@ -5,6 +5,7 @@ The figure itself is `python bench/judge_overhead.py` (docs/scale.md)."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,3 +129,56 @@ def test_an_offline_judge_config_is_parsed_without_importing_the_llm_client() ->
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0.2", "False"]
+
+
+def test_a_folder_digest_reads_its_memo_in_one_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from reportbench import digest
+
+    folder = tmp_path / "run"
+    (folder / "sub").mkdir(parents=True)
+    for i in range(12):
+        (folder / ("sub" if i % 2 else ".") / f"f{i}.txt").write_text(f"file {i}\n")
+    memo = tmp_path / "memo.sqlite"
+    later = time.time_ns() + 10**10
+    first = digest.memo_tree_digest(folder, memo=memo, now_ns=later)
+    assert first == digest.memo_tree_digest(folder, memo=None)
+
+    def per_file(*args: Any) -> Any:
+        raise AssertionError("one query per file")
+
+    monkeypatch.setattr(digest, "_memo_get", per_file)
+    hashed: list[Path] = []
+    real = digest._file_sha256
+    monkeypatch.setattr(digest, "_file_sha256", lambda p: hashed.append(p) or real(p))
+    assert digest.memo_tree_digest(folder, memo=memo, now_ns=later) == first and hashed == []  # all memoised
+    (folder / "f0.txt").write_text("changed\n")
+    assert digest.memo_tree_digest(folder, memo=memo, now_ns=later) != first and hashed == [folder / "f0.txt"]
+
+
+def test_reading_stored_reports_triggers_no_garbage_collection(tmp_path: Path) -> None:
+    import gc
+
+    from reportbench.reports.stored import read_stored_reports
+    from reportbench.systems import write_run
+    from reportbench.types import Report, Source
+
+    reports = [
+        Report(report_id=f"s/t{i}", task_id=f"t{i}", system="s", format="markdown", body=f"body {i} [1]",
+               sources={str(k): Source(key=str(k), raw=f"[{k}] ref") for k in range(12)})  # fmt: skip
+        for i in range(400)
+    ]
+    write_run(tmp_path, reports, [])
+    runs: list[str] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            runs.append(phase)
+
+    gc.callbacks.append(count)
+    try:
+        got = read_stored_reports(tmp_path)
+    finally:
+        gc.callbacks.remove(count)
+    assert len(got) == 400 and len(runs) <= 1 and gc.isenabled()  # at most the one deferred to the end

@@ -59,13 +59,21 @@ def memo_tree_digest(path: Path | str, memo: Path | str | None = MEMO_PATH, now_
     db = _open_memo(memo) if memo is not None and files else None
     fresh: list[tuple[str, int, int, int, int, str]] = []
     digest = hashlib.sha256()
+    # memo keys: the resolved folder joined with each file's relative path (a symlinked file resolved), without
+    # resolving every file's path component by component; the folder's rows are read in one query
+    where = base.resolve()
+    rows = _memo_rows(db, str(where)) if db is not None and len(files) > 1 else None
     try:
         for f in files:
             if "__pycache__" in f.parts or f.suffix == ".pyc":
                 continue
             stat_key = _stat_key(f)
-            name = str(f.resolve())
-            known = _memo_get(db, name, stat_key)
+            name = str(f.resolve()) if f.is_symlink() or f == base else str(where / f.relative_to(base))
+            if rows is not None:
+                row = rows.get(name)
+                known = row[4] if row is not None and tuple(row[:4]) == stat_key else None
+            else:
+                known = _memo_get(db, name, stat_key)
             if known is None:
                 known = _file_sha256(f)
                 if _stat_key(f) != stat_key:  # changed while it was hashed: neither memoised nor remembered
@@ -121,6 +129,18 @@ def _open_memo(memo: Path | str) -> sqlite3.Connection | None:
         return db
     except (OSError, sqlite3.Error):
         return None
+
+
+def _memo_rows(db: sqlite3.Connection, folder: str) -> dict[str, tuple[int, int, int, int, str]] | None:
+    """Every memoised file under `folder` (a range of the primary key), or None when the memo cannot be read."""
+    try:
+        rows = db.execute(
+            "SELECT path, ino, size, mtime_ns, ctime_ns, sha256 FROM files WHERE path > ? AND path < ?",
+            (folder + "/", folder + "0"),  # '0' sorts right after '/': exactly the paths below the folder
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    return {row[0]: tuple(row[1:]) for row in rows}
 
 
 def _memo_get(db: sqlite3.Connection | None, name: str, stat_key: tuple[int, int, int, int]) -> str | None:

@@ -27,7 +27,7 @@ from reportbench import (
     unit_reuse,  # a judge unit whose inputs did not change is copied back, not judged again
 )
 from reportbench.config import ConfigError, require
-from reportbench.digest import tree_digest
+from reportbench.digest import collector_paused, tree_digest
 from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
 from reportbench.executor import executor_for
 from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
@@ -423,7 +423,9 @@ def run_judge_stage(
     from reportbench.judges.runner import write_judgments
 
     spec = get_benchmark(benchmark)
-    ctx = judge_context(params, benchmark, system, member, release_dir, run_dir, pages_dir)
+    with collector_paused():  # what the unit reads stays until it ends: frozen before the collector walks it
+        ctx = judge_context(params, benchmark, system, member, release_dir, run_dir, pages_dir)
+        _freeze_held()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     usage_all: dict[str, Any] = {}
