@@ -182,3 +182,28 @@ def test_reading_stored_reports_triggers_no_garbage_collection(tmp_path: Path) -
     finally:
         gc.callbacks.remove(count)
     assert len(got) == 400 and len(runs) <= 1 and gc.isenabled()  # at most the one deferred to the end
+
+
+def test_the_offline_judges_records_get_their_member_without_a_copy_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reportbench import pipeline
+    from reportbench.judges.base import Judgment
+    from reportbench.judges.settings import JudgeSettings
+    from reportbench.protocols import JudgeItem
+
+    items = [JudgeItem("support", f"q{i}", {"claim": f"claim {i}", "reference": f"passage {i}"}, {"q": str(i)})
+             for i in range(5)]  # fmt: skip
+    cfg = JudgeSettings.parse({"backend": "offline", "name": "offline"})
+    typed = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
+    awaited = _awaited(OfflineJudge(get_task("support"), {}), typed)  # the records as they were made before
+    expected = [j.model_copy(update={"member": "m1"}).model_dump() for j in awaited]
+    copies: list[int] = []
+    real = Judgment.model_copy
+
+    def counting(self: Judgment, *args: Any, **kwargs: Any) -> Any:
+        copies.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Judgment, "model_copy", counting)
+    got = pipeline._judge("support", cfg, items, "support@test", "m1")
+    assert copies == [] and [j.model_dump() for j in got] == expected
+    assert all(j.model_fields_set >= {"member"} for j in got) and got.wall_s is not None

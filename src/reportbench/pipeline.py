@@ -571,10 +571,17 @@ def _judge(task: str, cfg: JudgeSettings, items: list[Any], desc: str, member: s
 
     # lazy: +164 ms to import (python -X importtime)
     from reportbench.judges.runner import JudgmentRun, run_judgments_sync
+    from reportbench.judges.tasks import get_task  # lazy: +567 ms to import (python -X importtime)
 
     judge = make_judge(task, cfg)
     t0 = time.perf_counter()
-    items_in = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
+    models: dict[str, Any] = {}  # each item's typed input, its task's input model looked up once per task
+    items_in = [
+        (i.item_id, (models.get(i.task) or models.setdefault(i.task, get_task(i.task).input_model))(**i.inputs),
+         dict(i.input_ids))
+        for i in items
+    ]  # fmt: skip
+    computed = callable(getattr(judge, "judge_now", None))  # its records are this run's own objects
     run = run_judgments_sync(judge, items_in, desc=desc, judge_name=f"{cfg.get('name')}/{member}")
     if cfg.max_cost_usd is not None:  # judge.runtime.max_cost_usd (docs/scale.md)
         from reportbench.judges.client import raise_if_over_budget  # lazy: +152 ms to import (python -X importtime)
@@ -585,7 +592,13 @@ def _judge(task: str, cfg: JudgeSettings, items: list[Any], desc: str, member: s
             exc.judgments = run  # the stage still writes the usage of what was paid
             raise
     wall = time.perf_counter() - t0
-    out = JudgmentRun(j.model_copy(update={"member": member}) for j in run)
+    if computed:  # set in place: what model_copy(update=...) gives, without copying a record per judgment
+        for j in run:
+            j.__dict__["member"] = member
+            j.__pydantic_fields_set__.add("member")
+        out = JudgmentRun(run)
+    else:
+        out = JudgmentRun(j.model_copy(update={"member": member}) for j in run)
     out.wall_s = wall
     return out
 
