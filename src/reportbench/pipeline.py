@@ -165,7 +165,8 @@ def run_system(
     log.info("%s/%s: %s", benchmark, system, counts)
     _fail_if_nothing_ran(benchmark, system, outcomes, out_dir)
     if (Path(out_dir) / "reports.jsonl").is_file():  # read by the judge stage without validating it again
-        from reportbench.reports.stored import register_written  # lazy: +260 ms (python -X importtime)
+        # lazy: +260 ms to import (python -X importtime)
+        from reportbench.reports.stored import register_written
 
         register_written(Path(out_dir) / "reports.jsonl")
     return counts

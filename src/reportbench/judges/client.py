@@ -45,8 +45,8 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from reportbench.judges.errors import FATAL_KINDS, FatalError, FatalJudgeError, fatal_error, fatal_kind  # noqa: E402
 from reportbench.judges.litellm_loader import _litellm  # noqa: E402 - client._litellm stays importable
+from reportbench.judges.plain import to_plain  # noqa: E402, F401 - client.to_plain stays importable
 from reportbench.judges.ratelimit import SharedRateLimiter, SingleFlight  # noqa: E402
-from reportbench.judges.settings import to_plain  # noqa: E402, F401 - client.to_plain stays importable
 
 if TYPE_CHECKING:
     pass

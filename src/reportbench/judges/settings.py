@@ -14,25 +14,12 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from reportbench.errors import ConfigError
+from reportbench.judges import plain
 
 if TYPE_CHECKING:
     from reportbench.judges.client import ClientConfig
 
 _BOUNDS = {"max_failure_rate": 0.1, "max_call_failure_rate": 0.0}
-
-
-def to_plain(cfg: Any) -> Any:
-    """OmegaConf DictConfig / nested Mappings -> plain dicts and lists (here, not in the client: the offline judge's
-    stage parses its config without importing the litellm client)."""
-    if type(cfg).__module__.startswith("omegaconf"):
-        from omegaconf import OmegaConf
-
-        return OmegaConf.to_container(cfg, resolve=True)
-    if isinstance(cfg, Mapping):
-        return {str(k): to_plain(v) for k, v in cfg.items()}
-    if isinstance(cfg, list | tuple):
-        return [to_plain(v) for v in cfg]
-    return cfg
 
 
 class JudgeSettings(Mapping[str, Any]):
@@ -65,7 +52,7 @@ class JudgeSettings(Mapping[str, Any]):
         """Once per step at the stage boundary; a JudgeSettings passes through untouched."""
         if isinstance(cfg, JudgeSettings):
             return cfg
-        return cls(to_plain(cfg))
+        return cls(plain.to_plain(cfg))
 
     def plain(self) -> dict[str, Any]:
         """The plain data (already plain: no second `to_plain`); callers must not mutate it."""
