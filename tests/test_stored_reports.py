@@ -302,3 +302,25 @@ def test_a_release_is_stored_validated_and_read_again_only_when_its_bytes_change
     pipeline._RELEASE_READ.clear()
     with pytest.raises(ReleaseError, match=r"tasks.parquet: sha256 differs from release.json"):
         pipeline._unit_release(folder, "deepscholar")
+
+
+def test_release_at_stores_what_the_judge_stage_then_reads_without_validating_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench import pipeline
+    from test_release_format import make_release
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pipeline, "configured_release", lambda benchmark, cfg: make_release())
+    folder = tmp_path / "release"
+    pipeline.build_release({"benchmarks": {"deepscholar": {"release": {"name": "unit"}}}}, "deepscholar", folder)
+    reads: list[int] = []
+    real = pipeline.read_release
+
+    def counting(*args: object, **kwargs: object) -> object:
+        reads.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "read_release", counting)
+    pipeline._RELEASE_READ.clear()  # the judge stage's process
+    assert pipeline._unit_release(folder, "deepscholar").tasks == make_release().tasks and reads == []
