@@ -20,6 +20,11 @@ process, unit reuse on with an empty unit cache (every unit judged, as on a firs
   wire), since interleaved awaiting calls cannot be told apart;
 - overhead per judgment = (stage CPU - judge CPU) / judgments, and the slope between two N (the per-judgment
   cost with every per-stage constant cancelled out).
+
+What the stages before the judge leave (as `dvc repro` leaves it) stays between runs: the sha256 of each
+`reports.jsonl` `system@` wrote (`.reportbench/cache/written-reports.sqlite`: such a file is read without
+validating it again) and the release `release@` stored validated (`.reportbench/cache/releases/`, keyed by the
+release's bytes and the code: after a code change the first run stores it again, so take `--repeat 2`).
 """
 
 from __future__ import annotations
@@ -167,6 +172,24 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
             finally:
                 in_judge[0] = False
                 judge_cpu[0] += _cpu() - t0
+
+        def __dir__(self) -> list[str]:
+            return dir(self._judge)
+
+        @property
+        def judge_now(self) -> Any:  # the offline judge's synchronous call (runner.run_computed), timed the same
+            inner = self._judge.judge_now  # AttributeError for a judge without one: the runner awaits it
+
+            def timed(*args: Any) -> Any:
+                t0 = _cpu()
+                in_judge[0] = True
+                try:
+                    return inner(*args)
+                finally:
+                    in_judge[0] = False
+                    judge_cpu[0] += _cpu() - t0
+
+            return timed
 
     real_make, real_run = factory.make_judge, runner.run_judgments_sync
 

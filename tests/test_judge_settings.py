@@ -11,6 +11,7 @@ from reportbench.config import composed_params
 from reportbench.errors import ConfigError
 from reportbench.judges import client as client_module
 from reportbench.judges import llm as llm_module
+from reportbench.judges import plain as plain_module
 from reportbench.judges.factory import make_judge
 from reportbench.judges.settings import JudgeSettings
 
@@ -21,14 +22,15 @@ def test_a_parsed_judge_config_is_never_walked_again(repo_root: Path, monkeypatc
     cfg = composed_params(["judge=stub"], conf_dir=repo_root / "conf", remembered=False)["judge"]
     cfg["runtime"].update(cache_path=None, progress=False)
     walks: list[object] = []
-    real = client_module.to_plain
+    real = plain_module.to_plain
 
     def counting(value: object) -> object:
         if isinstance(value, dict) and "backend" in value:  # a whole judge group (not the recursion's parts)
             walks.append(value)
         return real(value)
 
-    monkeypatch.setattr(client_module, "to_plain", counting)  # the recursion inside calls this name too
+    monkeypatch.setattr(plain_module, "to_plain", counting)  # the recursion inside calls this name too
+    monkeypatch.setattr(client_module, "to_plain", counting)
     monkeypatch.setattr(llm_module, "to_plain", counting)
     settings = JudgeSettings.parse(cfg)
     assert len(walks) == 1  # the one parse at the boundary

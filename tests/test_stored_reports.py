@@ -150,17 +150,177 @@ def test_strip_think_fast_path_keeps_every_case_blind_match() -> None:
     assert strip_think(Text("x <think>y</think> z")) == "x  z" and lowered
 
 
-def test_the_judge_stage_reads_its_release_once_and_again_when_it_changed(tmp_path: Path) -> None:
+def test_the_judge_stage_reads_its_release_once_and_again_when_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import polars as pl
 
     from reportbench import pipeline
     from reportbench.release.format import ReleaseError, write_release
     from test_release_format import make_release
 
-    write_release(make_release(), tmp_path)
-    first = pipeline._unit_release(tmp_path, "deepscholar")
-    assert pipeline._unit_release(tmp_path, "deepscholar") is first  # every unit of the stage: one read
-    df = pl.read_parquet(tmp_path / "tasks.parquet")
-    df.with_columns(pl.lit("changed").alias("title")).write_parquet(tmp_path / "tasks.parquet")
+    monkeypatch.chdir(tmp_path)  # the stored release goes to ./.reportbench/cache
+    folder = tmp_path / "release"
+    write_release(make_release(), folder)
+    first = pipeline._unit_release(folder, "deepscholar")
+    assert pipeline._unit_release(folder, "deepscholar") is first  # every unit of the stage: one read
+    df = pl.read_parquet(folder / "tasks.parquet")
+    df.with_columns(pl.lit("changed").alias("title")).write_parquet(folder / "tasks.parquet")
     with pytest.raises(ReleaseError, match=r"tasks.parquet: sha256 differs from release.json"):
-        pipeline._unit_release(tmp_path, "deepscholar")  # a changed table is read and checked again
+        pipeline._unit_release(folder, "deepscholar")  # a changed table is read and checked again
+
+
+# ------------------------------------------------------------------ files system@ registered as written by us
+def _ours(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As system@ then the judge stage do it: register the file written, then digest the run folder (unit key)."""
+    import time
+
+    from reportbench.digest import memo_tree_digest
+    from reportbench.reports.stored import register_written
+
+    monkeypatch.chdir(run_dir)  # the registry and the memo live under ./.reportbench/cache
+    register_written(run_dir / "reports.jsonl")
+    memo_tree_digest(run_dir, now_ns=time.time_ns() + 10**10)  # 10 s later: not racily clean
+
+
+def _no_validation(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = StoredReport.model_validate_json.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(StoredReport, "model_validate_json", classmethod(counting))
+    return calls
+
+
+def test_a_file_our_writer_wrote_is_read_without_validating_it_again(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.reports import stored
+
+    full = read_reports(run_dir)
+    _ours(run_dir, monkeypatch)
+    validations = _no_validation(monkeypatch)
+    before = dict(stored.READS)
+    lazy = read_stored_reports(run_dir)
+    assert stored.READS["constructed"] == before["constructed"] + 1 and validations == []
+    assert all(type(r) is StoredReport for r in lazy) and all("sentences" not in r.__dict__ for r in lazy)
+    assert [r.model_dump_json() for r in lazy] == [r.model_dump_json() for r in full]
+    assert lazy == full and full == lazy
+    assert [r.model_fields_set for r in lazy] == [r.model_fields_set for r in full]
+    assert [{k: s.model_fields_set for k, s in r.sources.items()} for r in lazy] == [
+        {k: s.model_fields_set for k, s in r.sources.items()} for r in full
+    ]
+    assert [list(r.__dict__) for r in read_stored_reports(run_dir)] == [
+        [f for f in Report.model_fields if f != "sentences"] for _ in full
+    ]
+    assert [r.cited_keys for r in lazy] == [r.cited_keys for r in full]
+    assert pickle.loads(pickle.dumps(lazy[0])) == full[0] and copy.deepcopy(lazy[1]) == full[1]
+
+
+def test_a_registered_file_edited_by_hand_is_validated_and_stops_naming_file_line_and_field(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.reports import stored
+
+    _ours(run_dir, monkeypatch)
+    _edit(run_dir, 3, lambda s: s.replace('"task_id":"t2"', '"task_id":5'))
+    _ours_digest_only(run_dir)
+    before = dict(stored.READS)
+    with pytest.raises(ValueError) as err:
+        read_stored_reports(run_dir)
+    assert stored.READS["validated"] == before["validated"] + 1
+    msg = str(err.value)
+    assert f"{run_dir / 'reports.jsonl'}: line 3 is not a valid Report" in msg and "task_id" in msg
+
+
+def _ours_digest_only(run_dir: Path) -> None:
+    import time
+
+    from reportbench.digest import memo_tree_digest
+
+    memo_tree_digest(run_dir, now_ns=time.time_ns() + 10**10)
+
+
+def test_a_registered_file_not_digested_in_this_process_is_validated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench.reports import stored
+    from reportbench.reports.stored import register_written
+
+    write_run(tmp_path, [_report(i) for i in range(3)], [])
+    monkeypatch.chdir(tmp_path)
+    register_written(tmp_path / "reports.jsonl")  # registered, but nothing vouched for the bytes read now
+    validations = _no_validation(monkeypatch)
+    assert read_stored_reports(tmp_path) == read_reports(tmp_path)
+    assert len(validations) == 3 and stored.READS["validated"] >= 1
+
+
+def test_a_release_is_stored_validated_and_read_again_only_when_its_bytes_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next judge stage (another process: the in-process memo emptied) loads the stored release instead of
+    reading and validating it again; a changed table is read (and its hash checked) again."""
+    import os
+    import time
+
+    import polars as pl
+
+    from reportbench import pipeline, unit_reuse
+    from reportbench.release.format import ReleaseError, write_release
+    from test_release_format import make_release
+
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "release"
+    write_release(make_release(), folder)
+    old = time.time_ns() - 10**10  # written 10 s ago: not racily clean, so its digests are memoised
+    for f in folder.iterdir():
+        os.utime(f, ns=(old, old))
+    later = time.time_ns() + 10**10
+    monkeypatch.setattr(unit_reuse, "_dir_digest", lambda p: unit_reuse.memo_tree_digest(p, now_ns=later))
+    reads: list[int] = []
+    real = pipeline.read_release
+
+    def counting(*args: object, **kwargs: object) -> object:
+        reads.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "read_release", counting)
+    first = pipeline._unit_release(folder, "deepscholar")
+    pipeline._RELEASE_READ.clear()  # a new stage process
+    second = pipeline._unit_release(folder, "deepscholar")
+    assert reads == [1] and second is not first
+    assert second.tasks == first.tasks and second.table("tasks") == first.table("tasks")
+    entry = next((tmp_path / unit_reuse.RELEASES_DIR / "deepscholar").glob("*.pickle"))
+    entry.write_bytes(b"damaged")  # a damaged entry is read again, never trusted
+    pipeline._RELEASE_READ.clear()
+    assert pipeline._unit_release(folder, "deepscholar").tasks == first.tasks and reads == [1, 1]
+    df = pl.read_parquet(folder / "tasks.parquet")
+    df.with_columns(pl.lit("changed").alias("title")).write_parquet(folder / "tasks.parquet")
+    pipeline._RELEASE_READ.clear()
+    with pytest.raises(ReleaseError, match=r"tasks.parquet: sha256 differs from release.json"):
+        pipeline._unit_release(folder, "deepscholar")
+
+
+def test_release_at_stores_what_the_judge_stage_then_reads_without_validating_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportbench import pipeline
+    from test_release_format import make_release
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pipeline, "configured_release", lambda benchmark, cfg: make_release())
+    folder = tmp_path / "release"
+    pipeline.build_release({"benchmarks": {"deepscholar": {"release": {"name": "unit"}}}}, "deepscholar", folder)
+    reads: list[int] = []
+    real = pipeline.read_release
+
+    def counting(*args: object, **kwargs: object) -> object:
+        reads.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "read_release", counting)
+    pipeline._RELEASE_READ.clear()  # the judge stage's process
+    assert pipeline._unit_release(folder, "deepscholar").tasks == make_release().tasks and reads == []

@@ -27,7 +27,7 @@ from reportbench import (
     unit_reuse,  # a judge unit whose inputs did not change is copied back, not judged again
 )
 from reportbench.config import ConfigError, require
-from reportbench.digest import tree_digest
+from reportbench.digest import collector_paused, tree_digest
 from reportbench.dvc_metrics import dvc_keys, overall_range, write_brief, write_dvc_metrics
 from reportbench.executor import executor_for
 from reportbench.injection import HIDDEN_TEXT, JUDGE_DIRECTED
@@ -96,7 +96,12 @@ def build_release(params: Mapping[str, Any], benchmark: str, out_dir: Path) -> d
     from reportbench.release.format import write_release  # lazy: +60 ms to import (python -X importtime)
 
     cfg = require(params, f"benchmarks.{benchmark}.release")
-    return write_release(configured_release(benchmark, cfg), out_dir)
+    written = write_release(configured_release(benchmark, cfg), out_dir)
+    try:  # read back (validated) and stored for the judge stage's first run (unit_reuse.cached_release)
+        unit_reuse.cached_release(Path(out_dir), benchmark, lambda: read_release(Path(out_dir), benchmark))
+    except Exception as exc:  # noqa: BLE001 - a cache: the stage that reads the release reports what is wrong
+        log.debug("release@%s: not stored validated (%s: %s)", benchmark, type(exc).__name__, exc)
+    return written
 
 
 def configured_release(benchmark: str, cfg: Mapping[str, Any]) -> Any:
@@ -161,6 +166,11 @@ def run_system(
             log.warning("%s / %s: %s (%s)", system, o.task_id, o.status, o.reason)
     log.info("%s/%s: %s", benchmark, system, counts)
     _fail_if_nothing_ran(benchmark, system, outcomes, out_dir)
+    if (Path(out_dir) / "reports.jsonl").is_file():  # read by the judge stage without validating it again
+        # lazy: +260 ms to import (python -X importtime)
+        from reportbench.reports.stored import register_written
+
+        register_written(Path(out_dir) / "reports.jsonl")
     return counts
 
 
@@ -354,7 +364,8 @@ def _unit_release(release_dir: Path, benchmark: str) -> Any:
     key = (str(folder.resolve()), benchmark, manifest.read_bytes() if manifest.is_file() else b"", files)
     if _RELEASE_READ and _RELEASE_READ[0][0] == key:
         return _RELEASE_READ[0][1]
-    release = read_release(release_dir, benchmark)
+    # stored validated, keyed by its bytes and the code (unit_reuse.cached_release): not validated again per run
+    release = unit_reuse.cached_release(folder, benchmark, lambda: read_release(release_dir, benchmark))
     _RELEASE_READ[:] = [(key, release)]
     return release
 
@@ -415,7 +426,9 @@ def run_judge_stage(
     from reportbench.judges.runner import write_judgments
 
     spec = get_benchmark(benchmark)
-    ctx = judge_context(params, benchmark, system, member, release_dir, run_dir, pages_dir)
+    with collector_paused():  # what the unit reads stays until it ends: frozen before the collector walks it
+        ctx = judge_context(params, benchmark, system, member, release_dir, run_dir, pages_dir)
+        _freeze_held()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     usage_all: dict[str, Any] = {}
@@ -561,10 +574,17 @@ def _judge(task: str, cfg: JudgeSettings, items: list[Any], desc: str, member: s
 
     # lazy: +164 ms to import (python -X importtime)
     from reportbench.judges.runner import JudgmentRun, run_judgments_sync
+    from reportbench.judges.tasks import get_task  # lazy: +567 ms to import (python -X importtime)
 
     judge = make_judge(task, cfg)
     t0 = time.perf_counter()
-    items_in = [(i.item_id, i.typed(), dict(i.input_ids)) for i in items]
+    models: dict[str, Any] = {}  # each item's typed input, its task's input model looked up once per task
+    items_in = [
+        (i.item_id, (models.get(i.task) or models.setdefault(i.task, get_task(i.task).input_model))(**i.inputs),
+         dict(i.input_ids))
+        for i in items
+    ]  # fmt: skip
+    computed = callable(getattr(judge, "judge_now", None))  # its records are this run's own objects
     run = run_judgments_sync(judge, items_in, desc=desc, judge_name=f"{cfg.get('name')}/{member}")
     if cfg.max_cost_usd is not None:  # judge.runtime.max_cost_usd (docs/scale.md)
         from reportbench.judges.client import raise_if_over_budget  # lazy: +152 ms to import (python -X importtime)
@@ -575,7 +595,13 @@ def _judge(task: str, cfg: JudgeSettings, items: list[Any], desc: str, member: s
             exc.judgments = run  # the stage still writes the usage of what was paid
             raise
     wall = time.perf_counter() - t0
-    out = JudgmentRun(j.model_copy(update={"member": member}) for j in run)
+    if computed:  # set in place: what model_copy(update=...) gives, without copying a record per judgment
+        for j in run:
+            j.__dict__["member"] = member
+            j.__pydantic_fields_set__.add("member")
+        out = JudgmentRun(run)
+    else:
+        out = JudgmentRun(j.model_copy(update={"member": member}) for j in run)
     out.wall_s = wall
     return out
 

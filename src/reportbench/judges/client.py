@@ -45,6 +45,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from reportbench.judges.errors import FATAL_KINDS, FatalError, FatalJudgeError, fatal_error, fatal_kind  # noqa: E402
 from reportbench.judges.litellm_loader import _litellm  # noqa: E402 - client._litellm stays importable
+from reportbench.judges.plain import to_plain  # noqa: E402, F401 - client.to_plain stays importable
 from reportbench.judges.ratelimit import SharedRateLimiter, SingleFlight  # noqa: E402
 
 if TYPE_CHECKING:
@@ -163,17 +164,6 @@ class ClientConfig(BaseModel):
         return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields})
 
 
-def to_plain(cfg: Any) -> Any:
-    """OmegaConf DictConfig / nested Mappings -> plain dicts and lists."""
-    if type(cfg).__module__.startswith("omegaconf"):
-        from omegaconf import OmegaConf
-
-        return OmegaConf.to_container(cfg, resolve=True)
-    if isinstance(cfg, Mapping):
-        return {str(k): to_plain(v) for k, v in cfg.items()}
-    if isinstance(cfg, list | tuple):
-        return [to_plain(v) for v in cfg]
-    return cfg
 
 
 # ------------------------------------------------------------------------------------------------

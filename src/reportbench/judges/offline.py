@@ -134,6 +134,11 @@ class OfflineJudge:
             self.prompt_id, self.prompt_hash = None, None
 
     async def __call__(self, item_id: str, inputs: JudgeInput, input_ids: dict[str, str]) -> Judgment:
+        return self.judge_now(item_id, inputs, input_ids)
+
+    def judge_now(self, item_id: str, inputs: JudgeInput, input_ids: dict[str, str]) -> Judgment:
+        """The same Judgment as awaiting the judge, computed here: the rule never awaits, so the runner judges a
+        stage's items in a plain loop (runner.run_judgments_sync) instead of an event loop and workers."""
         if not isinstance(inputs, self.task.input_model):
             raise TypeError(
                 f"task {self.task.name!r} expects {self.task.input_model.__name__}, got {type(inputs).__name__}"

@@ -182,6 +182,72 @@ async def run_judgments(
     return run
 
 
+def run_computed(
+    judge: Judge,
+    items: Iterable[Item],
+    desc: str = "judge",
+    *,
+    concurrency: int | None = None,
+    progress: bool | None = None,
+    fatal_after: int | None = None,
+    judge_name: str | None = None,
+) -> JudgmentRun:
+    """`run_judgments` for a judge whose `judge_now(item_id, inputs, input_ids)` computes the Judgment without
+    awaiting (the offline judge): the same records in the same order, the same failure handling (an exception is a
+    failed record with its reason; the fatal tripwire and `local_fatal` stop the run), without the event loop,
+    the worker tasks and an awaited call per item (~40 µs per judgment at 1,000 tasks, bench/judge_overhead.py).
+    Awaiting such a judge never yields, so `run_judgments` judged its items one after another in input order too.
+    `concurrency` is accepted for the same signature and has nothing to bound here."""
+    del concurrency
+    todo: Sequence[Item] = items if isinstance(items, Sequence) else list(items)
+    n = len(todo)
+    judge_now = judge.judge_now  # type: ignore[attr-defined]
+    show = getattr(judge, "progress", True) if progress is None else progress
+    task_name = _task_name(judge)
+    results: list[Judgment | None] = [None] * n
+    cfg = getattr(judge, "cfg", None)
+    if fatal_after is None:
+        fatal_after = getattr(getattr(cfg, "runtime", None), "fatal_after", DEFAULT_FATAL_AFTER)
+    wire = FatalTripwire(int(fatal_after if fatal_after is not None else DEFAULT_FATAL_AFTER))
+    bar = tqdm(total=n, desc=desc, file=sys.stderr, disable=not show or n == 0, unit="item", dynamic_ncols=True,
+               mininterval=0.5)  # fmt: skip
+    t0 = time.perf_counter()
+    try:
+        for i, (item_id, inputs, input_ids) in enumerate(todo):
+            if wire.tripped is not None or getattr(judge, "local_fatal", None) is not None:
+                break
+            try:
+                result = judge_now(item_id, inputs, input_ids)
+            except Exception as exc:  # noqa: BLE001 - one bad item must not lose the others
+                result = _failed(judge, item_id, input_ids, task_name, exc)
+            results[i] = result
+            bar.update(1)
+            observe_judgment(wire, result)
+    finally:
+        if wire.tripped is not None:
+            bar.leave = False  # the error line replaces the bar
+        bar.close()
+    local_fatal = getattr(judge, "local_fatal", None)
+    if isinstance(local_fatal, BaseException):
+        raise _with_judgments(local_fatal, results, t0)
+    if wire.tripped is not None:
+        kind = wire.tripped
+        raise _with_judgments(
+            fatal_error(
+                kind,
+                name=judge_name or getattr(cfg, "name", None),
+                cfg=cfg if cfg is not None else {"model": getattr(judge, "judge_id", None)},
+                reason=wire.first_reason.get(kind, ""),
+                count=wire.counts[kind],
+            ),
+            results,
+            t0,
+        )
+    run = JudgmentRun(r for r in results if r is not None)
+    run.wall_s = time.perf_counter() - t0
+    return run
+
+
 def _with_judgments(exc: BaseException, results: list[Judgment | None], t0: float) -> BaseException:
     """`exc` carrying what the run got before it stopped (`FatalError.judgments`): the stage writes its usage."""
     if isinstance(exc, FatalError):
@@ -194,7 +260,10 @@ def _with_judgments(exc: BaseException, results: list[Judgment | None], t0: floa
 def run_judgments_sync(
     judge: Judge, items: Iterable[Item], desc: str = "judge", **kwargs: Any
 ) -> JudgmentRun:
-    """Sync wrapper: `asyncio.run`, or a helper thread when called from inside a running loop."""
+    """Sync wrapper: `asyncio.run`, or a helper thread when called from inside a running loop. A judge that
+    computes without awaiting (it has `judge_now`: the offline judge) is run in a plain loop instead."""
+    if callable(getattr(judge, "judge_now", None)):
+        return run_computed(judge, items, desc, **kwargs)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -221,13 +290,16 @@ def run_judgments_sync(
 
 
 def judgments_frame(judgments: Iterable[Judgment]) -> pl.DataFrame:
-    """Judgments as a DataFrame with the fixed JUDGMENT_SCHEMA (input_ids serialised as JSON)."""
-    rows = []
-    for j in judgments:
-        row = j.model_dump()
-        row["input_ids"] = json.dumps(row["input_ids"], sort_keys=True, ensure_ascii=False)
-        rows.append(row)
-    return pl.DataFrame(rows, schema=JUDGMENT_SCHEMA)
+    """Judgments as a DataFrame with the fixed JUDGMENT_SCHEMA (input_ids serialised as JSON). Built column by
+    column from the fields (every field is a scalar but input_ids): no dict per judgment (`model_dump`)."""
+    todo = judgments if isinstance(judgments, Sequence) else list(judgments)
+    columns: dict[str, list[Any]] = {}
+    for name in JUDGMENT_SCHEMA:
+        if name == "input_ids":
+            columns[name] = [json.dumps(j.input_ids, sort_keys=True, ensure_ascii=False) for j in todo]
+        else:
+            columns[name] = [getattr(j, name) for j in todo]
+    return pl.DataFrame(columns, schema=JUDGMENT_SCHEMA)
 
 
 def write_judgments(path: str | Path, judgments: Iterable[Judgment]) -> Path:

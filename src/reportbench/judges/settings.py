@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from reportbench.errors import ConfigError
+from reportbench.judges import plain
 
 if TYPE_CHECKING:
     from reportbench.judges.client import ClientConfig
@@ -51,9 +52,7 @@ class JudgeSettings(Mapping[str, Any]):
         """Once per step at the stage boundary; a JudgeSettings passes through untouched."""
         if isinstance(cfg, JudgeSettings):
             return cfg
-        from reportbench.judges.client import to_plain  # lazy: +152 ms to import (python -X importtime)
-
-        return cls(to_plain(cfg))
+        return cls(plain.to_plain(cfg))
 
     def plain(self) -> dict[str, Any]:
         """The plain data (already plain: no second `to_plain`); callers must not mutate it."""

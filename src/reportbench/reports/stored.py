@@ -10,18 +10,33 @@ A hand-edited or corrupt file still stops with the file, line and field: the par
 validated in full (every field but `sentences`, unknown fields refused); a line that does not split as our
 writer writes it (keys reordered, reformatted) is validated whole as before; and bad sentences raise, naming
 file, line and field, when a step first reads them.
+
+Reading a file our writer wrote, byte for byte (issue 36, the judge stage's overhead): `system@` registers the
+sha256 of the `reports.jsonl` it wrote (`register_written`, `.reportbench/cache/written-reports.sqlite`); the
+judge stage hashes every run folder for its unit keys anyway (`digest.memo_tree_digest`). When the file's sha256
+found there is a registered one, its lines are the `model_dump_json` of validated reports, so their fields are
+read with a JSON parser into the models directly (`_construct_report`: the same field values, order and fields
+set as validation gives) instead of being validated again. A file changed in any way has another sha256 (its
+stat changes, so it is hashed again): it is validated as above, and a hand-edited field stops with file, line
+and field. Anything unexpected on the way (a line laid out otherwise, a key the models lack) is validated.
 """
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import PrivateAttr, TypeAdapter, ValidationError
 
-from reportbench.types import Report, Sentence
+from reportbench.digest import collector_paused, seen_sha256
+from reportbench.types import Report, Sentence, Source
+
+WRITTEN_PATH = Path(".reportbench") / "cache" / "written-reports.sqlite"
 
 # pydantic's compact JSON (Report.model_dump_json, what system@ writes) puts the fields in declaration order:
 # ..., "body": "...", "sentences": [...], "sources": {...}, ...  Inside a JSON string a quote is always escaped,
@@ -105,7 +120,10 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
         stat = os.fstat(f.fileno())
         if stat.st_size == 0:
             return reports
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        sha = seen_sha256(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+        ours = sha is not None and _is_registered(sha)
+        READS["constructed" if ours else "validated"] += 1
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data, collector_paused():
             source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
             pos, lineno = 0, 0
             while pos < stat.st_size:
@@ -116,7 +134,7 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
                     stop -= 1
                 if data[start : start + 1] != b"{" and not data[start:stop].strip():
                     continue
-                report = _head(data, start, stop, source, lineno)
+                report = _head(data, start, stop, source, lineno, ours)
                 if report is None:  # not laid out as our writer writes it: validated whole, with its message
                     try:
                         report = Report.model_validate_json(data[start:stop])
@@ -141,9 +159,12 @@ class _Source:
             return f.read(length)
 
 
-def _head(data: mmap.mmap, start: int, stop: int, source: _Source, lineno: int) -> StoredReport | None:
+def _head(
+    data: mmap.mmap, start: int, stop: int, source: _Source, lineno: int, ours: bool = False
+) -> StoredReport | None:
     """The report of one line with its sentences left in the file, or None when the line is not laid out as our
-    writer lays it out (or its fields but the sentences do not validate: the caller validates it whole)."""
+    writer lays it out (or its fields but the sentences do not validate: the caller validates it whole).
+    `ours`: the file is one `system@` registered as written (`register_written`): its fields are constructed."""
     a = data.find(_SENTENCES_KEY, start, stop)
     if a < 0:
         return None
@@ -151,12 +172,110 @@ def _head(data: mmap.mmap, start: int, stop: int, source: _Source, lineno: int) 
     first = a + len(_SENTENCES_KEY)
     if b < first + 2 or data[first : first + 1] != b"[" or data[b - 1 : b] != b"]":
         return None
+    head = data[start:a] + data[b:stop]
+    where = f"{source.path}: line {lineno}"
+    private = {"_raw_sentences": (source, first, b - first), "_where": where}
+    report = _construct_report(head, private) if ours else None
+    if report is not None:
+        return report
     try:  # every field but the sentences (absent: their default, replaced below), unknown ones refused
-        report = StoredReport.model_validate_json(data[start:a] + data[b:stop])
+        report = StoredReport.model_validate_json(head)
     except ValidationError:
         return None
     del report.__dict__["sentences"]  # read from the file when first asked for
     report.__pydantic_fields_set__.add("sentences")
-    report._raw_sentences = (source, first, b - first)
-    report._where = f"{source.path}: line {lineno}"
+    report._raw_sentences = private["_raw_sentences"]
+    report._where = where
     return report
+
+
+# --------------------------------------------------------------------------------- files our writer wrote
+READS = {"constructed": 0, "validated": 0}  # files read each way in this process (tests count them)
+
+
+def register_written(path: Path | str, registry: Path | str = WRITTEN_PATH) -> None:
+    """Record that `path` (a run folder's reports.jsonl, as `system@` just wrote it from validated reports) holds
+    exactly what our writer wrote: its sha256 goes to the registry. A cache: when it cannot be written, the judge
+    stage validates the file as before."""
+    try:
+        with open(path, "rb") as fh:
+            sha = hashlib.file_digest(fh, "sha256").hexdigest()
+        Path(registry).parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(str(registry), timeout=5)
+        try:
+            with db:
+                db.execute("CREATE TABLE IF NOT EXISTS written (sha256 TEXT PRIMARY KEY)")
+                db.execute("INSERT OR IGNORE INTO written VALUES (?)", (sha,))
+        finally:
+            db.close()
+    except (OSError, sqlite3.Error):
+        pass
+
+
+def _is_registered(sha: str, registry: Path | str = WRITTEN_PATH) -> bool:
+    if not Path(registry).is_file():
+        return False
+    try:
+        db = sqlite3.connect(f"file:{Path(registry).resolve()}?mode=ro", uri=True, timeout=5)
+        try:
+            return db.execute("SELECT 1 FROM written WHERE sha256 = ?", (sha,)).fetchone() is not None
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+
+
+_REPORT_FIELDS = tuple(name for name in Report.model_fields if name != "sentences")
+_SOURCE_FIELDS = tuple(Source.model_fields)
+_REPORT_KEYS = frozenset(_REPORT_FIELDS)
+_SOURCE_KEYS = frozenset(_SOURCE_FIELDS)
+_DEFAULTS = {
+    model: {name: f for name, f in model.model_fields.items() if not f.is_required()} for model in (Report, Source)
+}
+_set = object.__setattr__
+_new = object.__new__
+
+
+def _fields(model: type[Report] | type[Source], data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """`data` as validation leaves a model's __dict__: every field in declaration order, defaults filled in."""
+    if tuple(data) == names:  # as our writer writes it: every field, in order
+        return data
+    defaults = _DEFAULTS[model]
+    return {n: data[n] if n in data else defaults[n].get_default(call_default_factory=True) for n in names}
+
+
+def _construct_report(head: bytes, private: dict[str, Any]) -> StoredReport | None:
+    """A line's fields but the sentences, from a file our writer wrote (`register_written`): parsed and put in
+    the models as validation puts them, without validating them again. None when anything is not as our writer
+    writes it, e.g. a required field missing (the caller validates the line then)."""
+    try:
+        data = orjson.loads(head)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or not _REPORT_REQUIRED <= set(data) <= _REPORT_KEYS:
+        return None
+    sources = data.get("sources") or {}
+    if not isinstance(sources, dict):
+        return None
+    built = {}
+    for key, entry in sources.items():
+        if not isinstance(entry, dict) or not _SOURCE_REQUIRED <= set(entry) <= _SOURCE_KEYS:
+            return None
+        src = _new(Source)
+        _set(src, "__pydantic_fields_set__", set(entry))
+        _set(src, "__dict__", _fields(Source, entry, _SOURCE_FIELDS))
+        _set(src, "__pydantic_extra__", None)
+        _set(src, "__pydantic_private__", None)
+        built[key] = src
+    if "sources" in data:
+        data["sources"] = built
+    report = _new(StoredReport)
+    _set(report, "__pydantic_fields_set__", {*data, "sentences"})
+    _set(report, "__dict__", _fields(Report, data, _REPORT_FIELDS))
+    _set(report, "__pydantic_extra__", None)
+    _set(report, "__pydantic_private__", private)
+    return report
+
+
+_REPORT_REQUIRED = frozenset(n for n, f in Report.model_fields.items() if f.is_required())
+_SOURCE_REQUIRED = frozenset(n for n, f in Source.model_fields.items() if f.is_required())
