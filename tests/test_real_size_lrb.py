@@ -189,3 +189,52 @@ def test_fetch_stage_collects_urls_report_by_report(
     assert whole == []  # before: every system's reports, all held at once
     assert sorted(streamed) == sorted(params["plan"]["benchmarks"][B]["systems"])
     assert (tmp_path / "pages.parquet").read_bytes() == (root / "pages" / "pages.parquet").read_bytes()
+
+
+def test_lrb_depth_judges_again_only_the_pairs_of_a_changed_system(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cross@` judged every system's depth pairs against the reference on every run: a change to one evaluated
+    system's reports judges only its pairs again (the others' rows come from the partial cache), a change to the
+    reference judges every pair again, and the tables equal a rebuild with every reuse off."""
+    from reportbench import pipeline
+    from reportbench.protocols.liveresearchbench import benchmark as lrb
+
+    root, params = lrb_run
+    work = tmp_path / "w"
+    shutil.copytree(root, work, symlinks=True)
+    monkeypatch.chdir(tmp_path)  # the partial cache lives under the working directory
+    monkeypatch.delenv("REPORTBENCH_UNIT_REUSE", raising=False)
+    judged: list[str] = []  # the system of every depth item sent to a judge
+    real_run = lrb.run_judgments_sync
+
+    def counting(judge: Any, items: Any, *a: Any, **kw: Any) -> Any:
+        items = list(items)
+        judged.extend(meta["system"] for _, _, meta in items)
+        return real_run(judge, items, *a, **kw)
+
+    monkeypatch.setattr(lrb, "run_judgments_sync", counting)
+    release, runs = work / "releases", work / "runs"
+    ref = params["benchmarks"][B]["judging"]["depth"]["reference"]
+    evaluated = sorted(s for s in params["plan"]["benchmarks"][B]["systems"] if s != ref)
+
+    def cross(tag: str) -> dict[str, bytes]:
+        judged.clear()
+        pipeline.cross_stage(params, B, release, runs, Path(f"c-{tag}"), reuse=True)
+        return _tree(Path(f"c-{tag}"))
+
+    first = cross("first")
+    assert first == _tree(root / "cross")
+    assert sorted(set(judged)) == evaluated
+    pairs = {s: judged.count(s) for s in evaluated}  # per system: its tasks with both reports × orders × members
+    assert cross("again") == first and judged == []  # before: every pair of every system, each run
+    changed = evaluated[0]
+    _change_reports(runs / changed)
+    reused = cross("reused")
+    assert judged == [changed] * pairs[changed]  # before: the pairs of every evaluated system
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    assert reused == cross("full") != first
+    monkeypatch.delenv("REPORTBENCH_UNIT_REUSE")
+    _change_reports(runs / ref)
+    cross("ref-changed")
+    assert {s: judged.count(s) for s in evaluated} == pairs

@@ -394,7 +394,10 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     """Every non-reference system vs the reference on every task: both orders × every member.
 
     Each system's texts are derived report by report (`per_system`: one parsed report in memory, from the partial
-    cache when the system's reports are unchanged); the judge items hold the texts, not the parsed reports."""
+    cache when the system's reports are unchanged); the judge items hold the texts, not the parsed reports. A
+    system's judged rows per member are stored as a partial keyed by its items (both texts of every pair, the
+    question, the member's settings) and the judge's config, prompts and code: a change to one evaluated system
+    judges only its pairs again (issue 36). Rows with a failed call are never stored (the next run asks again)."""
 
     cfg = _cfg(ctx.params, "judging", "depth")
     ref = str(cfg.get("reference", "open_deep_research"))
@@ -403,13 +406,18 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     reference = per_system(ctx, ref, f"{NAME}.depth_reference", _depth_reference) if ref in ctx.systems else {}
     evaluated = sorted(s for s in ctx.systems if s != ref)
     texts = {s: per_system(ctx, s, f"{NAME}.depth_texts", _depth_texts) for s in evaluated}
+    partials = getattr(ctx, "partials", None)
     rows: list[dict[str, Any]] = []
     full = {"judge": dict(ctx.judge_params), "benchmarks": {NAME: dict(ctx.params)}}
     for member in members:
         rp = rule_params(ctx.params, member)
+        jcfg = judge_config(full, "lrb_depth", NAME, member)
         items, meta = [], {}
+        judged: dict[str, dict[str, Any]] = {}  # item id -> its row's judged columns (stored or judged now)
+        to_store: dict[str, tuple[str, list[str]]] = {}  # system -> (its partial's key, its item ids)
         for system in evaluated:
             mine = texts[system]
+            mine_items = []
             for t in ctx.release.tasks:
                 rr, er = reference.get(t.task_id), mine.get(t.task_id)
                 base = {
@@ -431,18 +439,58 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
                         rule_params=rp,
                         authors_path=authors_path(ctx.params, member),
                     )
-                    items.append((iid, inp, {"system": system, "task_id": t.task_id, "order": order}))
+                    mine_items.append((iid, inp, {"system": system, "task_id": t.task_id, "order": order}))
                     meta[iid] = (base, order)
-        if not items:
-            continue
-        jcfg = judge_config(full, "lrb_depth", NAME, member)
-        judge = factory.make_judge("lrb_depth", jcfg)
-        run = run_judgments_sync(judge, items, desc=f"depth@{NAME}.{member}", judge_name=f"{jcfg.get('name')}/{member}")
-        for j in run:
-            base, order = meta[j.item_id]
-            rows.append({**base, "order": order, **depth_row(j, order)})
+            if not mine_items:
+                continue
+            key, stored = ("", None) if partials is None else partials.stored(
+                system, f"{NAME}.depth.{member}", _depth_key_parts(jcfg, mine_items)
+            )
+            if isinstance(stored, dict) and set(stored) == {iid for iid, _, _ in mine_items}:
+                judged.update(stored)
+                continue
+            items += mine_items
+            to_store[system] = (key, [iid for iid, _, _ in mine_items])
+        if items:
+            judge = factory.make_judge("lrb_depth", jcfg)
+            run = run_judgments_sync(
+                judge, items, desc=f"depth@{NAME}.{member}", judge_name=f"{jcfg.get('name')}/{member}"
+            )
+            judged.update({j.item_id: depth_row(j, meta[j.item_id][1]) for j in run})
+            for system, (key, iids) in to_store.items():
+                value = {iid: judged[iid] for iid in iids if iid in judged}
+                if partials is not None and len(value) == len(iids) and all(
+                    v.get("status") == "ok" for v in value.values()
+                ):
+                    partials.put(system, f"{NAME}.depth.{member}", key, value)
+        for iid in meta:
+            if iid in judged:
+                base, order = meta[iid]
+                rows.append({**base, "order": order, **judged[iid]})
     df = pl.DataFrame(rows, schema=DEPTH_SCHEMA, orient="row") if rows else pl.DataFrame(schema=DEPTH_SCHEMA)
     return {"depth": df.sort("system", "task_id", "member", "order")}
+
+
+def _depth_key_parts(jcfg: Mapping[str, Any], items: list[tuple[str, Any, Any]]) -> dict[str, Any]:
+    """What a system's depth judgments depend on besides the code: the judge's config (model, settings), the
+    prompts it renders (ours and the authors' mirror setting), and every item in full (sha256 of its inputs)."""
+    import hashlib
+    import os
+    from pathlib import Path
+
+    from reportbench.partial_reuse import dir_digest
+
+    h = hashlib.sha256()
+    for iid, inp, _ in items:
+        h.update(iid.encode() + b"\0" + inp.model_dump_json().encode() + b"\0")
+    prompts = Path(str(jcfg.get("prompts_dir") or "prompts"))
+    return {
+        "judge": json.dumps(dict(jcfg), sort_keys=True, default=str),
+        "prompts": dir_digest(prompts / NAME) if (prompts / NAME).exists() else dir_digest(prompts),
+        "authors_mirror": os.environ.get("REPORTBENCH_AUTHORS_MIRROR"),
+        "authors_cache": dir_digest(Path(".reportbench") / "cache" / "authors"),
+        "items": h.hexdigest(),
+    }
 
 
 def depth_row(j: Any, order: str) -> dict[str, Any]:
