@@ -161,9 +161,18 @@ def _jsonl(path: Path, problems: list[str]) -> Iterable[tuple[int, dict[str, Any
 
 
 def load_system(
-    root: Path, benchmark: str, release: str, system: str, members: Iterable[str] | None = None
+    root: Path,
+    benchmark: str,
+    release: str,
+    system: str,
+    members: Iterable[str] | None = None,
+    ledger_tasks: int | Iterable[str] | None = None,
 ) -> SystemData:
-    """Read runs, judgments, scores and cross tables of one system (paths as the pipeline writes them)."""
+    """Read runs, judgments, scores and cross tables of one system (paths as the pipeline writes them).
+
+    `ledger_tasks`: the tasks whose claim ledger (the sample page's "What was checked") is built: the first n of
+    `task_ids` (the sample pages the site writes) or these; None: every task (~160 claims a task, read for no page
+    past the site's --max-samples, issue 36)."""
     d = SystemData(benchmark, release, system)
     run_dir = root / "data" / "runs" / benchmark / release / system
     d.run_dir = run_dir
@@ -203,8 +212,7 @@ def load_system(
                     d.unattributed.append(rec)
                 else:
                     d.judgments.setdefault(str(tid), []).append(rec)
-    d.ledger = load_ledger(root, benchmark, release, system, [m.name for m in member_dirs], d.judgments)
-    d.problems += d.ledger.problems
+    ledger_at = len(d.problems)  # its problems are listed here, before the scores' and cross tables'
     spath = root / "data" / "scores" / benchmark / release / f"{system}.parquet"
     if spath.is_file():
         try:
@@ -213,6 +221,13 @@ def load_system(
         except Exception as exc:  # noqa: BLE001
             d.problems.append(f"{spath}: cannot read ({type(exc).__name__}: {exc})"[:400])
     _load_cross(root / "data" / "cross" / benchmark / release, d)
+    tasks = None
+    if isinstance(ledger_tasks, int):
+        tasks = set(d.task_ids[:ledger_tasks])
+    elif ledger_tasks is not None:
+        tasks = set(ledger_tasks)
+    d.ledger = load_ledger(root, benchmark, release, system, [m.name for m in member_dirs], d.judgments, tasks=tasks)
+    d.problems[ledger_at:ledger_at] = d.ledger.problems
     return d
 
 
@@ -233,11 +248,25 @@ def attach_messages(
         if isinstance(sd.reports, LazyReports) and not sd.unattributed:  # the pages' reports, parsed one by one
             wanted = set(tasks)
             reports = [r for t in sd.reports if t in wanted and (r := sd.reports.get(t)) is not None]
+        if reports is not None and _items_per_task(sd.benchmark):  # then those tasks' records are all it reads
+            for member, steps in list(by_member.items()):
+                kept = {st: [r for r in rs if id(r) in only] for st, rs in steps.items()}
+                by_member[member] = defaultdict(list, {st: rs for st, rs in kept.items() if rs})
     for member, records in by_member.items():
         rendered = rerender_messages(params, root, sd.benchmark, sd.release, sd.system, member, records, only=only,
                                      reports=reports)  # fmt: skip
         for (step, item), r in rendered.items():
             sd.messages[(member, step, item)] = r
+
+
+def _items_per_task(benchmark: str) -> bool:
+    from reportbench.benchmarks import get_benchmark  # lazy: +203 ms to import (python -X importtime)
+    from reportbench.site.messages import items_per_task
+
+    try:
+        return items_per_task(get_benchmark(benchmark))
+    except Exception:  # noqa: BLE001 - an unknown benchmark: every record (rerender_messages says why it renders none)
+        return False
 
 
 MAX_RAW_CHARS = 200_000  # a report as submitted is shown up to this size (the file is named either way)
