@@ -270,6 +270,7 @@ def build_benchmark_site(
                 store.put(keys[tid], path)
         if reuse:
             store.keep_only(set(keys.values()))
+        del sd  # one system's records, scores and messages held at a time (the next load_system would overlap it)
     summary = {
         "benchmark": benchmark,
         "release": release,

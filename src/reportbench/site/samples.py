@@ -231,27 +231,55 @@ def load_system(
     return d
 
 
+MESSAGE_CHUNK = 64  # tasks re-planned at once when a benchmark's items are task-local (their parsed reports held)
+
+
 def attach_messages(
     sd: SystemData, params: Mapping[str, Any], root: Path, tasks: Iterable[str] | None = None
 ) -> None:
     """Fill `sd.messages` with what every judgment's judge was sent (site/messages.py: re-rendered from the stored
     inputs and the prompt at the recorded hash). With `tasks`, only the judgments of those tasks (the sample pages
     the site writes) and the unattributed ones are rendered: the rest would be rendered for no page. Every step
-    still reads all records (a later step's items may derive from them), so what is rendered is unchanged."""
+    still reads all records (a later step's items may derive from them), so what is rendered is unchanged; a
+    benchmark whose items are task-local (messages.items_per_task) is re-planned from those tasks' reports and
+    records alone, `MESSAGE_CHUNK` tasks at a time (issue 36: parsed reports held for a chunk, not every page)."""
     by_member: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for rec in [*(r for rs in sd.judgments.values() for r in rs), *sd.unattributed]:
         by_member[str(rec["_member"])][str(rec["_step"])].append(rec)
-    only: set[int] | None = None
-    reports: list[Any] | None = None
-    if tasks is not None:
-        only = {id(r) for t in tasks for r in sd.judgments.get(t, [])} | {id(r) for r in sd.unattributed}
-        if isinstance(sd.reports, LazyReports) and not sd.unattributed:  # the pages' reports, parsed one by one
-            wanted = set(tasks)
-            reports = [r for t in sd.reports if t in wanted and (r := sd.reports.get(t)) is not None]
-        if reports is not None and _items_per_task(sd.benchmark):  # then those tasks' records are all it reads
-            for member, steps in list(by_member.items()):
-                kept = {st: [r for r in rs if id(r) in only] for st, rs in steps.items()}
-                by_member[member] = defaultdict(list, {st: rs for st, rs in kept.items() if rs})
+    if tasks is None:
+        _attach(sd, params, root, by_member, None, None)
+        return
+    tasks = list(tasks)
+    only = {id(r) for t in tasks for r in sd.judgments.get(t, [])} | {id(r) for r in sd.unattributed}
+    if not isinstance(sd.reports, LazyReports) or sd.unattributed:
+        _attach(sd, params, root, by_member, only, None)
+        return
+    if not _items_per_task(sd.benchmark):  # items may read other reports: every record, the pages' reports
+        wanted = set(tasks)
+        reports = [r for t in sd.reports if t in wanted and (r := sd.reports.get(t)) is not None]
+        _attach(sd, params, root, by_member, only, reports)
+        return
+    order = [t for t in sd.reports if t in set(tasks)]  # the run's order, as every report was planned
+    for at in range(0, len(order), MESSAGE_CHUNK):
+        chunk = order[at : at + MESSAGE_CHUNK]
+        mine = {id(r) for t in chunk for r in sd.judgments.get(t, [])}
+        reports = [r for t in chunk if (r := sd.reports.get(t)) is not None]
+        part: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for member, steps in by_member.items():
+            kept = {st: [r for r in rs if id(r) in mine] for st, rs in steps.items()}
+            if any(kept.values()):
+                part[member] = defaultdict(list, {st: rs for st, rs in kept.items() if rs})
+        _attach(sd, params, root, part, mine, reports)
+
+
+def _attach(
+    sd: SystemData,
+    params: Mapping[str, Any],
+    root: Path,
+    by_member: Mapping[str, Mapping[str, list[dict[str, Any]]]],
+    only: set[int] | None,
+    reports: list[Any] | None,
+) -> None:
     for member, records in by_member.items():
         rendered = rerender_messages(params, root, sd.benchmark, sd.release, sd.system, member, records, only=only,
                                      reports=reports)  # fmt: skip
