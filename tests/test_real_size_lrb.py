@@ -238,3 +238,90 @@ def test_lrb_depth_judges_again_only_the_pairs_of_a_changed_system(
     _change_reports(runs / ref)
     cross("ref-changed")
     assert {s: judged.count(s) for s in evaluated} == pairs
+
+
+@pytest.fixture(scope="module")
+def lrb_site_root(lrb_run: tuple[Path, dict[str, Any]], repo_root: Path, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Path:
+    """The fixture's run in the layout the site reads (data/<kind>/<b>/<R>, metrics/<b>/<R>), by symlinks."""
+    root, params = lrb_run
+    rel = params["plan"]["benchmarks"][B]["release"]
+    site_root = tmp_path_factory.mktemp("lrb-site")
+    for kind, src in (("releases", "releases"), ("runs", "runs"), ("judgments", "judgments"), ("pages", "pages"),
+                      ("scores", "scores"), ("cross", "cross")):
+        (site_root / "data" / kind / B).mkdir(parents=True)
+        (site_root / "data" / kind / B / rel).symlink_to(root / src)
+    (site_root / "data" / "demo").symlink_to(repo_root / "data" / "demo")
+    (site_root / "metrics" / B).mkdir(parents=True)
+    (site_root / "metrics" / B / rel).symlink_to(root / "metrics")
+    (site_root / "prompts").symlink_to(repo_root / "prompts")
+    return site_root
+
+
+def test_lrb_site_replans_messages_and_claims_only_for_the_pages_it_writes(
+    lrb_run: tuple[Path, dict[str, Any]], lrb_site_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LiveResearchBench's judge items are task-local: the site re-planned every report's items (claims extracted
+    from every report of the run, every report parsed, per member) to render the messages of the pages it writes,
+    and built every task's claim ledger. Now only the pages' tasks are re-planned and get a ledger, and their
+    messages equal those of a re-plan over every task."""
+    from reportbench.protocols.liveresearchbench import benchmark as lrb
+    from reportbench.reports import stored
+    from reportbench.site import samples
+    from reportbench.site.build import build_benchmark_site
+
+    _, params = lrb_run
+    root = lrb_site_root
+    entry = params["plan"]["benchmarks"][B]
+    whole: list[str] = []
+    real_read = stored.read_stored_reports
+    monkeypatch.setattr(stored, "read_stored_reports", lambda d: whole.append(Path(d).name) or real_read(d))
+    extracted: list[str] = []
+    real_extract = lrb.extract_claims
+    monkeypatch.setattr(lrb, "extract_claims", lambda r: extracted.append(r.task_id) or real_extract(r))
+    build_benchmark_site(params, B, root, tmp_path / "site", max_samples=1)
+    assert whole == []  # before: every report of the run, once per (system, member)
+    first = {s: samples.load_system(root, B, entry["release"], s, entry["members"]).task_ids[0]
+             for s in entry["systems"]}
+    n_tasks = len(samples.load_system(root, B, entry["release"], entry["systems"][0]).task_ids)
+    assert n_tasks > 1
+    assert extracted and set(extracted) <= set(first.values())  # before: every task's report
+    assert len(extracted) <= len(entry["systems"]) * len(entry["members"])
+    for s, tid in first.items():
+        some = samples.load_system(root, B, entry["release"], s, entry["members"], ledger_tasks=1)
+        assert set(some.ledger.claims) <= {tid}  # before: every task's claims
+        every = samples.load_system(root, B, entry["release"], s, entry["members"])
+        assert set(some.ledger.claims) == set(every.ledger.claims) & {tid}
+        assert all(some.ledger.claims[t] == every.ledger.claims[t] for t in some.ledger.claims)
+        samples.attach_messages(some, params, root, tasks=[tid])
+        samples.attach_messages(every, params, root)  # every task's items planned over every report
+        keys = {(str(r["_member"]), str(r["_step"]), str(r.get("item_id"))) for r in every.judgments.get(tid, [])}
+        assert some.messages and set(some.messages) <= keys
+        assert some.messages == {k: v for k, v in every.messages.items() if k in keys}
+
+
+def test_lrb_coverage_items_read_the_rubric_once_per_release(
+    lrb_run: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`coverage_items` scanned every rubric row of the release per report (N tasks × N·~10 rows in the judge stage
+    and the viewer); it reads an index built once per release and gives the same items."""
+    from reportbench import pipeline
+    from reportbench.protocols.liveresearchbench import benchmark as lrb
+    from reportbench.release.format import Release
+
+    root, params = lrb_run
+    system = params["plan"]["benchmarks"][B]["systems"][0]
+    member = params["plan"]["benchmarks"][B]["members"][0]
+    ctx = pipeline.judge_context(params, B, system, member, root / "releases", root / "runs" / system, root / "pages")
+    scans: list[str] = []
+    real_rubric = Release.rubric
+    monkeypatch.setattr(Release, "rubric", lambda self, t: scans.append(t) or real_rubric(self, t))
+    items = lrb.coverage_items_for(ctx)
+    assert len(ctx.reports) > 1 and items
+    assert scans == []  # before: one scan of the rubric table per report
+    monkeypatch.setattr(lrb, "coverage_items", lambda rel, t: [r for r in real_rubric(rel, t) if r.kind == "coverage"])
+
+    def fields(xs: Any) -> list[Any]:
+        return [(i.task, i.item_id, dict(i.inputs), dict(i.input_ids)) for i in xs]
+
+    assert fields(lrb.coverage_items_for(ctx)) == fields(items)
