@@ -325,3 +325,45 @@ def test_lrb_coverage_items_read_the_rubric_once_per_release(
         return [(i.task, i.item_id, dict(i.inputs), dict(i.input_ids)) for i in xs]
 
     assert fields(lrb.coverage_items_for(ctx)) == fields(items)
+
+
+class _Tracked(list):  # type: ignore[type-arg]  # a list that can be weakly referenced (alive or not)
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+
+def test_lrb_score_holds_one_systems_judgments_at_a_time_and_reads_each_table_once(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`score@` read every system's judgment records and derived tables before scoring (~100 MB a system at 1,000
+    tasks, ~1.5 GB at 5,000 × 3): it reads a system's when the protocol asks for them and drops the previous
+    system's, each table read once, and writes the same metrics."""
+    import gc
+    import weakref
+
+    from reportbench import pipeline
+    from reportbench.judges import runner
+
+    root, params = lrb_run
+    alive: list[tuple[str, Any]] = []  # (system, weak reference to a table it read)
+    reads: list[Path] = []
+    held_at_read: list[int] = []  # other systems' tables alive when a system's table is read
+    real = runner.read_judgments
+
+    def tracking(path: Path) -> Any:
+        system = Path(path).parent.parent.name
+        gc.collect()
+        held_at_read.append(sum(1 for s, ref in alive if s != system and ref() is not None))
+        reads.append(Path(path))
+        out = _Tracked(real(path))
+        alive.append((system, weakref.ref(out)))
+        return out
+
+    monkeypatch.setattr(runner, "read_judgments", tracking)
+    pipeline.score_stage(params, B, root / "releases", root / "runs", root / "judgments", tmp_path / "s",
+                         tmp_path / "m", cross_dir=root / "cross")
+    n_systems = len(params["plan"]["benchmarks"][B]["systems"])
+    assert len({p.parent.parent.name for p in reads}) == n_systems
+    assert len(reads) == len(set(reads))  # each table read once
+    assert max(held_at_read) == 0  # before: every system's tables were alive when the next one's were read
+    for name in ("leaderboard.json", "systems.json", "extra.json"):
+        assert (tmp_path / "m" / name).read_bytes() == (root / "metrics" / name).read_bytes(), name

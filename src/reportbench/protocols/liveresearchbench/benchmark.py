@@ -601,6 +601,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
     coverage_report: dict[str, Any] = {}
     depth_code: dict[str, Any] = {}
     flags_out: dict[str, list[str]] = {}
+    breakdown: dict[str, dict[str, float]] = {}
     for s in ctx.systems:
         rows: list[dict[str, Any]] = []
         by_task = dict.fromkeys(reported_tasks(ctx, s))  # the reports' line heads: no report parsed
@@ -695,6 +696,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
             summary["detector_flags"] = {
                 t: {"flag": detected[t][0], "span": detected[t][1]} for t in sorted(detected)
             }
+        breakdown[s] = presentation_breakdown(jud, members)  # now: the stage holds one system's judgments
         systems_out.append(SystemScore(s, per_task, summary))
     extra = {
         "eval_date": ctx.release.meta.provenance.get("eval_date"),
@@ -708,7 +710,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
             + (" (code variant in depth_code_aggregation)" if depth_aggregation == "paper"
                else " (each call's declared winner; the paper's mean kept as paper_mean)"),
         },
-        "presentation_breakdown": {s: presentation_breakdown(ctx.judgments.get(s, {}), members) for s in ctx.systems},
+        "presentation_breakdown": {s: breakdown[s] for s in ctx.systems},
         "citation_accuracy_by_category": {sc.system: by_category(sc.per_task, ctx.release) for sc in systems_out},
         "family_means": family_means(systems_out, scoring.get("families") or {}),
     }
@@ -922,17 +924,17 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
     by_task = set(reported_tasks(ctx, s))
     # per member, each task's claim pairs, relevance and support verdicts, grouped once (a scan per task was
     # quadratic in tasks)
-    pairs_of: dict[str, dict[str, pl.DataFrame]] = {}
-    no_pairs: dict[str, pl.DataFrame] = {}
+    # task -> its (claim_id, url, url_status) rows in stored order: plain tuples, not one frame per task (thousands
+    # of small frames per member at 5,000 tasks)
+    pairs_of: dict[str, dict[str, list[tuple[Any, Any, Any]]]] = {}
     relevant_of: dict[str, dict[str, dict[str, bool | None]]] = {}
     support_of: dict[str, dict[str, list[Any]]] = {}
     for m in members:
         d = ctx.derived.get(s, {}).get(m, {}).get("claims")
-        pairs_of[m] = (
-            {k[0]: v for k, v in d.partition_by("task_id", as_dict=True, maintain_order=True).items()}
-            if d is not None
-            else {}
-        )
+        pairs_of[m] = {}
+        if d is not None:
+            for tid, cid, url, st in d.select("task_id", "claim_id", "url", "url_status").iter_rows():
+                pairs_of[m].setdefault(tid, []).append((cid, url, st))
         steps = ctx.judgments.get(s, {}).get(m, {})
         relevant_of[m] = {}
         for (task, u), v in _relevant(steps.get("relevance", [])).items():
@@ -940,7 +942,6 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
         support_of[m] = {}
         for j in steps.get("support", []):
             support_of[m].setdefault(j.input_ids.get("task_id"), []).append(j)
-        no_pairs[m] = d.clear() if d is not None else pl.DataFrame(schema=PAIR_SCHEMA)
     rows = []
     for t in ctx.release.tasks:
         tid = t.task_id
@@ -953,9 +954,9 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
             continue
         per_member: list[R.AccuracyCounts] = []
         for m in members:
-            pairs_df = pairs_of[m].get(tid, no_pairs[m])
-            pairs = list(dict.fromkeys(zip(pairs_df["claim_id"].to_list(), pairs_df["url"].to_list(), strict=True)))
-            status = dict(zip(pairs_df["url"].to_list(), pairs_df["url_status"].to_list(), strict=True))
+            rows_of = pairs_of[m].get(tid, [])
+            pairs = list(dict.fromkeys((cid, url) for cid, url, _ in rows_of))
+            status = {url: st for _, url, st in rows_of}
             relevant = relevant_of[m].get(tid, {})
             supported: dict[tuple[str, str], bool | None] = {}
             for j in support_of[m].get(tid, []):
