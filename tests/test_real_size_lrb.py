@@ -367,3 +367,23 @@ def test_lrb_score_holds_one_systems_judgments_at_a_time_and_reads_each_table_on
     assert max(held_at_read) == 0  # before: every system's tables were alive when the next one's were read
     for name in ("leaderboard.json", "systems.json", "extra.json"):
         assert (tmp_path / "m" / name).read_bytes() == (root / "metrics" / name).read_bytes(), name
+
+
+def test_lrb_offline_depth_judge_counts_each_report_once(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The offline depth judge counted a report's dimensions for every pair it is in (the reference's: once per
+    system, order and member) and split it into sentences twice each time: each distinct report is counted once,
+    with the same depth table."""
+    from reportbench import pipeline
+    from reportbench.protocols.liveresearchbench import tasks
+
+    root, params = lrb_run
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    monkeypatch.setattr(tasks, "_DEPTH_MEMO", {}, raising=False)
+    split: list[str] = []
+    real = tasks._sentences
+    monkeypatch.setattr(tasks, "_sentences", lambda text: split.append(text) or real(text))
+    pipeline.cross_stage(params, B, root / "releases", root / "runs", tmp_path / "c")
+    assert split and len(split) == len(set(split))  # before: 2 splits per report per pair it is in
+    assert _tree(tmp_path / "c") == _tree(root / "cross")
