@@ -40,7 +40,7 @@ from reportbench.site.html import (
     table,
     th,
 )
-from reportbench.site.messages import rerender_messages
+from reportbench.site.messages import items_per_task, rerender_messages
 from reportbench.types import system_label
 
 # ------------------------------------------------------------------------------------------------- loading
@@ -289,7 +289,6 @@ def _attach(
 
 def _items_per_task(benchmark: str) -> bool:
     from reportbench.benchmarks import get_benchmark  # lazy: +203 ms to import (python -X importtime)
-    from reportbench.site.messages import items_per_task
 
     try:
         return items_per_task(get_benchmark(benchmark))

@@ -9,10 +9,13 @@ the reference against the reference, both orders, every member.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -23,7 +26,7 @@ from reportbench.judges import factory  # `factory.make_judge` at call time: `re
 from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_by_group, summarise_rows
 from reportbench.metrics.registry import MetricSpec
-from reportbench.partial_reuse import per_system, reported_tasks
+from reportbench.partial_reuse import dir_digest, per_system, reported_tasks
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.liveresearchbench import rules as R
 from reportbench.protocols.liveresearchbench.citations import URL_STATUS, extract_claims
@@ -474,12 +477,6 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
 def _depth_key_parts(jcfg: Mapping[str, Any], items: list[tuple[str, Any, Any]]) -> dict[str, Any]:
     """What a system's depth judgments depend on besides the code: the judge's config (model, settings), the
     prompts it renders (ours and the authors' mirror setting), and every item in full (sha256 of its inputs)."""
-    import hashlib
-    import os
-    from pathlib import Path
-
-    from reportbench.partial_reuse import dir_digest
-
     h = hashlib.sha256()
     for iid, inp, _ in items:
         h.update(iid.encode() + b"\0" + inp.model_dump_json().encode() + b"\0")
