@@ -187,6 +187,7 @@ class ShapeResult:
     n_reports: int = 0
     n_judgments: int = 0
     change_one: list[StageCost] = field(default_factory=list)
+    changed_system: str = ""
     site_files: int = 0
 
 
@@ -308,7 +309,7 @@ def _count_judgments(work: Path) -> int:
     return n
 
 
-def run_shape(shape: str, n: int, words: int, base: Path, change_one: bool) -> ShapeResult:
+def run_shape(shape: str, n: int, words: int, base: Path, change_one: bool, change: str = "") -> ShapeResult:
     work = base / f"{shape}-{n}"
     synth = work / "synth"
     make = make_researchqa if shape == "researchqa" else make_liveresearchbench
@@ -331,7 +332,8 @@ def run_shape(shape: str, n: int, words: int, base: Path, change_one: bool) -> S
     res.site_files = sum(1 for f in (work / "site").rglob("*") if f.is_file()) if (work / "site").is_dir() else 0
     if change_one and all(c.rc == 0 for c in res.stages):
         # one system's reports change (a sentence added to each): dvc repro reruns its system stage and downstream
-        system = next(iter(folders))
+        system = change if change in folders else next(iter(folders))
+        res.changed_system = system
         for f in sorted(folders[system].iterdir()):
             f.write_text(f.read_text(encoding="utf-8").replace("\n## Section 1", "\nA revised opening sentence.\n\n"
                                                                 "## Section 1", 1), encoding="utf-8")
@@ -382,8 +384,14 @@ def print_table(results: list[ShapeResult]) -> None:
             cpu = sum(c.cpu_s for c in r.change_one)
             return f"{cpu:.1f} s ({100 * cpu / total(r):.0f} %)"
 
-        print("| one system's reports changed: CPU of the rerun (share of the full run) | "
+        changed = ", ".join(dict.fromkeys(r.changed_system for r in rows if r.changed_system)) or "—"
+        print(f"| one system's reports changed ({changed}): CPU of the rerun (share of the full run) | "
               + " | ".join(change(r) for r in rows) + " |")
+        for r in rows:
+            if r.change_one:
+                print(f"| … N={r.n:,}, the rerun by stage (CPU / peak RSS) | "
+                      + "; ".join(f"{c.stage} {c.cpu_s:.1f} s / {c.peak_rss_mb:.0f} MB" for c in r.change_one)
+                      + " |")
 
 
 def main() -> int:
@@ -393,6 +401,10 @@ def main() -> int:
     ap.add_argument("--words", type=int, default=2000, help="words per synthetic report")
     ap.add_argument("--work", type=Path, default=None, help="keep the runs here (default: a temp dir, removed)")
     ap.add_argument("--no-change", action="store_true", help="skip the one-system-changed rerun")
+    ap.add_argument("--change", default="", metavar="SYSTEM",
+                    help="the system whose reports change for that rerun (default: each shape's first system; "
+                    "LiveResearchBench's first, open_deep_research, is the depth reference: its change reaches "
+                    "every depth pair)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     ns = [int(x.replace("_", "")) for x in args.n.split(",") if x]
@@ -402,7 +414,7 @@ def main() -> int:
         base = args.work or Path(tmp)
         for shape in args.shapes.split(","):
             for n in ns:
-                results.append(run_shape(shape, n, args.words, base, not args.no_change))
+                results.append(run_shape(shape, n, args.words, base, not args.no_change, args.change))
     load_after = os.getloadavg()
     if args.json:
         print(json.dumps({"load_before": load, "load_after": load_after, "cpus": os.cpu_count(),

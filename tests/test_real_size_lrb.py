@@ -189,3 +189,201 @@ def test_fetch_stage_collects_urls_report_by_report(
     assert whole == []  # before: every system's reports, all held at once
     assert sorted(streamed) == sorted(params["plan"]["benchmarks"][B]["systems"])
     assert (tmp_path / "pages.parquet").read_bytes() == (root / "pages" / "pages.parquet").read_bytes()
+
+
+def test_lrb_depth_judges_again_only_the_pairs_of_a_changed_system(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cross@` judged every system's depth pairs against the reference on every run: a change to one evaluated
+    system's reports judges only its pairs again (the others' rows come from the partial cache), a change to the
+    reference judges every pair again, and the tables equal a rebuild with every reuse off."""
+    from reportbench import pipeline
+    from reportbench.protocols.liveresearchbench import benchmark as lrb
+
+    root, params = lrb_run
+    work = tmp_path / "w"
+    shutil.copytree(root, work, symlinks=True)
+    monkeypatch.chdir(tmp_path)  # the partial cache lives under the working directory
+    monkeypatch.delenv("REPORTBENCH_UNIT_REUSE", raising=False)
+    judged: list[str] = []  # the system of every depth item sent to a judge
+    real_run = lrb.run_judgments_sync
+
+    def counting(judge: Any, items: Any, *a: Any, **kw: Any) -> Any:
+        items = list(items)
+        judged.extend(meta["system"] for _, _, meta in items)
+        return real_run(judge, items, *a, **kw)
+
+    monkeypatch.setattr(lrb, "run_judgments_sync", counting)
+    release, runs = work / "releases", work / "runs"
+    ref = params["benchmarks"][B]["judging"]["depth"]["reference"]
+    evaluated = sorted(s for s in params["plan"]["benchmarks"][B]["systems"] if s != ref)
+
+    def cross(tag: str) -> dict[str, bytes]:
+        judged.clear()
+        pipeline.cross_stage(params, B, release, runs, Path(f"c-{tag}"), reuse=True)
+        return _tree(Path(f"c-{tag}"))
+
+    first = cross("first")
+    assert first == _tree(root / "cross")
+    assert sorted(set(judged)) == evaluated
+    pairs = {s: judged.count(s) for s in evaluated}  # per system: its tasks with both reports × orders × members
+    assert cross("again") == first and judged == []  # before: every pair of every system, each run
+    changed = evaluated[0]
+    _change_reports(runs / changed)
+    reused = cross("reused")
+    assert judged == [changed] * pairs[changed]  # before: the pairs of every evaluated system
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    assert reused == cross("full") != first
+    monkeypatch.delenv("REPORTBENCH_UNIT_REUSE")
+    _change_reports(runs / ref)
+    cross("ref-changed")
+    assert {s: judged.count(s) for s in evaluated} == pairs
+
+
+@pytest.fixture(scope="module")
+def lrb_site_root(lrb_run: tuple[Path, dict[str, Any]], repo_root: Path, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Path:
+    """The fixture's run in the layout the site reads (data/<kind>/<b>/<R>, metrics/<b>/<R>), by symlinks."""
+    root, params = lrb_run
+    rel = params["plan"]["benchmarks"][B]["release"]
+    site_root = tmp_path_factory.mktemp("lrb-site")
+    for kind, src in (("releases", "releases"), ("runs", "runs"), ("judgments", "judgments"), ("pages", "pages"),
+                      ("scores", "scores"), ("cross", "cross")):
+        (site_root / "data" / kind / B).mkdir(parents=True)
+        (site_root / "data" / kind / B / rel).symlink_to(root / src)
+    (site_root / "data" / "demo").symlink_to(repo_root / "data" / "demo")
+    (site_root / "metrics" / B).mkdir(parents=True)
+    (site_root / "metrics" / B / rel).symlink_to(root / "metrics")
+    (site_root / "prompts").symlink_to(repo_root / "prompts")
+    return site_root
+
+
+def test_lrb_site_replans_messages_and_claims_only_for_the_pages_it_writes(
+    lrb_run: tuple[Path, dict[str, Any]], lrb_site_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LiveResearchBench's judge items are task-local: the site re-planned every report's items (claims extracted
+    from every report of the run, every report parsed, per member) to render the messages of the pages it writes,
+    and built every task's claim ledger. Now only the pages' tasks are re-planned and get a ledger, and their
+    messages equal those of a re-plan over every task."""
+    from reportbench.protocols.liveresearchbench import benchmark as lrb
+    from reportbench.reports import stored
+    from reportbench.site import samples
+    from reportbench.site.build import build_benchmark_site
+
+    _, params = lrb_run
+    root = lrb_site_root
+    entry = params["plan"]["benchmarks"][B]
+    whole: list[str] = []
+    real_read = stored.read_stored_reports
+    monkeypatch.setattr(stored, "read_stored_reports", lambda d: whole.append(Path(d).name) or real_read(d))
+    extracted: list[str] = []
+    real_extract = lrb.extract_claims
+    monkeypatch.setattr(lrb, "extract_claims", lambda r: extracted.append(r.task_id) or real_extract(r))
+    build_benchmark_site(params, B, root, tmp_path / "site", max_samples=1)
+    assert whole == []  # before: every report of the run, once per (system, member)
+    first = {s: samples.load_system(root, B, entry["release"], s, entry["members"]).task_ids[0]
+             for s in entry["systems"]}
+    n_tasks = len(samples.load_system(root, B, entry["release"], entry["systems"][0]).task_ids)
+    assert n_tasks > 1
+    assert extracted and set(extracted) <= set(first.values())  # before: every task's report
+    assert len(extracted) <= len(entry["systems"]) * len(entry["members"])
+    for s, tid in first.items():
+        some = samples.load_system(root, B, entry["release"], s, entry["members"], ledger_tasks=1)
+        assert set(some.ledger.claims) <= {tid}  # before: every task's claims
+        every = samples.load_system(root, B, entry["release"], s, entry["members"])
+        assert set(some.ledger.claims) == set(every.ledger.claims) & {tid}
+        assert all(some.ledger.claims[t] == every.ledger.claims[t] for t in some.ledger.claims)
+        samples.attach_messages(some, params, root, tasks=[tid])
+        samples.attach_messages(every, params, root)  # every task's items planned over every report
+        keys = {(str(r["_member"]), str(r["_step"]), str(r.get("item_id"))) for r in every.judgments.get(tid, [])}
+        assert some.messages and set(some.messages) <= keys
+        assert some.messages == {k: v for k, v in every.messages.items() if k in keys}
+
+
+def test_lrb_coverage_items_read_the_rubric_once_per_release(
+    lrb_run: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`coverage_items` scanned every rubric row of the release per report (N tasks × N·~10 rows in the judge stage
+    and the viewer); it reads an index built once per release and gives the same items."""
+    from reportbench import pipeline
+    from reportbench.protocols.liveresearchbench import benchmark as lrb
+    from reportbench.release.format import Release
+
+    root, params = lrb_run
+    system = params["plan"]["benchmarks"][B]["systems"][0]
+    member = params["plan"]["benchmarks"][B]["members"][0]
+    ctx = pipeline.judge_context(params, B, system, member, root / "releases", root / "runs" / system, root / "pages")
+    scans: list[str] = []
+    real_rubric = Release.rubric
+    monkeypatch.setattr(Release, "rubric", lambda self, t: scans.append(t) or real_rubric(self, t))
+    items = lrb.coverage_items_for(ctx)
+    assert len(ctx.reports) > 1 and items
+    assert scans == []  # before: one scan of the rubric table per report
+    monkeypatch.setattr(lrb, "coverage_items", lambda rel, t: [r for r in real_rubric(rel, t) if r.kind == "coverage"])
+
+    def fields(xs: Any) -> list[Any]:
+        return [(i.task, i.item_id, dict(i.inputs), dict(i.input_ids)) for i in xs]
+
+    assert fields(lrb.coverage_items_for(ctx)) == fields(items)
+
+
+class _Tracked(list):  # type: ignore[type-arg]  # a list that can be weakly referenced (alive or not)
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+
+def test_lrb_score_holds_one_systems_judgments_at_a_time_and_reads_each_table_once(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`score@` read every system's judgment records and derived tables before scoring (~100 MB a system at 1,000
+    tasks, ~1.5 GB at 5,000 × 3): it reads a system's when the protocol asks for them and drops the previous
+    system's, each table read once, and writes the same metrics."""
+    import gc
+    import weakref
+
+    from reportbench import pipeline
+    from reportbench.judges import runner
+
+    root, params = lrb_run
+    alive: list[tuple[str, Any]] = []  # (system, weak reference to a table it read)
+    reads: list[Path] = []
+    held_at_read: list[int] = []  # other systems' tables alive when a system's table is read
+    real = runner.read_judgments
+
+    def tracking(path: Path) -> Any:
+        system = Path(path).parent.parent.name
+        gc.collect()
+        held_at_read.append(sum(1 for s, ref in alive if s != system and ref() is not None))
+        reads.append(Path(path))
+        out = _Tracked(real(path))
+        alive.append((system, weakref.ref(out)))
+        return out
+
+    monkeypatch.setattr(runner, "read_judgments", tracking)
+    pipeline.score_stage(params, B, root / "releases", root / "runs", root / "judgments", tmp_path / "s",
+                         tmp_path / "m", cross_dir=root / "cross")
+    n_systems = len(params["plan"]["benchmarks"][B]["systems"])
+    assert len({p.parent.parent.name for p in reads}) == n_systems
+    assert len(reads) == len(set(reads))  # each table read once
+    assert max(held_at_read) == 0  # before: every system's tables were alive when the next one's were read
+    for name in ("leaderboard.json", "systems.json", "extra.json"):
+        assert (tmp_path / "m" / name).read_bytes() == (root / "metrics" / name).read_bytes(), name
+
+
+def test_lrb_offline_depth_judge_counts_each_report_once(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The offline depth judge counted a report's dimensions for every pair it is in (the reference's: once per
+    system, order and member) and split it into sentences twice each time: each distinct report is counted once,
+    with the same depth table."""
+    from reportbench import pipeline
+    from reportbench.protocols.liveresearchbench import tasks
+
+    root, params = lrb_run
+    monkeypatch.setenv("REPORTBENCH_UNIT_REUSE", "0")
+    monkeypatch.setattr(tasks, "_DEPTH_MEMO", {}, raising=False)
+    split: list[str] = []
+    real = tasks._sentences
+    monkeypatch.setattr(tasks, "_sentences", lambda text: split.append(text) or real(text))
+    pipeline.cross_stage(params, B, root / "releases", root / "runs", tmp_path / "c")
+    assert split and len(split) == len(set(split))  # before: 2 splits per report per pair it is in
+    assert _tree(tmp_path / "c") == _tree(root / "cross")

@@ -226,6 +226,9 @@ class BenchmarkSpec:
     # `reportbench export -b <name>` for a plug-in: (scores {system: {task: {metric: value|None}}}, failures
     # {(system, task, metric): reason}, out folder) -> the files written in its authors' result format
     export: Callable[[dict[str, Any], dict[tuple[str, str, str], str], Path], list[Path]] | None = None
+    # every judge step's items of a task depend on that task's report and judgments alone (compute and derive
+    # steps included): the viewer re-renders the messages of the pages it writes from those tasks only
+    judge_items_per_task: bool = False
 
 
 @dataclass(frozen=True)

@@ -93,14 +93,31 @@ def load_or_compute(
     under `key` once it returned (an exception stores nothing). Off with REPORTBENCH_UNIT_REUSE=0."""
     if not enabled():
         return compute(), False
-    entry = Path(cache_dir or CACHE_DIR) / benchmark / system / name
-    stored = entry / f"{key}.json"
+    found, value = read_stored(benchmark, system, name, key, cache_dir)
+    if found:
+        return value, True
+    value = compute()
+    write_stored(benchmark, system, name, key, value, cache_dir)
+    return value, False
+
+
+def read_stored(
+    benchmark: str, system: str, name: str, key: str, cache_dir: Path | None = None
+) -> tuple[bool, Any]:
+    """(whether a value is stored under `key`, the value): a damaged entry reads as none (computed again)."""
+    stored = Path(cache_dir or CACHE_DIR) / benchmark / system / name / f"{key}.json"
     if stored.is_file():
         try:
-            return json.loads(stored.read_text(encoding="utf-8")), True
+            return True, json.loads(stored.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            pass  # a damaged entry is computed again (and replaced)
-    value = compute()
+            pass
+    return False, None
+
+
+def write_stored(benchmark: str, system: str, name: str, key: str, value: Any, cache_dir: Path | None = None) -> None:
+    """Store `value` under `key`, replacing the (system, name)'s previous version (atomic)."""
+    entry = Path(cache_dir or CACHE_DIR) / benchmark / system / name
+    stored = entry / f"{key}.json"
     entry.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=entry)
     try:
@@ -111,7 +128,6 @@ def load_or_compute(
         os.replace(tmp, stored)
     finally:
         Path(tmp).unlink(missing_ok=True)
-    return value, False
 
 
 def iter_reports(run_dir: Path) -> Iterator[Any]:
@@ -156,6 +172,26 @@ class SystemPartials:
         value, reused = load_or_compute(self.benchmark, system, name, key, lambda: fn(iter_reports(run_dir)))
         (self.reused if reused else self.computed).append((system, name))
         return value
+
+
+    def stored(self, system: str, name: str, parts: Any) -> tuple[str, Any]:
+        """(key, the stored value or None) of a value that reads more than one system's run (LRB's depth judgments
+        of a system against the reference), keyed by the code and `parts`: the caller names in `parts` everything
+        the value depends on. ("", None) when the stage stores no partials. Store it with `put`."""
+        if not self.store:
+            return "", None
+        key = key_of(code_digest(self.benchmark), name, parts)
+        found, value = read_stored(self.benchmark, system, name, key)
+        if found:
+            self.reused.append((system, name))
+            return key, value
+        return key, None
+
+    def put(self, system: str, name: str, key: str, value: Any) -> None:
+        """Store what `stored` did not have (nothing when the stage stores no partials)."""
+        self.computed.append((system, name))
+        if self.store and key:
+            write_stored(self.benchmark, system, name, key, value)
 
 
 _BODY_KEY = b',"body":'

@@ -618,6 +618,37 @@ def _write_derived(out_dir: Path, name: str, table: pl.DataFrame, ctx: Any) -> N
     ctx.derived[name] = table
 
 
+class MemberTables(Mapping[str, dict[str, Any]]):
+    """member -> {table name: its contents} of one system's judgment folder, each member read when first asked for
+    (`read` of every `*.parquet` in `<dir>/<member>[/<sub>]`).
+
+    Why: `score@` held every system's judgment records and derived tables at once (~100 MB a system at 1,000
+    LiveResearchBench-shaped tasks: ~1.5 GB at 5,000 × 3, issue 36). The systems' tables share one `slot`: reading
+    one system's drops the previous system's (a system asked for again is read again), so memory is bounded by one
+    system's tables. The keys (the plan's members) are known without reading anything."""
+
+    def __init__(self, root: Path, members: list[str], read: Any, sub: str | None, slot: list[Any]) -> None:
+        self._root, self._members, self._read, self._sub, self._slot = Path(root), list(members), read, sub, slot
+        self._cache: dict[str, dict[str, Any]] = {}
+
+    def __getitem__(self, member: str) -> dict[str, Any]:
+        if member not in self._members:
+            raise KeyError(member)
+        if member not in self._cache:
+            if self._slot and self._slot[0] is not self:
+                self._slot[0]._cache.clear()  # the previous system's tables: one system's in memory at a time
+            self._slot[:] = [self]
+            d = self._root / member / self._sub if self._sub else self._root / member
+            self._cache[member] = {p.stem: self._read(p) for p in sorted(d.glob("*.parquet"))}
+        return self._cache[member]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+
 # ------------------------------------------------------------------------------------------------- cross
 class SystemReports(Mapping[str, list[Any]]):
     """system -> its parsed reports, read from its run folder when asked for, one system resident at a time.
@@ -772,14 +803,14 @@ def score_stage(
     usage_dir = Path(metrics_dir) / "usage"
     _prune_stale(params, benchmark, runs_dir=runs_dir, judgments_dir=judgments_dir, usage_dir=usage_dir)
     dirs = _run_dirs(Path(runs_dir), systems)
-    judgments: dict[str, dict[str, dict[str, list[Any]]]] = {}
-    derived: dict[str, dict[str, dict[str, pl.DataFrame]]] = {}
-    for s in systems:
-        judgments[s], derived[s] = {}, {}
-        for m in members:
-            d = Path(judgments_dir) / s / m
-            judgments[s][m] = {p.stem: read_judgments(p) for p in sorted(d.glob("*.parquet"))}
-            derived[s][m] = {p.stem: pl.read_parquet(p, glob=False) for p in sorted((d / "derived").glob("*.parquet"))}
+    # read per (system, member) when the protocol asks, one system's tables held at a time (MemberTables)
+    slot_j: list[Any] = []
+    slot_d: list[Any] = []
+    judgments = {s: MemberTables(Path(judgments_dir) / s, members, read_judgments, None, slot_j) for s in systems}
+    derived = {
+        s: MemberTables(Path(judgments_dir) / s, members, lambda p: pl.read_parquet(p, glob=False), "derived", slot_d)
+        for s in systems
+    }
     cross: dict[str, pl.DataFrame] = {}
     if cross_dir is not None and Path(cross_dir).is_dir() and Path(cross_dir) != Path(release_dir):
         cross = {p.stem: pl.read_parquet(p, glob=False) for p in sorted(Path(cross_dir).glob("*.parquet"))}
@@ -793,8 +824,8 @@ def score_stage(
         reports=reports,  # type: ignore[arg-type]
         outcomes={s: read_outcomes(d) for s, d in dirs.items()},
         partials=_stage_partials(benchmark, dirs, reuse),
-        judgments=judgments,
-        derived=derived,
+        judgments=judgments,  # type: ignore[arg-type]
+        derived=derived,  # type: ignore[arg-type]
         cross=cross,
     )
     result = spec.score(ctx)

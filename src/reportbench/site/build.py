@@ -231,7 +231,8 @@ def build_benchmark_site(
     members = [str(m) for m in entry.get("members") or []] or None
     base = page_reuse.benchmark_digest(params, root, benchmark, release) if reuse else ""
     for s in systems:
-        sd = load_system(root, benchmark, release, s, members)  # ids only: a report is parsed for its page
+        # ids only: a report is parsed for its page; claims for the pages written
+        sd = load_system(root, benchmark, release, s, members, ledger_tasks=max_samples)
         tids = sd.task_ids
         shown = tids[:max_samples]
         sdir = bdir / "samples" / slug(s)
@@ -269,6 +270,7 @@ def build_benchmark_site(
                 store.put(keys[tid], path)
         if reuse:
             store.keep_only(set(keys.values()))
+        del sd  # one system's records, scores and messages held at a time (the next load_system would overlap it)
     summary = {
         "benchmark": benchmark,
         "release": release,

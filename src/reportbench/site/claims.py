@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,9 @@ class ClaimLedger:
     problems: list[str] = field(default_factory=list)
 
 
+@lru_cache(maxsize=1 << 16)
 def _norm(url: str) -> str:
+    """A cited URL as the snapshot table keys it, remembered (a page looks each of ~160 claims' URLs up twice)."""
     try:
         return normalise_url(url)
     except Exception:  # noqa: BLE001 - an unparseable URL is looked up as written
@@ -172,9 +175,10 @@ def _record_verdicts(
 
 def load_ledger(
     root: Path, benchmark: str, release: str, system: str, members: Iterable[str],
-    judgments: Mapping[str, list[Mapping[str, Any]]] | None = None,
+    judgments: Mapping[str, list[Mapping[str, Any]]] | None = None, tasks: set[str] | None = None,
 ) -> ClaimLedger:
-    """Read each member's claim and verdict tables and the fetch snapshot; never raises (problems are listed)."""
+    """Read each member's claim and verdict tables and the fetch snapshot; never raises (problems are listed).
+    With `tasks`, the claims of those tasks only (the sample pages written; the rest would be built for no page)."""
     ledger = ClaimLedger()
     _load_pages(root / "data" / "pages" / benchmark / release / "pages.parquet", ledger)
     jdir = root / "data" / "judgments" / benchmark / release / system
@@ -198,6 +202,8 @@ def load_ledger(
             if "task_id" not in df.columns:
                 ledger.problems.append(f"{ddir / name}.parquet: no task_id column; its claims are not shown")
                 continue
+            if tasks is not None:
+                df = df.filter(pl.col("task_id").cast(pl.String).is_in(sorted(tasks)))
             for row in df.iter_rows(named=True):
                 text = next((str(row[k]) for k in ("claim", "text", "fact") if row.get(k)), "")
                 urls = _urls(row)

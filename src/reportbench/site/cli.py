@@ -75,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
     from reportbench.site.samples import attach_messages, load_system, render_sample_page, render_text, task_file
 
     members = [str(m) for m in entry.get("members") or []] or None
-    sd = load_system(root, benchmark, release, args.system, members)
+    sd = load_system(root, benchmark, release, args.system, members, ledger_tasks=[args.task] if args.task else None)
     if not sd.task_ids:
         raise ViewError(
             f"no run found for {benchmark}/{release}/{args.system} under {root / 'data'} (run `dvc repro` first)"
@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.text:
         sys.stdout.write(render_text(sd, args.task))
         return 0
-    attach_messages(sd, params, root)
+    attach_messages(sd, params, root, tasks=[args.task])  # the one page written
     from reportbench.pipeline import read_release  # lazy: +161 ms to import (python -X importtime)
 
     try:

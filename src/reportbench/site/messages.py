@@ -75,7 +75,7 @@ def rerender_messages(
         ctx = judge_context(
             params, benchmark, system, member, data / "releases" / benchmark / release,
             data / "runs" / benchmark / release / system, data / "pages" / benchmark / release,
-            reports=reports if reports is not None and items_per_report(spec) else None,
+            reports=reports if reports is not None and items_per_task(spec) else None,
         )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - the pages still render, without messages
         log.warning("%s/%s/%s: judge inputs not re-rendered (%s)", benchmark, release, system, exc)
@@ -105,6 +105,13 @@ def rerender_messages(
             log.warning("%s/%s/%s: step %s not re-rendered (%s)", benchmark, release, system, step.name, exc)
             break
     return out
+
+
+def items_per_task(spec: Any) -> bool:
+    """Whether the items of a task's judgments can be re-planned from that task's report and records alone: per
+    report (`items_per_report`), or a benchmark that declares its steps task-local (`judge_items_per_task`: LRB's
+    claims, relevance and support steps). Then the viewer re-plans only the tasks of the pages it writes."""
+    return items_per_report(spec) or bool(getattr(spec, "judge_items_per_task", False))
 
 
 def items_per_report(spec: Any) -> bool:

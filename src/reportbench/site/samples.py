@@ -40,7 +40,7 @@ from reportbench.site.html import (
     table,
     th,
 )
-from reportbench.site.messages import rerender_messages
+from reportbench.site.messages import items_per_task, rerender_messages
 from reportbench.types import system_label
 
 # ------------------------------------------------------------------------------------------------- loading
@@ -161,9 +161,18 @@ def _jsonl(path: Path, problems: list[str]) -> Iterable[tuple[int, dict[str, Any
 
 
 def load_system(
-    root: Path, benchmark: str, release: str, system: str, members: Iterable[str] | None = None
+    root: Path,
+    benchmark: str,
+    release: str,
+    system: str,
+    members: Iterable[str] | None = None,
+    ledger_tasks: int | Iterable[str] | None = None,
 ) -> SystemData:
-    """Read runs, judgments, scores and cross tables of one system (paths as the pipeline writes them)."""
+    """Read runs, judgments, scores and cross tables of one system (paths as the pipeline writes them).
+
+    `ledger_tasks`: the tasks whose claim ledger (the sample page's "What was checked") is built: the first n of
+    `task_ids` (the sample pages the site writes) or these; None: every task (~160 claims a task, read for no page
+    past the site's --max-samples, issue 36)."""
     d = SystemData(benchmark, release, system)
     run_dir = root / "data" / "runs" / benchmark / release / system
     d.run_dir = run_dir
@@ -203,8 +212,7 @@ def load_system(
                     d.unattributed.append(rec)
                 else:
                     d.judgments.setdefault(str(tid), []).append(rec)
-    d.ledger = load_ledger(root, benchmark, release, system, [m.name for m in member_dirs], d.judgments)
-    d.problems += d.ledger.problems
+    ledger_at = len(d.problems)  # its problems are listed here, before the scores' and cross tables'
     spath = root / "data" / "scores" / benchmark / release / f"{system}.parquet"
     if spath.is_file():
         try:
@@ -213,7 +221,17 @@ def load_system(
         except Exception as exc:  # noqa: BLE001
             d.problems.append(f"{spath}: cannot read ({type(exc).__name__}: {exc})"[:400])
     _load_cross(root / "data" / "cross" / benchmark / release, d)
+    tasks = None
+    if isinstance(ledger_tasks, int):
+        tasks = set(d.task_ids[:ledger_tasks])
+    elif ledger_tasks is not None:
+        tasks = set(ledger_tasks)
+    d.ledger = load_ledger(root, benchmark, release, system, [m.name for m in member_dirs], d.judgments, tasks=tasks)
+    d.problems[ledger_at:ledger_at] = d.ledger.problems
     return d
+
+
+MESSAGE_CHUNK = 64  # tasks re-planned at once when a benchmark's items are task-local (their parsed reports held)
 
 
 def attach_messages(
@@ -222,22 +240,60 @@ def attach_messages(
     """Fill `sd.messages` with what every judgment's judge was sent (site/messages.py: re-rendered from the stored
     inputs and the prompt at the recorded hash). With `tasks`, only the judgments of those tasks (the sample pages
     the site writes) and the unattributed ones are rendered: the rest would be rendered for no page. Every step
-    still reads all records (a later step's items may derive from them), so what is rendered is unchanged."""
+    still reads all records (a later step's items may derive from them), so what is rendered is unchanged; a
+    benchmark whose items are task-local (messages.items_per_task) is re-planned from those tasks' reports and
+    records alone, `MESSAGE_CHUNK` tasks at a time (issue 36: parsed reports held for a chunk, not every page)."""
     by_member: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for rec in [*(r for rs in sd.judgments.values() for r in rs), *sd.unattributed]:
         by_member[str(rec["_member"])][str(rec["_step"])].append(rec)
-    only: set[int] | None = None
-    reports: list[Any] | None = None
-    if tasks is not None:
-        only = {id(r) for t in tasks for r in sd.judgments.get(t, [])} | {id(r) for r in sd.unattributed}
-        if isinstance(sd.reports, LazyReports) and not sd.unattributed:  # the pages' reports, parsed one by one
-            wanted = set(tasks)
-            reports = [r for t in sd.reports if t in wanted and (r := sd.reports.get(t)) is not None]
+    if tasks is None:
+        _attach(sd, params, root, by_member, None, None)
+        return
+    tasks = list(tasks)
+    only = {id(r) for t in tasks for r in sd.judgments.get(t, [])} | {id(r) for r in sd.unattributed}
+    if not isinstance(sd.reports, LazyReports) or sd.unattributed:
+        _attach(sd, params, root, by_member, only, None)
+        return
+    if not _items_per_task(sd.benchmark):  # items may read other reports: every record, the pages' reports
+        wanted = set(tasks)
+        reports = [r for t in sd.reports if t in wanted and (r := sd.reports.get(t)) is not None]
+        _attach(sd, params, root, by_member, only, reports)
+        return
+    order = [t for t in sd.reports if t in set(tasks)]  # the run's order, as every report was planned
+    for at in range(0, len(order), MESSAGE_CHUNK):
+        chunk = order[at : at + MESSAGE_CHUNK]
+        mine = {id(r) for t in chunk for r in sd.judgments.get(t, [])}
+        reports = [r for t in chunk if (r := sd.reports.get(t)) is not None]
+        part: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for member, steps in by_member.items():
+            kept = {st: [r for r in rs if id(r) in mine] for st, rs in steps.items()}
+            if any(kept.values()):
+                part[member] = defaultdict(list, {st: rs for st, rs in kept.items() if rs})
+        _attach(sd, params, root, part, mine, reports)
+
+
+def _attach(
+    sd: SystemData,
+    params: Mapping[str, Any],
+    root: Path,
+    by_member: Mapping[str, Mapping[str, list[dict[str, Any]]]],
+    only: set[int] | None,
+    reports: list[Any] | None,
+) -> None:
     for member, records in by_member.items():
         rendered = rerender_messages(params, root, sd.benchmark, sd.release, sd.system, member, records, only=only,
                                      reports=reports)  # fmt: skip
         for (step, item), r in rendered.items():
             sd.messages[(member, step, item)] = r
+
+
+def _items_per_task(benchmark: str) -> bool:
+    from reportbench.benchmarks import get_benchmark  # lazy: +203 ms to import (python -X importtime)
+
+    try:
+        return items_per_task(get_benchmark(benchmark))
+    except Exception:  # noqa: BLE001 - an unknown benchmark: every record (rerender_messages says why it renders none)
+        return False
 
 
 MAX_RAW_CHARS = 200_000  # a report as submitted is shown up to this size (the file is named either way)

@@ -9,10 +9,13 @@ the reference against the reference, both orders, every member.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -23,7 +26,7 @@ from reportbench.judges import factory  # `factory.make_judge` at call time: `re
 from reportbench.judges.runner import run_judgments_sync
 from reportbench.metrics.aggregate import metric_row, rows_frame, summarise_by_group, summarise_rows
 from reportbench.metrics.registry import MetricSpec
-from reportbench.partial_reuse import per_system, reported_tasks
+from reportbench.partial_reuse import dir_digest, per_system, reported_tasks
 from reportbench.protocols import JudgeItem, content_hash
 from reportbench.protocols.liveresearchbench import rules as R
 from reportbench.protocols.liveresearchbench.citations import URL_STATUS, extract_claims
@@ -394,7 +397,10 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     """Every non-reference system vs the reference on every task: both orders × every member.
 
     Each system's texts are derived report by report (`per_system`: one parsed report in memory, from the partial
-    cache when the system's reports are unchanged); the judge items hold the texts, not the parsed reports."""
+    cache when the system's reports are unchanged); the judge items hold the texts, not the parsed reports. A
+    system's judged rows per member are stored as a partial keyed by its items (both texts of every pair, the
+    question, the member's settings) and the judge's config, prompts and code: a change to one evaluated system
+    judges only its pairs again (issue 36). Rows with a failed call are never stored (the next run asks again)."""
 
     cfg = _cfg(ctx.params, "judging", "depth")
     ref = str(cfg.get("reference", "open_deep_research"))
@@ -403,13 +409,18 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
     reference = per_system(ctx, ref, f"{NAME}.depth_reference", _depth_reference) if ref in ctx.systems else {}
     evaluated = sorted(s for s in ctx.systems if s != ref)
     texts = {s: per_system(ctx, s, f"{NAME}.depth_texts", _depth_texts) for s in evaluated}
+    partials = getattr(ctx, "partials", None)
     rows: list[dict[str, Any]] = []
     full = {"judge": dict(ctx.judge_params), "benchmarks": {NAME: dict(ctx.params)}}
     for member in members:
         rp = rule_params(ctx.params, member)
+        jcfg = judge_config(full, "lrb_depth", NAME, member)
         items, meta = [], {}
+        judged: dict[str, dict[str, Any]] = {}  # item id -> its row's judged columns (stored or judged now)
+        to_store: dict[str, tuple[str, list[str]]] = {}  # system -> (its partial's key, its item ids)
         for system in evaluated:
             mine = texts[system]
+            mine_items = []
             for t in ctx.release.tasks:
                 rr, er = reference.get(t.task_id), mine.get(t.task_id)
                 base = {
@@ -431,18 +442,52 @@ def depth_cross(ctx: CrossContext) -> dict[str, pl.DataFrame]:
                         rule_params=rp,
                         authors_path=authors_path(ctx.params, member),
                     )
-                    items.append((iid, inp, {"system": system, "task_id": t.task_id, "order": order}))
+                    mine_items.append((iid, inp, {"system": system, "task_id": t.task_id, "order": order}))
                     meta[iid] = (base, order)
-        if not items:
-            continue
-        jcfg = judge_config(full, "lrb_depth", NAME, member)
-        judge = factory.make_judge("lrb_depth", jcfg)
-        run = run_judgments_sync(judge, items, desc=f"depth@{NAME}.{member}", judge_name=f"{jcfg.get('name')}/{member}")
-        for j in run:
-            base, order = meta[j.item_id]
-            rows.append({**base, "order": order, **depth_row(j, order)})
+            if not mine_items:
+                continue
+            key, stored = ("", None) if partials is None else partials.stored(
+                system, f"{NAME}.depth.{member}", _depth_key_parts(jcfg, mine_items)
+            )
+            if isinstance(stored, dict) and set(stored) == {iid for iid, _, _ in mine_items}:
+                judged.update(stored)
+                continue
+            items += mine_items
+            to_store[system] = (key, [iid for iid, _, _ in mine_items])
+        if items:
+            judge = factory.make_judge("lrb_depth", jcfg)
+            run = run_judgments_sync(
+                judge, items, desc=f"depth@{NAME}.{member}", judge_name=f"{jcfg.get('name')}/{member}"
+            )
+            judged.update({j.item_id: depth_row(j, meta[j.item_id][1]) for j in run})
+            for system, (key, iids) in to_store.items():
+                value = {iid: judged[iid] for iid in iids if iid in judged}
+                if partials is not None and len(value) == len(iids) and all(
+                    v.get("status") == "ok" for v in value.values()
+                ):
+                    partials.put(system, f"{NAME}.depth.{member}", key, value)
+        for iid in meta:
+            if iid in judged:
+                base, order = meta[iid]
+                rows.append({**base, "order": order, **judged[iid]})
     df = pl.DataFrame(rows, schema=DEPTH_SCHEMA, orient="row") if rows else pl.DataFrame(schema=DEPTH_SCHEMA)
     return {"depth": df.sort("system", "task_id", "member", "order")}
+
+
+def _depth_key_parts(jcfg: Mapping[str, Any], items: list[tuple[str, Any, Any]]) -> dict[str, Any]:
+    """What a system's depth judgments depend on besides the code: the judge's config (model, settings), the
+    prompts it renders (ours and the authors' mirror setting), and every item in full (sha256 of its inputs)."""
+    h = hashlib.sha256()
+    for iid, inp, _ in items:
+        h.update(iid.encode() + b"\0" + inp.model_dump_json().encode() + b"\0")
+    prompts = Path(str(jcfg.get("prompts_dir") or "prompts"))
+    return {
+        "judge": json.dumps(dict(jcfg), sort_keys=True, default=str),
+        "prompts": dir_digest(prompts / NAME) if (prompts / NAME).exists() else dir_digest(prompts),
+        "authors_mirror": os.environ.get("REPORTBENCH_AUTHORS_MIRROR"),
+        "authors_cache": dir_digest(Path(".reportbench") / "cache" / "authors"),
+        "items": h.hexdigest(),
+    }
 
 
 def depth_row(j: Any, order: str) -> dict[str, Any]:
@@ -553,6 +598,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
     coverage_report: dict[str, Any] = {}
     depth_code: dict[str, Any] = {}
     flags_out: dict[str, list[str]] = {}
+    breakdown: dict[str, dict[str, float]] = {}
     for s in ctx.systems:
         rows: list[dict[str, Any]] = []
         by_task = dict.fromkeys(reported_tasks(ctx, s))  # the reports' line heads: no report parsed
@@ -647,6 +693,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
             summary["detector_flags"] = {
                 t: {"flag": detected[t][0], "span": detected[t][1]} for t in sorted(detected)
             }
+        breakdown[s] = presentation_breakdown(jud, members)  # now: the stage holds one system's judgments
         systems_out.append(SystemScore(s, per_task, summary))
     extra = {
         "eval_date": ctx.release.meta.provenance.get("eval_date"),
@@ -660,7 +707,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
             + (" (code variant in depth_code_aggregation)" if depth_aggregation == "paper"
                else " (each call's declared winner; the paper's mean kept as paper_mean)"),
         },
-        "presentation_breakdown": {s: presentation_breakdown(ctx.judgments.get(s, {}), members) for s in ctx.systems},
+        "presentation_breakdown": {s: breakdown[s] for s in ctx.systems},
         "citation_accuracy_by_category": {sc.system: by_category(sc.per_task, ctx.release) for sc in systems_out},
         "family_means": family_means(systems_out, scoring.get("families") or {}),
     }
@@ -874,17 +921,17 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
     by_task = set(reported_tasks(ctx, s))
     # per member, each task's claim pairs, relevance and support verdicts, grouped once (a scan per task was
     # quadratic in tasks)
-    pairs_of: dict[str, dict[str, pl.DataFrame]] = {}
-    no_pairs: dict[str, pl.DataFrame] = {}
+    # task -> its (claim_id, url, url_status) rows in stored order: plain tuples, not one frame per task (thousands
+    # of small frames per member at 5,000 tasks)
+    pairs_of: dict[str, dict[str, list[tuple[Any, Any, Any]]]] = {}
     relevant_of: dict[str, dict[str, dict[str, bool | None]]] = {}
     support_of: dict[str, dict[str, list[Any]]] = {}
     for m in members:
         d = ctx.derived.get(s, {}).get(m, {}).get("claims")
-        pairs_of[m] = (
-            {k[0]: v for k, v in d.partition_by("task_id", as_dict=True, maintain_order=True).items()}
-            if d is not None
-            else {}
-        )
+        pairs_of[m] = {}
+        if d is not None:
+            for tid, cid, url, st in d.select("task_id", "claim_id", "url", "url_status").iter_rows():
+                pairs_of[m].setdefault(tid, []).append((cid, url, st))
         steps = ctx.judgments.get(s, {}).get(m, {})
         relevant_of[m] = {}
         for (task, u), v in _relevant(steps.get("relevance", [])).items():
@@ -892,7 +939,6 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
         support_of[m] = {}
         for j in steps.get("support", []):
             support_of[m].setdefault(j.input_ids.get("task_id"), []).append(j)
-        no_pairs[m] = d.clear() if d is not None else pl.DataFrame(schema=PAIR_SCHEMA)
     rows = []
     for t in ctx.release.tasks:
         tid = t.task_id
@@ -905,9 +951,9 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
             continue
         per_member: list[R.AccuracyCounts] = []
         for m in members:
-            pairs_df = pairs_of[m].get(tid, no_pairs[m])
-            pairs = list(dict.fromkeys(zip(pairs_df["claim_id"].to_list(), pairs_df["url"].to_list(), strict=True)))
-            status = dict(zip(pairs_df["url"].to_list(), pairs_df["url_status"].to_list(), strict=True))
+            rows_of = pairs_of[m].get(tid, [])
+            pairs = list(dict.fromkeys((cid, url) for cid, url, _ in rows_of))
+            status = {url: st for _, url, st in rows_of}
             relevant = relevant_of[m].get(tid, {})
             supported: dict[tuple[str, str], bool | None] = {}
             for j in support_of[m].get(tid, []):

@@ -13,6 +13,7 @@ LLM), so two offline members can disagree the way two LLM judges do.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any, Literal
@@ -409,13 +410,30 @@ _CUES = {
 }
 
 
+_DEPTH_MEMO: dict[bytes, dict[str, int]] = {}  # sha256 of a report -> its unscaled dimension counts
+_DEPTH_MEMO_MAX = 1 << 16
+
+
+def _depth_counts(report: str) -> dict[str, int]:
+    """A report's unscaled dimension counts, remembered by its sha256 within a process: `cross@` compares the
+    reference's report of a task with every system's, in both orders and for every member (8 × at 3 systems and
+    2 members), and each system's twice per member; counted once each (issue 36)."""
+    key = hashlib.sha256(report.encode("utf-8", "surrogatepass")).digest()
+    got = _DEPTH_MEMO.get(key)
+    if got is None:
+        low = report.lower()
+        got = {d: sum(low.count(c) for c in cues) for d, cues in _CUES.items()}
+        sentences = _sentences(report)
+        got["evidence"] = sum(1 for s in sentences if _MARKER.search(s) and _numbers(s)) // 2
+        got["density"] = round(10 * sum(got[d] for d in _CUES) / max(1, len(sentences)))
+        if len(_DEPTH_MEMO) >= _DEPTH_MEMO_MAX:
+            _DEPTH_MEMO.clear()
+        _DEPTH_MEMO[key] = got
+    return got
+
+
 def depth_dimensions(report: str, scale: float = 1.0) -> dict[str, int]:
-    low = report.lower()
-    dims = {d: sum(low.count(c) for c in cues) for d, cues in _CUES.items()}
-    cited_figures = sum(1 for s in _sentences(report) if _MARKER.search(s) and _numbers(s))
-    dims["evidence"] = cited_figures // 2
-    n_sent = max(1, len(_sentences(report)))
-    dims["density"] = round(10 * sum(dims[d] for d in _CUES) / n_sent)
+    dims = _depth_counts(report)
     return {d: max(0, min(5, round(dims[d] * scale))) for d in DEPTH_DIMENSIONS}
 
 
