@@ -57,14 +57,27 @@ class StoredReport(Report):
             return self._load_sentences()
         return super().__getattr__(name)  # type: ignore[misc]
 
-    def _load_sentences(self) -> list[Sentence]:
+    def read_sentences(self) -> list[Sentence]:
+        """The sentences, not kept on the report when not read before: validated from the file again at each call.
+
+        Why: a step that reads every report's sentences once (LiveResearchBench's claims) otherwise keeps them all
+        on the unit's reports until the unit ends: ~190 KB per report (issue 36, tracemalloc of the LRB-shaped judge
+        stage at 200 tasks), the stage's largest per-task cost. The same list `sentences` gives, the same error."""
+        if "sentences" in self.__dict__:
+            return self.__dict__["sentences"]  # type: ignore[no-any-return]
+        return self._validated_sentences()
+
+    def _validated_sentences(self) -> list[Sentence]:
         try:
             source, offset, length = self._raw_sentences  # type: ignore[misc]
-            sentences = _SENTENCES.validate_json(source.read(offset, length))
+            return _SENTENCES.validate_json(source.read(offset, length))
         except ValidationError as exc:  # raised again at every read: never an empty list in its place
             err = exc.errors(include_url=False)[0]
             loc = ".".join(str(p) for p in ("sentences", *err["loc"]))
             raise ValueError(f"{self._where} is not a valid Report: {loc}: {err['msg']}") from None
+
+    def _load_sentences(self) -> list[Sentence]:
+        sentences = self._validated_sentences()
         self._raw_sentences = None
         fields = self.__dict__  # in Report's field order, as a validated Report has them (its JSON's key order)
         ordered = {name: sentences if name == "sentences" else fields[name] for name in Report.model_fields}

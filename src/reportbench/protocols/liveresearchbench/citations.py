@@ -86,7 +86,9 @@ def extract_claims(report: Any) -> list[Claim]:
     """Cited sentences of a report with their resolved URLs."""
     sources: Mapping[str, Any] = report.sources
     claims = []
-    for s in report.sentences:
+    # a stored report's sentences are read, not kept on it (reports/stored.py: StoredReport.read_sentences)
+    read_sentences = getattr(report, "read_sentences", None)
+    for s in read_sentences() if read_sentences is not None else report.sentences:
         urls: list[str] = []
         unresolved: list[str] = []
         for key in s.citation_keys:
