@@ -160,26 +160,7 @@ async def run_judgments(
         if wire.tripped is not None:
             bar.leave = False  # the error line replaces the bar
         bar.close()
-    local_fatal = getattr(judge, "local_fatal", None)
-    if isinstance(local_fatal, BaseException):  # e.g. the cache disk is full: no retry or later item fixes it
-        raise _with_judgments(local_fatal, results, t0)
-    if wire.tripped is not None:
-        kind = wire.tripped
-        name = judge_name or getattr(cfg, "name", None)
-        raise _with_judgments(
-            fatal_error(
-                kind,
-                name=name,
-                cfg=cfg if cfg is not None else {"model": getattr(judge, "judge_id", None)},
-                reason=wire.first_reason.get(kind, ""),
-                count=wire.counts[kind],
-            ),
-            results,
-            t0,
-        )
-    run = JudgmentRun(r for r in results if r is not None)
-    run.wall_s = time.perf_counter() - t0
-    return run
+    return _finished(judge, cfg, judge_name, wire, results, t0)
 
 
 def run_computed(
@@ -227,8 +208,15 @@ def run_computed(
         if wire.tripped is not None:
             bar.leave = False  # the error line replaces the bar
         bar.close()
+    return _finished(judge, cfg, judge_name, wire, results, t0)
+
+
+def _finished(
+    judge: Judge, cfg: Any, judge_name: str | None, wire: FatalTripwire, results: list[Judgment | None], t0: float
+) -> JudgmentRun:
+    """The run's records, or the fatal error that stopped it (carrying what it judged): how both runners end."""
     local_fatal = getattr(judge, "local_fatal", None)
-    if isinstance(local_fatal, BaseException):
+    if isinstance(local_fatal, BaseException):  # e.g. the cache disk is full: no retry or later item fixes it
         raise _with_judgments(local_fatal, results, t0)
     if wire.tripped is not None:
         kind = wire.tripped
