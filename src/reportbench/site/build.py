@@ -232,7 +232,7 @@ def build_benchmark_site(
     base = page_reuse.benchmark_digest(params, root, benchmark, release) if reuse else ""
     for s in systems:
         # ids only: a report is parsed for its page; claims for the pages written
-        sd = load_system(root, benchmark, release, s, members, ledger_tasks=max_samples)
+        sd = load_system(root, benchmark, release, s, members, ledger_tasks=max_samples, full_records=max_samples)
         tids = sd.task_ids
         shown = tids[:max_samples]
         sdir = bdir / "samples" / slug(s)
