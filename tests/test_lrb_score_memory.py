@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import tracemalloc
 from pathlib import Path
@@ -98,3 +99,45 @@ def test_accuracy_rows_hold_one_tasks_pairs_at_a_time() -> None:
     assert by[("t00000", "cit_n_urls")]["value"] == 40.0
     assert by[("t00499", "cit_e1")]["value"] == sum(1 for st in last_status.values() if st == "invalid")
     assert math.isnan(by[("t00000", "cit_e2")]["value"])  # nothing judged: not_checked, never 0
+
+
+def _site_inputs(root: Path, n_tasks: int, per_task: int) -> None:
+    """One system's outcomes and judgment records as the pipeline writes them (raw outputs of ~2 KB)."""
+    run = root / "data" / "runs" / "liveresearchbench" / "R" / "s"
+    run.mkdir(parents=True)
+    (run / "outcomes.jsonl").write_text(
+        "".join(json.dumps({"task_id": f"t{t:03d}", "status": "ok"}) + "\n" for t in range(n_tasks))
+    )
+    jdir = root / "data" / "judgments" / "liveresearchbench" / "R" / "s" / "main"
+    jdir.mkdir(parents=True)
+    pl.DataFrame(
+        [
+            {
+                "task": "lrb_presentation",
+                "item_id": f"t{t:03d}:{k}",
+                "input_ids": json.dumps({"task_id": f"t{t:03d}"}),
+                "member": "main",
+                "status": "failed" if (t + k) % 5 == 0 else "ok",
+                "raw_output": "r" * 2_000,
+            }
+            for t in range(n_tasks)
+            for k in range(per_task)
+        ]
+    ).write_parquet(jdir / "presentation.parquet")
+
+
+def test_site_keeps_whole_records_only_for_the_pages_it_writes(tmp_path: Path) -> None:
+    """`site` at 5,000 tasks held every record of every task: only the first n tasks (the sample pages written)
+    keep their records whole; the system page (judgments and failed counts of every task) reads the same."""
+    from reportbench.site.samples import load_system, render_system_page
+
+    n_tasks, per_task, pages = 40, 3, 5
+    _site_inputs(tmp_path, n_tasks, per_task)
+    whole = load_system(tmp_path, "liveresearchbench", "R", "s", ["main"])
+    slim = load_system(tmp_path, "liveresearchbench", "R", "s", ["main"], ledger_tasks=pages, full_records=pages)
+    held = [r for rs in slim.judgments.values() for r in rs if "raw_output" in r]
+    assert len(held) == pages * per_task
+    assert {r["_ids"]["task_id"] for r in held} == set(whole.task_ids[:pages])
+    assert slim.task_ids == whole.task_ids
+    shown = set(whole.task_ids[:pages])
+    assert render_system_page(slim, [], {}, rendered=shown) == render_system_page(whole, [], {}, rendered=shown)
