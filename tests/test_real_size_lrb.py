@@ -387,3 +387,30 @@ def test_lrb_offline_depth_judge_counts_each_report_once(
     pipeline.cross_stage(params, B, root / "releases", root / "runs", tmp_path / "c")
     assert split and len(split) == len(set(split))  # before: 2 splits per report per pair it is in
     assert _tree(tmp_path / "c") == _tree(root / "cross")
+
+
+def test_lrb_site_holds_one_release(
+    lrb_run: tuple[Path, dict[str, Any]], lrb_site_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pages' release and the one the messages' re-rendering reads (judge_context) are one object: the site
+    held two copies (~15 KB a task each at LiveResearchBench's rubric sizes, issue 36)."""
+    from reportbench import pipeline
+    from reportbench.site import build
+
+    _, params = lrb_run
+    seen: set[int] = set()
+    real_context, real_page = pipeline.judge_context, build.render_sample_page
+
+    def context(*args: Any, **kwargs: Any) -> Any:
+        ctx = real_context(*args, **kwargs)
+        seen.add(id(ctx.release))
+        return ctx
+
+    def page(*args: Any, **kwargs: Any) -> str:
+        seen.add(id(kwargs["release"]))
+        return real_page(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "judge_context", context)
+    monkeypatch.setattr(build, "render_sample_page", page)
+    build.build_benchmark_site(params, B, lrb_site_root, tmp_path / "site", max_samples=1)
+    assert len(seen) == 1

@@ -619,8 +619,8 @@ def _write_derived(out_dir: Path, name: str, table: pl.DataFrame, ctx: Any) -> N
 
 
 class MemberTables(Mapping[str, dict[str, Any]]):
-    """member -> {table name: its contents} of one system's judgment folder, each member read when first asked for
-    (`read` of every `*.parquet` in `<dir>/<member>[/<sub>]`).
+    """member -> {table name: its contents} of one system's judgment folder: the `*.parquet` files of
+    `<dir>/<member>[/<sub>]`, each table read (`read`) when first asked for (TableFiles).
 
     Why: `score@` held every system's judgment records and derived tables at once (~100 MB a system at 1,000
     LiveResearchBench-shaped tasks: ~1.5 GB at 5,000 × 3, issue 36). The systems' tables share one `slot`: reading
@@ -639,7 +639,7 @@ class MemberTables(Mapping[str, dict[str, Any]]):
                 self._slot[0]._cache.clear()  # the previous system's tables: one system's in memory at a time
             self._slot[:] = [self]
             d = self._root / member / self._sub if self._sub else self._root / member
-            self._cache[member] = {p.stem: self._read(p) for p in sorted(d.glob("*.parquet"))}
+            self._cache[member] = TableFiles({p.stem: p for p in sorted(d.glob("*.parquet"))}, self._read)
         return self._cache[member]
 
     def __iter__(self) -> Iterator[str]:
@@ -647,6 +647,38 @@ class MemberTables(Mapping[str, dict[str, Any]]):
 
     def __len__(self) -> int:
         return len(self._members)
+
+
+class TableFiles(Mapping[str, Any]):
+    """table name -> its contents (`read` of its file), each read when first asked for; `columns(name, cols)`
+    reads only those columns of a table (parquet: the other columns are never decoded).
+
+    Why: LiveResearchBench's score reads four columns of its `claims` table, whose claim texts are most of its
+    bytes (~20 KB a task per member, issue 36); reading the whole table for them held the texts for nothing."""
+
+    def __init__(self, paths: Mapping[str, Path], read: Any) -> None:
+        self._paths, self._read = dict(paths), read
+        self._read_tables: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._read_tables:
+            self._read_tables[name] = self._read(self._paths[name])  # KeyError for a table that is not there
+        return self._read_tables[name]
+
+    def __contains__(self, name: object) -> bool:  # without reading the table (Mapping's would)
+        return name in self._paths
+
+    def columns(self, name: str, cols: list[str]) -> pl.DataFrame:
+        """Only `cols` of a parquet table (from the whole table when it was read already)."""
+        if name in self._read_tables:
+            return self._read_tables[name].select(cols)
+        return pl.read_parquet(self._paths[name], columns=cols, glob=False)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
 
 
 # ------------------------------------------------------------------------------------------------- cross

@@ -193,7 +193,8 @@ def build_benchmark_site(
 ) -> dict[str, int]:
     """Write `site/benchmarks/<b>/<R>/` (benchmark page, system pages, sample pages, summary.json). With `reuse`
     (the `site` stage), a sample page whose inputs did not change is copied from the page cache (page_reuse)."""
-    from reportbench.pipeline import read_release  # lazy: +75 ms to import (python -X importtime)
+    # lazy: +75 ms to import (python -X importtime)
+    from reportbench.pipeline import _unit_release as read_release_once
 
     root, site_dir = Path(root), Path(site_dir)
     entry = ((params.get("plan") or {}).get("benchmarks") or {}).get(benchmark)
@@ -223,7 +224,9 @@ def build_benchmark_site(
     (bdir / "index.html").write_text(render_benchmark_page(data), encoding="utf-8")
     counts["benchmark_pages"] += 1
     try:
-        rel = read_release(root / "data" / "releases" / benchmark / release, benchmark)
+        # the one release object the messages' re-rendering reads too (pipeline.judge_context): read once per
+        # process, not a second copy (~15 KB a task at LiveResearchBench's rubric sizes, issue 36)
+        rel = read_release_once(root / "data" / "releases" / benchmark / release, benchmark)
     except Exception as exc:  # noqa: BLE001 - pages still render without task titles
         log.warning("%s/%s: release not readable for the viewer (%s)", benchmark, release, exc)
         rel = None
@@ -232,7 +235,7 @@ def build_benchmark_site(
     base = page_reuse.benchmark_digest(params, root, benchmark, release) if reuse else ""
     for s in systems:
         # ids only: a report is parsed for its page; claims for the pages written
-        sd = load_system(root, benchmark, release, s, members, ledger_tasks=max_samples)
+        sd = load_system(root, benchmark, release, s, members, ledger_tasks=max_samples, full_records=max_samples)
         tids = sd.task_ids
         shown = tids[:max_samples]
         sdir = bdir / "samples" / slug(s)

@@ -167,12 +167,36 @@ def load_system(
     system: str,
     members: Iterable[str] | None = None,
     ledger_tasks: int | Iterable[str] | None = None,
+    full_records: int | None = None,
 ) -> SystemData:
     """Read runs, judgments, scores and cross tables of one system (paths as the pipeline writes them).
 
     `ledger_tasks`: the tasks whose claim ledger (the sample page's "What was checked") is built: the first n of
     `task_ids` (the sample pages the site writes) or these; None: every task (~160 claims a task, read for no page
-    past the site's --max-samples, issue 36)."""
+    past the site's --max-samples, issue 36).
+
+    `full_records`: only the first n of `task_ids` (the sample pages the site writes) keep their judgment records
+    and cross rows whole, when the benchmark's judge items are task-local (`judge_items_per_task`: a page's
+    messages and claims read its own task's records alone); every other task keeps, per record, what the system
+    page shows of it (its status: the judgments and failed-judgments columns). Why: every record of every task
+    with its raw output and parsed answer held at once made `site` ~1 GB at 5,000 LiveResearchBench-shaped tasks
+    (issue 36). None: every record whole (`reportbench view`)."""
+    if full_records is not None and _items_per_task(benchmark):
+        d = _load_system(root, benchmark, release, system, members, ledger_tasks, full_records)
+        if not d.unattributed:  # records naming no task are re-planned with every record (attach_messages)
+            return d
+    return _load_system(root, benchmark, release, system, members, ledger_tasks, None)
+
+
+def _load_system(
+    root: Path,
+    benchmark: str,
+    release: str,
+    system: str,
+    members: Iterable[str] | None,
+    ledger_tasks: int | Iterable[str] | None,
+    full_records: int | None,
+) -> SystemData:
     d = SystemData(benchmark, release, system)
     run_dir = root / "data" / "runs" / benchmark / release / system
     d.run_dir = run_dir
@@ -187,6 +211,16 @@ def load_system(
         d.check = check if isinstance(check, dict) else {}
     except (OSError, ValueError):
         d.check = {}
+    spath = root / "data" / "scores" / benchmark / release / f"{system}.parquet"
+    scores: dict[str, list[dict[str, Any]]] = {}
+    score_problems: list[str] = []  # listed where they were before the records were read first
+    if spath.is_file():
+        try:
+            for row in pl.read_parquet(spath, glob=False).to_dicts():
+                scores.setdefault(str(row.get("task_id")), []).append(row)
+        except Exception as exc:  # noqa: BLE001
+            score_problems.append(f"{spath}: cannot read ({type(exc).__name__}: {exc})"[:400])
+    whole = _whole_records(d, scores, full_records)
     jdir = root / "data" / "judgments" / benchmark / release / system
     member_dirs = (
         [jdir / m for m in members] if members is not None else sorted(p for p in jdir.glob("*") if p.is_dir())
@@ -195,11 +229,11 @@ def load_system(
     for mdir in member_dirs:
         for path in sorted(mdir.glob("*.parquet")):
             try:
-                records = pl.read_parquet(path, glob=False).to_dicts()
+                records = pl.read_parquet(path, glob=False)
             except Exception as exc:  # noqa: BLE001 - a corrupt table is shown, the rest still renders
                 d.problems.append(f"{path}: cannot read ({type(exc).__name__}: {exc})"[:400])
                 continue
-            for rec in records:
+            for rec in records.iter_rows(named=True):  # one record's dict at a time, not the table's
                 rec["_step"] = path.stem
                 rec["_member"] = rec.get("member") or mdir.name
                 try:
@@ -210,17 +244,15 @@ def load_system(
                 tid = rec["_ids"].get("task_id") or by_report.get(str(rec["_ids"].get("report_id")))
                 if tid is None:
                     d.unattributed.append(rec)
-                else:
+                elif whole is None or whole(str(tid)):
                     d.judgments.setdefault(str(tid), []).append(rec)
+                else:  # a task without a page here: what the system page shows of the record
+                    stub = {"status": rec.get("status"), "_step": rec["_step"], "_member": rec["_member"], "_ids": {}}
+                    d.judgments.setdefault(str(tid), []).append(stub)
     ledger_at = len(d.problems)  # its problems are listed here, before the scores' and cross tables'
-    spath = root / "data" / "scores" / benchmark / release / f"{system}.parquet"
-    if spath.is_file():
-        try:
-            for row in pl.read_parquet(spath, glob=False).to_dicts():
-                d.scores.setdefault(str(row.get("task_id")), []).append(row)
-        except Exception as exc:  # noqa: BLE001
-            d.problems.append(f"{spath}: cannot read ({type(exc).__name__}: {exc})"[:400])
-    _load_cross(root / "data" / "cross" / benchmark / release, d)
+    d.scores = scores
+    d.problems.extend(score_problems)
+    _load_cross(root / "data" / "cross" / benchmark / release, d, whole)
     tasks = None
     if isinstance(ledger_tasks, int):
         tasks = set(d.task_ids[:ledger_tasks])
@@ -229,6 +261,19 @@ def load_system(
     d.ledger = load_ledger(root, benchmark, release, system, [m.name for m in member_dirs], d.judgments, tasks=tasks)
     d.problems[ledger_at:ledger_at] = d.ledger.problems
     return d
+
+
+def _whole_records(d: SystemData, scores: Mapping[str, Any], n: int | None) -> Any:
+    """Whether a task keeps its judgment records whole (None: every task): the first `n` of `task_ids`, known
+    before the records are read from the outcomes, scores and reports (a task named by records alone comes after
+    them in `task_ids`, and keeps its records whole)."""
+    if n is None:
+        return None
+    known: dict[str, None] = {}
+    for src in (d.outcomes, scores, d.reports):
+        known.update(dict.fromkeys(src))
+    first = set(list(known)[:n])
+    return lambda tid: tid in first or tid not in known
 
 
 MESSAGE_CHUNK = 64  # tasks re-planned at once when a benchmark's items are task-local (their parsed reports held)
@@ -371,9 +416,11 @@ def render_messages(rendered: Any | None, rec: Mapping[str, Any]) -> str:
     return f'<details class="msgs"><summary>messages sent ({esc(source)})</summary>{parts}</details>'
 
 
-def _load_cross(cdir: Path, d: SystemData) -> None:
+def _load_cross(cdir: Path, d: SystemData, whole: Any = None) -> None:
     """Rows of cross-stage tables that concern this system and a task: LRB's depth comparisons (column
-    `system`), ResearchQA's battles (`system_a`/`system_b`) joined with their per-order verdicts (`battle_id`)."""
+    `system`), ResearchQA's battles (`system_a`/`system_b`) joined with their per-order verdicts (`battle_id`).
+    With `whole` (load_system's `full_records`), only the rows of tasks it keeps whole (only their pages read
+    them)."""
     if not cdir.is_dir():
         return
     tables: dict[str, pl.DataFrame] = {}
@@ -394,13 +441,15 @@ def _load_cross(cdir: Path, d: SystemData) -> None:
                 battle_tasks.update(zip(sub["battle_id"].to_list(), sub["task_id"].to_list(), strict=True))
         else:
             continue
-        for row in sub.to_dicts():
-            d.cross.setdefault(str(row["task_id"]), []).append({"_table": name, **row})
+        for row in sub.iter_rows(named=True):
+            if whole is None or whole(str(row["task_id"])):
+                d.cross.setdefault(str(row["task_id"]), []).append({"_table": name, **row})
     if battle_tasks:
         for name, df in tables.items():
             if "battle_id" in df.columns and "task_id" not in df.columns:
-                for row in df.filter(pl.col("battle_id").is_in(list(battle_tasks))).to_dicts():
-                    d.cross.setdefault(str(battle_tasks[row["battle_id"]]), []).append({"_table": name, **row})
+                for row in df.filter(pl.col("battle_id").is_in(list(battle_tasks))).iter_rows(named=True):
+                    if whole is None or whole(str(battle_tasks[row["battle_id"]])):
+                        d.cross.setdefault(str(battle_tasks[row["battle_id"]]), []).append({"_table": name, **row})
 
 
 # ------------------------------------------------------------------------------------------------ rendering

@@ -912,22 +912,55 @@ def _has_evidence(c: R.AccuracyCounts, need: str | None) -> bool:
     return c.n_to_judge == 0 or c.n_relevance_judged + c.n_support_judged > 0
 
 
+CLAIM_COLUMNS = ["task_id", "claim_id", "url", "url_status"]  # what the score reads of the claims table
+
+
+def _claim_columns(tables: Mapping[str, Any]) -> pl.DataFrame | None:
+    """The claims table's `CLAIM_COLUMNS` (None: no table): only those columns read where the stage's tables can
+    (pipeline.TableFiles.columns), so the claim texts, most of the table's bytes, are never loaded for the score."""
+    if "claims" not in tables:
+        return None
+    read_columns = getattr(tables, "columns", None)
+    if read_columns is not None:
+        return read_columns("claims", CLAIM_COLUMNS)
+    return tables["claims"].select(CLAIM_COLUMNS)
+
+
+class ClaimRows:
+    """task -> its (claim_id, url, url_status) rows in stored order, from one frame sorted by task (stable: a task's
+    rows keep their order) and each task's (offset, length): Python objects only for the task being scored."""
+
+    def __init__(self, claims: pl.DataFrame | None) -> None:
+        self._frame = pl.DataFrame(schema={c: pl.String for c in CLAIM_COLUMNS})
+        self._at: dict[str, tuple[int, int]] = {}
+        if claims is None or claims.height == 0:
+            return
+        self._frame = claims.select(CLAIM_COLUMNS).sort("task_id", maintain_order=True)
+        counts = self._frame.group_by("task_id", maintain_order=True).len()
+        offset = 0
+        for tid, n in counts.iter_rows():
+            self._at[tid] = (offset, n)
+            offset += n
+
+    def rows(self, task_id: str) -> list[tuple[Any, Any, Any]]:
+        at = self._at.get(task_id)
+        if at is None:
+            return []
+        return [(c, u, st) for _, c, u, st in self._frame.slice(at[0], at[1]).iter_rows()]
+
+
 def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mapping[str, Any]) -> list[dict[str, Any]]:
     blocked_is_e1 = bool(_cfg(scoring, "citation_accuracy").get("blocked_is_e1", False))
     by_task = set(reported_tasks(ctx, s))
     # per member, each task's claim pairs, relevance and support verdicts, grouped once (a scan per task was
     # quadratic in tasks)
-    # task -> its (claim_id, url, url_status) rows in stored order: plain tuples, not one frame per task (thousands
-    # of small frames per member at 5,000 tasks)
-    pairs_of: dict[str, dict[str, list[tuple[Any, Any, Any]]]] = {}
+    # task -> its (claim_id, url, url_status) rows in stored order, read task by task from one compact frame per
+    # member (ClaimRows): Python tuples of every pair held at once were ~45 KB a task (issue 36)
+    pairs_of: dict[str, ClaimRows] = {}
     relevant_of: dict[str, dict[str, dict[str, bool | None]]] = {}
     support_of: dict[str, dict[str, list[Any]]] = {}
     for m in members:
-        d = ctx.derived.get(s, {}).get(m, {}).get("claims")
-        pairs_of[m] = {}
-        if d is not None:
-            for tid, cid, url, st in d.select("task_id", "claim_id", "url", "url_status").iter_rows():
-                pairs_of[m].setdefault(tid, []).append((cid, url, st))
+        pairs_of[m] = ClaimRows(_claim_columns(ctx.derived.get(s, {}).get(m, {})))
         steps = ctx.judgments.get(s, {}).get(m, {})
         relevant_of[m] = {}
         for (task, u), v in _relevant(steps.get("relevance", [])).items():
@@ -947,7 +980,7 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
             continue
         per_member: list[R.AccuracyCounts] = []
         for m in members:
-            rows_of = pairs_of[m].get(tid, [])
+            rows_of = pairs_of[m].rows(tid)
             pairs = list(dict.fromkeys((cid, url) for cid, url, _ in rows_of))
             status = {url: st for _, url, st in rows_of}
             relevant = relevant_of[m].get(tid, {})
