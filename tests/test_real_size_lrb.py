@@ -300,31 +300,39 @@ def test_lrb_site_replans_messages_and_claims_only_for_the_pages_it_writes(
         assert some.messages == {k: v for k, v in every.messages.items() if k in keys}
 
 
-def test_lrb_coverage_items_read_the_rubric_once_per_release(
-    lrb_run: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`coverage_items` scanned every rubric row of the release per report (N tasks × N·~10 rows in the judge stage
-    and the viewer); it reads an index built once per release and gives the same items."""
+def test_lrb_coverage_items_read_the_rubric_once_per_release(lrb_run: tuple[Path, dict[str, Any]]) -> None:
+    """`Release.rubric` scanned every rubric row of the release per call (N tasks × N·~10 rows in the judge stage,
+    the site and the viewer); it reads an index built once per release and gives the same items."""
     from reportbench import pipeline
     from reportbench.protocols.liveresearchbench import benchmark as lrb
-    from reportbench.release.format import Release
 
     root, params = lrb_run
     system = params["plan"]["benchmarks"][B]["systems"][0]
     member = params["plan"]["benchmarks"][B]["members"][0]
     ctx = pipeline.judge_context(params, B, system, member, root / "releases", root / "runs" / system, root / "pages")
-    scans: list[str] = []
-    real_rubric = Release.rubric
-    monkeypatch.setattr(Release, "rubric", lambda self, t: scans.append(t) or real_rubric(self, t))
+    release = ctx.release
+    rows = _Iterations(release.extra["rubric_items"])
+    release.extra["rubric_items"] = rows
+    release.__dict__.pop("_rubric_by_task", None)  # the index is built from the counted rows
     items = lrb.coverage_items_for(ctx)
     assert len(ctx.reports) > 1 and items
-    assert scans == []  # before: one scan of the rubric table per report
-    monkeypatch.setattr(lrb, "coverage_items", lambda rel, t: [r for r in real_rubric(rel, t) if r.kind == "coverage"])
+    assert rows.iterations == 1  # before: one scan of the rubric table per report
 
-    def fields(xs: Any) -> list[Any]:
-        return [(i.task, i.item_id, dict(i.inputs), dict(i.input_ids)) for i in xs]
+    def scanned(task_id: str) -> list[Any]:  # what `rubric` gave before: every row looked at
+        picked = [r for r in list.__iter__(rows) if r.task_id in (task_id, "*")]
+        return sorted(picked, key=lambda r: (r.task_id == "*", r.index, r.item_id))
 
-    assert fields(lrb.coverage_items_for(ctx)) == fields(items)
+    for task in release.tasks[:50]:
+        assert release.rubric(task.task_id) == scanned(task.task_id)
+    assert release.rubric("*") == scanned("*")
+
+
+class _Iterations(list):  # type: ignore[type-arg]  # a list that counts the scans over it
+    iterations = 0
+
+    def __iter__(self) -> Any:
+        self.iterations += 1
+        return super().__iter__()
 
 
 class _Tracked(list):  # type: ignore[type-arg]  # a list that can be weakly referenced (alive or not)

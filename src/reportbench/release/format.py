@@ -261,6 +261,10 @@ class Release:
         return _group(self.nugget_rows, lambda n: n.task_id, lambda n: n.index)
 
     @cached_property
+    def _rubric_by_task(self) -> dict[str, list[Any]]:
+        return _group(self.extra.get("rubric_items", []), lambda r: r.task_id, lambda r: (r.index, r.item_id))
+
+    @cached_property
     def _corpus_by_id(self) -> dict[str, CorpusDoc]:
         return {d.doc_id: d for d in self.corpus}
 
@@ -335,9 +339,11 @@ class Release:
         return list(self.extra.get(name, []))
 
     def rubric(self, task_id: str) -> list[RubricItem]:
-        """The task's rubric items in order, followed by the items every task shares (task_id '*')."""
-        rows = [r for r in self.extra.get("rubric_items", []) if r.task_id in (task_id, "*")]  # type: ignore[attr-defined]
-        return sorted(rows, key=lambda r: (r.task_id == "*", r.index, r.item_id))  # type: ignore[attr-defined, return-value]
+        """The task's rubric items in order, followed by the items every task shares (task_id '*'). From an index
+        built once per release: a scan of every rubric row per task made the judge stage, the site and the viewer
+        quadratic in tasks (issue 36)."""
+        shared = self._rubric_by_task.get("*", []) if task_id != "*" else []
+        return [*self._rubric_by_task.get(task_id, []), *shared]
 
 
 def _group(

@@ -685,31 +685,13 @@ def _task_header(task: Any | None, task_id: str) -> str:
     )
 
 
-_RUBRIC_INDEX: list[Any] = [None, {}]  # [the release indexed, task_id -> its rubric rows]: the last release only
-
-
-def _rubric_of(release: Any, task_id: str) -> list[Any]:
-    """`release.rubric(task_id)` from an index built once per release: scanning every rubric row for each page
-    made the site quadratic in tasks."""
-    extra = getattr(release, "extra", None)
-    if not isinstance(extra, Mapping):
-        return list(release.rubric(task_id))
-    if _RUBRIC_INDEX[0] is not release:
-        index: dict[str, list[Any]] = {}
-        for r in extra.get("rubric_items", []):
-            index.setdefault(r.task_id, []).append(r)
-        _RUBRIC_INDEX[:] = [release, index]
-    rows = [*_RUBRIC_INDEX[1].get(task_id, []), *(_RUBRIC_INDEX[1].get("*", []) if task_id != "*" else [])]
-    return sorted(rows, key=lambda r: (r.task_id == "*", r.index, r.item_id))
-
-
 def _reference_material(release: Any | None, task_id: str) -> str:
     """What the judges compared the report with: rubric/checklist items, nuggets (when the release has them)."""
     if release is None:
         return ""
     parts = []
     try:
-        items = _rubric_of(release, task_id)
+        items = release.rubric(task_id)
     except Exception:  # noqa: BLE001 - benchmarks without rubric tables
         items = []
     if items:

@@ -232,23 +232,9 @@ def eval_date_of(release: Release) -> dt.date:
     return parse_eval_date(release.meta.provenance["eval_date"])
 
 
-_RUBRIC_INDEX: list[Any] = [None, {}]  # [the release indexed, task_id -> its rubric rows]: the last release only
-
-
 def coverage_items(release: Release, task_id: str) -> list[RubricItem]:
-    """The task's coverage checklist: `release.rubric(task_id)`'s coverage rows, from an index built once per
-    release (`rubric` scans every rubric row of the release: called per report it made the judge stage and the
-    viewer's re-rendering quadratic in tasks, issue 36)."""
-    extra = getattr(release, "extra", None)
-    if not isinstance(extra, Mapping):
-        return [r for r in release.rubric(task_id) if r.kind == "coverage"]
-    if _RUBRIC_INDEX[0] is not release:
-        index: dict[str, list[Any]] = {}
-        for r in extra.get("rubric_items", []):
-            index.setdefault(r.task_id, []).append(r)
-        _RUBRIC_INDEX[:] = [release, index]
-    rows = [*_RUBRIC_INDEX[1].get(task_id, []), *(_RUBRIC_INDEX[1].get("*", []) if task_id != "*" else [])]
-    return [r for r in sorted(rows, key=lambda r: (r.task_id == "*", r.index, r.item_id)) if r.kind == "coverage"]
+    """The task's coverage checklist: `release.rubric(task_id)`'s coverage rows."""
+    return [r for r in release.rubric(task_id) if r.kind == "coverage"]
 
 
 def presentation_criteria(release: Release) -> list[RubricItem]:
