@@ -96,6 +96,17 @@ def cluster() -> Any:
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
+def _both_nodes_free(limit_s: float = 120) -> None:
+    """Wait until both nodes' CPUs are free: an earlier test's cancelled units can hold a node's one CPU for a
+    while after their test ended, and units then all land on the other node (a test that counts nodes needs both)."""
+    import ray
+
+    deadline = time.monotonic() + limit_s
+    while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert ray.available_resources().get("CPU", 0) >= 2, f"the cluster's CPUs not free: {ray.available_resources()}"
+
+
 def _kill_worker_node(cluster: Any) -> None:
     """SIGKILL the non-head node's raylet and everything it started (its workers, with the unit they run)."""
     import psutil
@@ -153,6 +164,7 @@ def test_ray_executor_gives_the_local_executors_metrics_byte_for_byte(
     monkeypatch.chdir(repo_root)  # params hold repo-relative paths; Ray units run in this directory too
     _run(_params(repo_root, tmp_path / "a", "local"), tmp_path / "a")
     ray_params = _params(repo_root, tmp_path / "b", "ray", address=cluster.address)
+    _both_nodes_free()
     with caplog.at_level(logging.INFO, logger="reportbench.executor.ray_executor"):
         _run(ray_params, tmp_path / "b")
     ran = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ray: ")]
@@ -336,6 +348,7 @@ def test_page_fetches_run_as_units_fetch_each_page_once_and_are_guarded_on_the_w
         _Pages.hits.clear()
 
         ray = executor_for({"runtime": {"executor": "ray", "ray": {"address": cluster.address}}})
+        _both_nodes_free()
         with caplog.at_level(logging.INFO, logger="reportbench.executor.ray_executor"):
             summary = run_fetch_stage(reports, cfg("ray"), tmp_path / "ray.parquet", [], executor=ray,
                                       fetcher_overrides=overrides)  # fmt: skip
@@ -393,8 +406,10 @@ def test_agent_and_command_systems_run_as_units_sandboxed_and_budgeted_on_the_wo
         for label, executor in (("local", None), ("ray", ray)):
             monkeypatch.setenv("REPORTBENCH_AGENTS_HOME", str(tmp_path / label / "home"))  # each run pays its own
             with caplog.at_level(logging.INFO, logger="reportbench.executor.ray_executor"):
-                run_system("sl", agent, tasks, tmp_path / label / "sl", executor)
-                run_system("cmd", command, tasks, tmp_path / label / "cmd", executor)
+                for name, spec in (("sl", agent), ("cmd", command)):
+                    if executor is not None:
+                        _both_nodes_free()
+                    run_system(name, spec, tasks, tmp_path / label / name, executor)
         assert llm.counts["ok"] == 2 * len(tasks) and search.counts["tavily"] == 2 * len(tasks)
     ran = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ray: ")]
     assert ran == [f"ray: {len(tasks)} run_one_task units ran on 2 node(s)"] * 2, ran
