@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -410,24 +411,28 @@ def test_every_directive_match_holds_a_word_of_each_needed_group() -> None:
     assert all(seen.values()), seen  # every pattern was exercised
 
 
+class _CountedPattern:
+    """A compiled pattern that counts the `finditer`/`match` calls made on it under `key`: tests bounded by
+    counts, not by time."""
+
+    def __init__(self, rx: re.Pattern[str], counts: Counter[str], key: str = "") -> None:
+        self.rx, self.counts, self.key = rx, counts, key
+
+    def finditer(self, *args: object):  # type: ignore[no-untyped-def]
+        self.counts[self.key] += 1
+        return self.rx.finditer(*args)  # type: ignore[arg-type]
+
+    def match(self, *args: object):  # type: ignore[no-untyped-def]
+        self.counts[self.key] += 1
+        return self.rx.match(*args)  # type: ignore[arg-type]
+
+
 def test_patterns_run_only_in_windows_holding_their_words(monkeypatch: pytest.MonkeyPatch) -> None:
     """Counted, not timed: in a report whose only keyword is 'judge', the ten patterns are not run over the text
     (before: all ten, in every window); the judge pattern is tried only where a word its matches start with is."""
-    calls: dict[str, int] = {}
-
-    class Counting:
-        def __init__(self, kind: str, rx: re.Pattern[str]) -> None:
-            self.kind, self.rx = kind, rx
-
-        def finditer(self, *args: object):  # type: ignore[no-untyped-def]
-            calls[self.kind] = calls.get(self.kind, 0) + 1
-            return self.rx.finditer(*args)  # type: ignore[arg-type]
-
-        def match(self, *args: object):  # type: ignore[no-untyped-def]
-            calls[self.kind] = calls.get(self.kind, 0) + 1
-            return self.rx.match(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(injection, "_DIRECTIVES", tuple((k, Counting(k, rx)) for k, rx in injection._DIRECTIVES))
+    calls: Counter[str] = Counter()
+    monkeypatch.setattr(injection, "_DIRECTIVES",
+                        tuple((k, _CountedPattern(rx, calls, k)) for k, rx in injection._DIRECTIVES))  # fmt: skip
     injection._window_hits.cache_clear()  # windows matched by earlier tests are not matched again
     assert injection._directive_hits("The judge model ranks documents by relevance. " * 20) == []
     assert calls == {}
@@ -566,33 +571,20 @@ def test_a_reports_body_is_not_matched_twice(tmp_path: Path, monkeypatch: pytest
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     import scale
 
-    calls = 0
-
-    class Counting:
-        def __init__(self, rx: re.Pattern[str]) -> None:
-            self.rx = rx
-
-        def finditer(self, *args: object):  # type: ignore[no-untyped-def]
-            nonlocal calls
-            calls += 1
-            return self.rx.finditer(*args)  # type: ignore[arg-type]
-
-        def match(self, *args: object):  # type: ignore[no-untyped-def]
-            nonlocal calls
-            calls += 1
-            return self.rx.match(*args)  # type: ignore[arg-type]
-
+    counts: Counter[str] = Counter()
     text = scale.synthetic_report(random.Random(3), "Question?", 2000, 12, False)
     path = tmp_path / "task.md"
     path.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(injection, "_DIRECTIVES", tuple((k, Counting(rx)) for k, rx in injection._DIRECTIVES))
+    monkeypatch.setattr(injection, "_DIRECTIVES",
+                        tuple((k, _CountedPattern(rx, counts)) for k, rx in injection._DIRECTIVES))  # fmt: skip
     injection._window_hits.cache_clear()
     injection.scan(text)
-    once = calls
+    once = counts[""]
     assert once >= 5  # the synthetic words include "judge": windows to match
     injection._window_hits.cache_clear()
-    calls = 0
+    counts.clear()
     load_report(path, task_id="t", system="s")  # the whole text, the body, each reference entry
+    calls = counts[""]
     assert calls < 1.5 * once, (calls, once)
 
 
@@ -648,21 +640,11 @@ def test_citation_patterns_tried_at_anchors_find_what_finditer_finds(seed: int) 
 
 def test_citation_patterns_are_tried_only_at_their_anchor() -> None:
     """Counted, not timed: a body with three '[' is matched at most six times (before: at every position)."""
-    calls = 0
-
-    class Counting:
-        def __init__(self, rx: re.Pattern[str]) -> None:
-            self.rx = rx
-
-        def match(self, *args: object):  # type: ignore[no-untyped-def]
-            nonlocal calls
-            calls += 1
-            return self.rx.match(*args)  # type: ignore[arg-type]
-
+    counts: Counter[str] = Counter()
     body = "Plain words " * 500 + "![a](https://x.org/i.png) and \\[2\\] and [3]."
-    found = list(citations.finditer_from(Counting(citations.NUMERIC_MARKER_RE), body, "[", "\\"))  # type: ignore[arg-type]
+    found = list(citations.finditer_from(_CountedPattern(citations.NUMERIC_MARKER_RE, counts), body, "[", "\\"))  # type: ignore[arg-type]
     assert [m.group(0) for m in found] == ["\\[2\\]", "[3]"]
-    assert calls <= 6
+    assert counts[""] <= 6
 
 
 def test_punkt_without_the_timeout_wrapper_splits_as_with_it(tmp_path: Path) -> None:
