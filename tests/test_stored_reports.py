@@ -258,6 +258,21 @@ def test_a_registered_file_not_digested_in_this_process_is_validated(
     assert len(validations) == 3 and stored.READS["validated"] >= 1
 
 
+def _count_release_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets a 1 each time the pipeline reads (and validates) a release folder."""
+    from reportbench import pipeline
+
+    reads: list[int] = []
+    real = pipeline.read_release
+
+    def counting(*args: object, **kwargs: object) -> object:
+        reads.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "read_release", counting)
+    return reads
+
+
 def test_a_release_is_stored_validated_and_read_again_only_when_its_bytes_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -280,14 +295,7 @@ def test_a_release_is_stored_validated_and_read_again_only_when_its_bytes_change
         os.utime(f, ns=(old, old))
     later = time.time_ns() + 10**10
     monkeypatch.setattr(unit_reuse, "_dir_digest", lambda p: unit_reuse.memo_tree_digest(p, now_ns=later))
-    reads: list[int] = []
-    real = pipeline.read_release
-
-    def counting(*args: object, **kwargs: object) -> object:
-        reads.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pipeline, "read_release", counting)
+    reads = _count_release_reads(monkeypatch)
     first = pipeline._unit_release(folder, "deepscholar")
     pipeline._RELEASE_READ.clear()  # a new stage process
     second = pipeline._unit_release(folder, "deepscholar")
@@ -314,13 +322,6 @@ def test_release_at_stores_what_the_judge_stage_then_reads_without_validating_ag
     monkeypatch.setattr(pipeline, "configured_release", lambda benchmark, cfg: make_release())
     folder = tmp_path / "release"
     pipeline.build_release({"benchmarks": {"deepscholar": {"release": {"name": "unit"}}}}, "deepscholar", folder)
-    reads: list[int] = []
-    real = pipeline.read_release
-
-    def counting(*args: object, **kwargs: object) -> object:
-        reads.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pipeline, "read_release", counting)
+    reads = _count_release_reads(monkeypatch)
     pipeline._RELEASE_READ.clear()  # the judge stage's process
     assert pipeline._unit_release(folder, "deepscholar").tasks == make_release().tasks and reads == []
