@@ -91,3 +91,22 @@ def test_a_corrupt_memo_is_ignored(tmp_path: Path, hashed: list[str]) -> None:
     memo.write_bytes(b"not a database" * 100)
     first = digest.memo_tree_digest(run, memo, now_ns=LATER)
     assert first == digest.memo_tree_digest(run, None)
+
+
+def test_read_only_speed_caches_read_the_memo_but_create_and_store_nothing(tmp_path: Path, hashed: list[str]) -> None:
+    """`reportbench estimate` writes no cache (issue 32): inside `speed_caches_read_only` the memo, the
+    written-reports registry and the stored releases are read, never created or written."""
+    from reportbench.reports.stored import register_written
+    from reportbench.unit_reuse import cached_release
+
+    run, memo, registry, releases = _run(tmp_path), tmp_path / "m.sqlite", tmp_path / "w.sqlite", tmp_path / "rel"
+    with digest.speed_caches_read_only():
+        first = digest.memo_tree_digest(run, memo=memo, now_ns=LATER)
+        register_written(run / "reports.jsonl", registry)
+        assert cached_release(run, "deepscholar", lambda: {"tasks": 1}, cache_dir=releases) == {"tasks": 1}
+    assert not memo.exists() and not registry.exists() and not releases.exists()
+    digest.memo_tree_digest(run, memo=memo, now_ns=LATER)  # writable again: memoised
+    hashed.clear()
+    with digest.speed_caches_read_only():
+        assert digest.memo_tree_digest(run, memo=memo, now_ns=LATER) == first
+    assert hashed == []  # read from the memo

@@ -27,10 +27,12 @@ _log = os.environ.get("RB_NETWORK_AUDIT_LOG")
 _NET = {"socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr",
         "socket.sendto", "socket.sendmsg"}
 _TMP = os.path.realpath(tempfile.gettempdir())
+_CWD = os.path.realpath(os.getcwd())  # the checkout: a write in it counts even when the checkout is under /tmp
 _busy = []
 def _outside_tmp(path):
     p = os.path.realpath(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else ""
-    return p and not p.startswith(_TMP + os.sep) and "__pycache__" not in p and p != "/dev/null"
+    ours = p.startswith(_TMP + os.sep) and not p.startswith(_CWD + os.sep)
+    return p and not ours and "__pycache__" not in p and p != "/dev/null"
 def _writes(event, args):
     if event == "open" and len(args) >= 3:
         mode, flags = args[1] or "", args[2] or 0

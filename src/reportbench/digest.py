@@ -84,7 +84,7 @@ def memo_tree_digest(path: Path | str, memo: Path | str | None = MEMO_PATH, now_
             if max(stat_key[2], stat_key[3]) < now - RACY_NS:  # racily clean files are not vouched for either
                 _SEEN[name] = (stat_key, known)
             digest.update(f.relative_to(base.parent).as_posix().encode() + b"\0" + known.encode() + b"\0")
-        if db is not None and fresh:
+        if db is not None and fresh and speed_caches_writable():
             try:
                 with db:
                     db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)", fresh)
@@ -119,6 +119,12 @@ def _file_sha256(path: Path) -> str:
 
 
 def _open_memo(memo: Path | str) -> sqlite3.Connection | None:
+    if not speed_caches_writable():  # read what it holds, create and store nothing
+        try:
+            return sqlite3.connect(f"file:{Path(memo).resolve()}?mode=ro", uri=True, timeout=5) \
+                if Path(memo).is_file() else None
+        except sqlite3.Error:
+            return None
     try:
         Path(memo).parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(str(memo), timeout=5)
@@ -151,6 +157,26 @@ def _memo_get(db: sqlite3.Connection | None, name: str, stat_key: tuple[int, int
     except sqlite3.Error:
         return None
     return row[4] if row is not None and tuple(row[:4]) == stat_key else None
+
+
+# ------------------------------------------------------------------------------- read-only speed caches
+_READ_ONLY: list[bool] = []
+
+
+@contextmanager
+def speed_caches_read_only() -> Iterator[None]:
+    """The caches that only make a run faster (this memo, the written-reports registry, the stored releases) are
+    read but neither created nor written while this is entered: `reportbench estimate` promises to write no cache
+    (issue 32), and a run it counts still reads what the last real run memoised."""
+    _READ_ONLY.append(True)
+    try:
+        yield
+    finally:
+        _READ_ONLY.pop()
+
+
+def speed_caches_writable() -> bool:
+    return not _READ_ONLY
 
 
 @contextmanager

@@ -487,6 +487,7 @@ def estimate(
     No network request and no cache write (the module docstring says how); `announce` gets what cannot be known
     here before any work starts."""
     from reportbench import pipeline  # lazy: +379 ms to import (python -X importtime)
+    from reportbench.digest import speed_caches_read_only
     from reportbench.prompt_packs.sources import OFFLINE_ENV  # lazy: +33 ms to import (python -X importtime)
 
     ledger = Ledger(completion_tokens=completion_tokens)
@@ -509,6 +510,7 @@ def estimate(
         no_network(ledger),
         _read_only(ledger),
         _env(OFFLINE_ENV, "1"),  # the authors' prompts from the mirror or cache, never downloaded
+        speed_caches_read_only(),  # the digest memo, written-reports registry and stored releases: read only
         contextlib.redirect_stdout(sys.stderr),  # stage functions print progress; stdout is the estimate
     ):
         work = Path(tmp)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import reportbench
-from reportbench.digest import MEMO_PATH, collector_paused, memo_tree_digest
+from reportbench.digest import MEMO_PATH, collector_paused, memo_tree_digest, speed_caches_writable
 
 CACHE_DIR = Path(".reportbench") / "cache" / "judge-units"
 ENV = "REPORTBENCH_UNIT_REUSE"
@@ -103,6 +103,8 @@ def cached_release(release_dir: Path, benchmark: str, read: Callable[[], Any], c
         except Exception:  # noqa: BLE001 - a damaged cache entry is read again, never trusted
             pass
     release = read()
+    if not speed_caches_writable():  # `reportbench estimate`: read, never stored
+        return release
     tmp: str | None = None
     try:
         entry.mkdir(parents=True, exist_ok=True)

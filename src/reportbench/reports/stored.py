@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 from pydantic import PrivateAttr, TypeAdapter, ValidationError
 
-from reportbench.digest import collector_paused, seen_sha256
+from reportbench.digest import collector_paused, seen_sha256, speed_caches_writable
 from reportbench.types import Report, Sentence, Source
 
 WRITTEN_PATH = Path(".reportbench") / "cache" / "written-reports.sqlite"
@@ -209,7 +209,9 @@ READS = {"constructed": 0, "validated": 0}  # files read each way in this proces
 def register_written(path: Path | str, registry: Path | str = WRITTEN_PATH) -> None:
     """Record that `path` (a run folder's reports.jsonl, as `system@` just wrote it from validated reports) holds
     exactly what our writer wrote: its sha256 goes to the registry. A cache: when it cannot be written, the judge
-    stage validates the file as before."""
+    stage validates the file as before (also while the speed caches are read-only: `reportbench estimate`)."""
+    if not speed_caches_writable():
+        return
     try:
         with open(path, "rb") as fh:
             sha = hashlib.file_digest(fh, "sha256").hexdigest()
