@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reportbench.benchmark_arg import add_benchmark_argument
+from reportbench.digest import speed_caches_read_only
 from reportbench.judges.pricing import Price, o200k_tokenizer, price_for
 from reportbench.plan import build_plan, judge_units
 
@@ -487,7 +488,6 @@ def estimate(
     No network request and no cache write (the module docstring says how); `announce` gets what cannot be known
     here before any work starts."""
     from reportbench import pipeline  # lazy: +379 ms to import (python -X importtime)
-    from reportbench.digest import speed_caches_read_only
     from reportbench.prompt_packs.sources import OFFLINE_ENV  # lazy: +33 ms to import (python -X importtime)
 
     ledger = Ledger(completion_tokens=completion_tokens)
