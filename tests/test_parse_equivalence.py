@@ -294,6 +294,7 @@ def previous(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
             m.setattr(injection, "_encoded_runs", _ref_encoded_runs)
             m.setattr(sentences, "_restore_both", _ref_restore_both)
             m.setattr(citations, "finditer_from", _ref_finditer_from)
+            m.setattr(sentences, "_spans", lambda tokenizer: tokenizer.span_tokenize)  # nltk's own Punkt
             yield
 
     return swapped
@@ -740,3 +741,149 @@ def test_shared_texts_scan_helpers_match_what_they_replaced(shared_dir: Path) ->
         for rx, anchor, prefix in CITATION_PATTERNS:
             assert [m.span() for m in citations.finditer_from(rx, text, anchor, prefix)] == [
                 m.span() for m in rx.finditer(text)]
+
+
+# ------------------------------------------------------------------ Punkt's spans without Punkt's token objects
+
+
+def _punkt_texts(seed: int, n: int) -> list[str]:
+    """Texts dense in what Punkt's rules look at: known abbreviations (any case), both words of known collocations,
+    frequent sentence starters, words of every orthographic context, initials, ordinals and numbers, ellipses,
+    quotes and brackets after a stop, line and paragraph breaks, citation placeholders and the "et al." guard."""
+    rng = random.Random(seed)
+    params = sentences._tokenizer(sentences._abbreviations(None))._params
+    abbrevs, collocs, starters = sorted(params.abbrev_types), sorted(params.collocations), sorted(params.sent_starters)
+    by_context: dict[int, list[str]] = {}
+    for word, flags in sorted(params.ortho_context.items()):
+        by_context.setdefault(flags, []).append(word)
+    words = [w for group in by_context.values() for w in rng.sample(group, min(25, len(group)))]
+
+    def cased(w: str) -> str:
+        return rng.choice((w, w[:1].upper() + w[1:], w.upper()))
+
+    def piece() -> str:
+        r = rng.random()
+        if r < 0.15:
+            return cased(rng.choice(abbrevs)) + "."
+        if r < 0.25:
+            first, second = rng.choice(collocs)
+            return f"{cased(first)}. {cased(second)}"
+        if r < 0.35:
+            return cased(rng.choice(starters))
+        if r < 0.55:
+            return cased(rng.choice(words))
+        if r < 0.65:
+            return rng.choice("ABCDXYZabcxyzéİ") + "."
+        if r < 0.72:
+            return rng.choice(("1.", "12.", "3.5", "-2.", "1,000.", "2.1.", "iv.", "IV.", "No.", "no.", ".5", "v2."))
+        if r < 0.8:
+            return rng.choice(("...", "..", ". . .", "!", "?", "!!", "?!", ".", "--", ";", ":", ",", "…"))
+        if r < 0.9:
+            return rng.choice(('"', "'", ")", "(", "]", "[", "“", "”", "’", "zzcite3zz", "*", "-", "“Quote.”",
+                               "(e.g.", "i.e.,", "»", "\u00a0", "\x1c"))
+        return rng.choice(("Word", "word", "the", "The", "U.S.", "Dr.", "Mr.", "e.g.", "et", "al.", "zzetalzz",
+                           "J.", "S.", "Bach", "zzcite12zz.", "x1", "A1."))
+
+    seps = (" ", " ", " ", "  ", "", "\n", " \n ", "\t", "\n\n", ". ", "! ", "? ", ".\n", ". .")
+    return ["".join(piece() + rng.choice(seps) for _ in range(rng.randint(1, 25))) for _ in range(n)]
+
+
+def _assert_same_spans(texts: list[str]) -> None:
+    for extra in (None, ()):
+        tokenizer = sentences._tokenizer(sentences._abbreviations(extra))
+        spans = sentences._spans(tokenizer)
+        assert spans != tokenizer.span_tokenize  # the fast one is in use (this nltk is the one it knows)
+        for text in texts:
+            assert list(spans(text)) == list(tokenizer.span_tokenize(text)), text[:300]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_punkt_spans_equal_nltks_on_generated_text(seed: int) -> None:
+    """reports.punkt_spans against nltk's `span_tokenize` with the same trained parameters (default and plain
+    abbreviations), on text made of what Punkt's first and second pass decide on."""
+    _assert_same_spans(_punkt_texts(seed, 2500) + _helper_inputs(seed))
+
+
+def test_punkt_spans_equal_nltks_with_word_collocations() -> None:
+    """English Punkt's collocations all start with a number or an initial; with parameters whose collocations
+    start with plain words too ("word. Next" is then not always a break), the spans still equal nltk's."""
+    import copy
+    import types
+
+    from reportbench.reports.punkt_spans import make_spans
+
+    base = sentences._tokenizer(sentences._abbreviations(None))
+    params = copy.copy(base._params)
+    texts = _punkt_texts(3, 2500)
+    pairs = sorted({(a.lower(), b.lower()) for t in texts for a, b in re.findall(r"([A-Za-z]\w+)\. +(\w+)", t)})
+    params.collocations = set(base._params.collocations) | set(pairs[::2])
+    tokenizer = type(base)(params)
+    spans = make_spans(types.SimpleNamespace(**type(base).span_tokenize.__globals__), tokenizer)
+    assert spans is not None
+    changed = 0
+    for text in texts:
+        expected = list(tokenizer.span_tokenize(text))
+        assert list(spans(text)) == expected, text[:300]
+        changed += expected != list(base.span_tokenize(text))
+    assert changed > 50  # the added collocations did decide stops
+
+
+def test_punkt_spans_reach_every_rule() -> None:
+    """The generated texts exercise each second-pass outcome (counted through nltk's own decision reasons), so
+    the comparison above covers every rule, not only the common "word. Next"."""
+    tokenizer = sentences._tokenizer(sentences._abbreviations(None))
+    reasons: Counter[str] = Counter()
+    for text in _punkt_texts(0, 2500):
+        try:
+            for decision in tokenizer.debug_decisions(text):
+                reasons[decision["reason"]] += 1
+        except IndexError:  # nltk's debug helper fails on a stop with no word after it; the others still count
+            continue
+    assert len(reasons) >= 6, reasons  # default, collocation, abbreviation x2, initial x2, number
+
+
+def test_punkt_spans_build_no_punkt_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: splitting a synthetic report builds no `PunktToken` (before: ~3 per candidate stop,
+    ~400 per report), and word-tokenizes only the contexts the plain "word. Next" rule does not decide."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import scale
+
+    tokenizer = sentences._tokenizer(sentences._abbreviations(None))
+    punkt_token = tokenizer._Token
+    made: Counter[str] = Counter()
+    original_init = punkt_token.__init__
+
+    def counting_init(self, tok, **params):  # type: ignore[no-untyped-def]
+        made["tokens"] += 1
+        original_init(self, tok, **params)
+
+    monkeypatch.setattr(punkt_token, "__init__", counting_init)
+    text = scale.synthetic_report(random.Random(5), "Question?", 2000, 12, False)
+    body = sentences.build_sentences(text, [])
+    assert len(body) > 50
+    assert made["tokens"] == 0
+    list(tokenizer.span_tokenize(text))
+    assert made["tokens"] > 200  # what nltk's own path builds for the same text
+
+
+def test_punkt_spans_equal_nltks_on_shared_reports(shared_dir: Path) -> None:
+    """The same on the real reports in ../shared: each whole text, each paragraph and each line of
+    LiveResearchBench's reference reports, the DeepScholar-bench baselines and ResearcherBench's responses."""
+    import json
+
+    texts = [p.read_text(encoding="utf-8", errors="replace")
+             for p in _shared_folder_reports(shared_dir) if p.is_file()]
+    for base in _shared_folder_reports(shared_dir):
+        if base.is_dir():
+            texts += [f.read_text(encoding="utf-8", errors="replace") for f in sorted(base.glob("*.md"))]
+    for f in sorted((shared_dir / "data/researcherbench/user_data").glob("*.json")):
+        texts += [r["response"] for r in json.loads(f.read_text(encoding="utf-8"))
+                  if isinstance(r, dict) and isinstance(r.get("response"), str)]
+    if not texts:
+        pytest.skip("no shared reports found")
+    pieces = [*texts]
+    for text in texts:
+        pieces += [p for p in text.split("\n\n") if p.strip()]
+    _assert_same_spans(pieces)

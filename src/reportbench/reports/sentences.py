@@ -21,7 +21,7 @@ import re
 import sys
 import types
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -74,6 +74,17 @@ _TABLE_SEPARATOR_RE = re.compile(r"^\s*+\|?\s*+:?-{2,}:?\s*+(?:\|\s*+:?-{2,}:?\s
 _BOLD_LINE_RE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$")
 # bounded spans: an unclosed '**' in untrusted text must not make matching quadratic
 _EMPHASIS_RE = re.compile(r"(\*\*|__)([^\n]{1,500}?)\1|(?<![\w*])\*(?!\s)([^*\n]{1,500}?)(?<!\s)\*(?![\w*])")
+
+
+@lru_cache(maxsize=8)
+def _spans(tokenizer: PunktSentenceTokenizer) -> Callable[[str], Iterable[tuple[int, int]]]:
+    """`tokenizer.span_tokenize` as reports.punkt_spans computes it (the same spans, without Punkt's per-token
+    objects), or nltk's own when this nltk's Punkt is not the one punkt_spans was written against."""
+    from reportbench.reports.punkt_spans import make_spans
+
+    # the `punkt` module the tokenizer comes from (loaded apart from `import nltk` by _load_punkt): its globals
+    punkt = types.SimpleNamespace(**type(tokenizer).span_tokenize.__globals__)
+    return make_spans(punkt, tokenizer) or tokenizer.span_tokenize
 
 
 @lru_cache(maxsize=8)
@@ -170,10 +181,10 @@ def split_sentences(
     (plus the guard, as the DeepScholar-bench evaluator does). `limit`: stop once more than this many sentences
     were found (Punkt yields them one at a time; a hostile paragraph of `1. 1. 1.` costs ~0.2 ms a sentence).
     """
-    tokenizer = _tokenizer(_abbreviations(extra_abbreviations))
+    spans = _spans(_tokenizer(_abbreviations(extra_abbreviations)))
     guarded = _ET_AL_RE.sub(_ET_AL_TOKEN, text) if "et al." in text else text  # what every match holds
     out: list[str] = []
-    for start, end in tokenizer.span_tokenize(guarded):
+    for start, end in spans(guarded):
         span = guarded[start:end]
         if any(stop in span for stop in _STOP_BEFORE_PLACEHOLDER):
             span = _MARKER_AFTER_STOP_RE.sub("\\1\ue000", span)
