@@ -887,3 +887,49 @@ def test_punkt_spans_equal_nltks_on_shared_reports(shared_dir: Path) -> None:
     for text in texts:
         pieces += [p for p in text.split("\n\n") if p.strip()]
     _assert_same_spans(pieces)
+
+
+# ------------------------------------------------------------------ one read per report
+
+
+def test_a_markdown_report_is_read_and_decoded_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: detecting the format and loading read the file once (before: three reads and three
+    decodings, two adapters' detect() reading the whole file); a later call reads the file again."""
+    from reportbench.reports import base
+
+    decoded: Counter[str] = Counter()
+    original = base.decode_bytes
+
+    def counting(path, data):  # type: ignore[no-untyped-def]
+        decoded[str(path)] += 1
+        return original(path, data)
+
+    monkeypatch.setattr(base, "decode_bytes", counting)
+    path = tmp_path / "task.md"
+    refs = "\n\n## References\n[1] A. https://a.example/1\n"
+    path.write_text("## Work\n\nAgents keep traces [1]." + refs, encoding="utf-8")
+    first = load_report(path, task_id="t", system="s")
+    assert decoded == {str(path): 1}
+    path.write_text("## Work\n\nAgents keep notes [1]." + refs, encoding="utf-8")
+    second = load_report(path, task_id="t", system="s")
+    assert decoded == {str(path): 2}
+    assert "traces" in first.body and "notes" in second.body
+
+
+def test_a_read_within_a_load_still_honours_a_smaller_limit(tmp_path: Path) -> None:
+    """A file read once under the default limit is still refused by a later read in the same call whose
+    `max_bytes` it exceeds (the limit a system sets is checked as before)."""
+    from reportbench.reports import base
+    from reportbench.reports.errors import ReportParseError
+
+    path = tmp_path / "task.md"
+    path.write_text("## Work\n\n" + "Agents keep traces. " * 200 + "\n", encoding="utf-8")
+    with pytest.raises(ReportParseError, match="too large"):
+        load_report(path, task_id="t", system="s", max_bytes=1000)  # detect() reads it under the default limit
+    token = base._READS.set({})
+    try:
+        assert base.read_text(path).startswith("## Work")
+        with pytest.raises(ReportParseError, match="too large"):
+            base.read_text(path, 1000)
+    finally:
+        base._READS.reset(token)

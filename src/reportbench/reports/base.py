@@ -29,7 +29,7 @@ from reportbench.reports.citations import Marker, scan_citations
 from reportbench.reports.errors import EmptyReportError, ReportParseError
 from reportbench.reports.schemas import PairJson, describe_json, validate_json
 from reportbench.reports.sentences import build_sentences
-from reportbench.reports.sniff import check_report_text, decode_bytes
+from reportbench.reports.sniff import Decoded, check_report_text, decode_bytes
 from reportbench.types import Report, Source
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
@@ -165,6 +165,14 @@ def load_report(
     refused = outside_root(path)
     if refused:
         raise ReportParseError(path, refused)
+    token = _READS.set({})  # detect() and load() read the same file: it is read and decoded once
+    try:
+        return _load_detected(path, fmt, task_id, system, max_bytes)
+    finally:
+        _READS.reset(token)
+
+
+def _load_detected(path: Path, fmt: str, task_id: str | None, system: str | None, max_bytes: int) -> Report:
     if fmt == "auto":
         detected = detect_format(path)
         if detected is None:
@@ -189,8 +197,25 @@ def load_report(
 # ---------------------------------------------------------------- reading untrusted files
 
 
+# Within one load_report call: path -> [its bytes, their Decoded or None]. A file read once (checked, at most
+# max_bytes) gives the same bytes to every later read in the call whose limit they fit; only successes are kept.
+_READS: contextvars.ContextVar[dict[str, list[Any]] | None] = contextvars.ContextVar("reportbench_reads", default=None)
+
+
 def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """A regular file's bytes (at most `max_bytes`, else an error), never following a link out of the root."""
+    reads = _READS.get()
+    if reads is not None:
+        known = reads.get(str(path))
+        if known is not None and len(known[0]) <= max_bytes:
+            return known[0]  # type: ignore[no-any-return]
+    data = _read_bytes(path, max_bytes)
+    if reads is not None:
+        reads[str(path)] = [data, None]
+    return data
+
+
+def _read_bytes(path: Path, max_bytes: int) -> bytes:
     refused = outside_root(path)
     if refused:
         raise ReportParseError(path, refused)
@@ -210,13 +235,25 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
 def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """File contents as text (reports.sniff: binary and non-UTF-8 files are refused with a diagnosis)."""
 
-    return decode_bytes(path, read_bytes(path, max_bytes)).text
+    return _decoded(path, max_bytes).text
 
 
 def read_report_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, list[str]]:
     """A markdown report's text and decoding warnings; empty, HTML and LaTeX files are refused precisely."""
-    decoded = check_report_text(path, decode_bytes(path, read_bytes(path, max_bytes)))
-    return decoded.text, decoded.warnings
+    decoded = check_report_text(path, _decoded(path, max_bytes))
+    return decoded.text, list(decoded.warnings)
+
+
+def _decoded(path: Path, max_bytes: int) -> Decoded:
+    """`decode_bytes(path, read_bytes(path, max_bytes))`, decoded once per load_report call."""
+    data = read_bytes(path, max_bytes)
+    reads = _READS.get()
+    known = reads.get(str(path)) if reads is not None else None
+    if known is None or known[0] is not data:
+        return decode_bytes(path, data)
+    if known[1] is None:
+        known[1] = decode_bytes(path, data)
+    return known[1]  # type: ignore[no-any-return]
 
 
 def json_too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
