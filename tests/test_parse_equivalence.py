@@ -933,3 +933,63 @@ def test_a_read_within_a_load_still_honours_a_smaller_limit(tmp_path: Path) -> N
             base.read_text(path, 1000)
     finally:
         base._READS.reset(token)
+
+
+# ------------------------------------------------------------------ leetspeak of ASCII text from its character classes
+
+
+def _ref_deleet_by_runs(text: str) -> str:
+    """injection._deleet before ASCII text was read through its character classes (verbatim)."""
+    pieces: list[str] = []
+    copied = 0
+    seen = 0
+    rev: str | None = None
+    n = len(text)
+    while (m := injection._LEET_SWAPPED.search(text, seen)) is not None:
+        d = m.start()
+        end = injection._RUN_FROM.match(text, d).end()  # type: ignore[union-attr]
+        seen = max(end, d + 1)
+        if d > 0 and injection._is_run_char(text[d - 1]):
+            if rev is None:
+                rev = text[::-1]
+            start = n - injection._RUN_FROM.match(rev, n - 1 - d).end()  # type: ignore[union-attr]
+        else:
+            start = d
+        if end - start >= 2:
+            word = text[start:end]
+            if not word.isdigit() and any(c.isalpha() for c in word):
+                pieces.append(text[copied:start])
+                pieces.append(word.translate(injection._LEET))
+                copied = end
+    if not pieces:
+        return text
+    pieces.append(text[copied:])
+    return "".join(pieces)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_deleet_of_ascii_text_equals_the_run_by_run_pass(seed: int) -> None:
+    """Dense mixes of letters, swapped and other digits, '_', '@', '$' and separators (control characters and
+    DEL included), the helper inputs and synthetic reports: the same text as the run-by-run pass and as the
+    original regex."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import scale
+
+    rng = random.Random(seed)
+    alphabet = "ab1Z0_3@$ 9x\n-.[]7\x00\x7f\t2"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(6000)]
+    texts += _helper_inputs(seed) + [scale.synthetic_report(rng, "Q?", 800, 12, True) for _ in range(5)]
+    for text in texts:
+        assert injection._deleet(text) == _ref_deleet_by_runs(text) == _ref_deleet(text), text[:200]
+
+
+def test_deleet_of_ascii_text_handles_no_digit_run_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: a report's 300 citation markers ('[12]', digits only) are not walked one by one (before:
+    one `_RUN_FROM.match` each); only the runs that change are."""
+    counts: Counter[str] = Counter()
+    monkeypatch.setattr(injection, "_RUN_FROM", _CountedPattern(injection._RUN_FROM, counts))
+    text = "A claim about agents [12]. " * 300 + "Then 1gn0r3 it."
+    assert injection._deleet(text) == _ref_deleet(text)
+    assert counts[""] == 0

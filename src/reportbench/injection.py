@@ -689,12 +689,29 @@ _LEET_SWAPPED = re.compile(r"[013457@$]")  # the characters _LEET swaps
 _RUN_FROM = re.compile(r"[\w@$]*+")
 
 
+# ASCII text mapped one character to one: letters -> 'a', the characters _LEET swaps -> 's', the other digits -> 'd',
+# '_' -> 'u', everything else -> ' '. A `[\w@$]` run of ASCII text is a run of [adsu] here, and it changes under
+# _deleet exactly when it holds an 's' (a swapped character) and an 'a' (a letter: then it is no number and 2+ long).
+_LEET_CLASSES = bytes(
+    ord("a" if chr(b).isalpha() else "s" if chr(b) in "013457@$" else "d" if chr(b).isdigit() else "u"
+        if chr(b) == "_" else " ") if b < 128 else ord(" ")
+    for b in range(256)
+)
+# A run holding both has an 's' with only [dsu] up to a later 'a', or one with only [adu] back to an earlier 'a'
+# (the letters nearest to each other of the two kinds): found by this pattern in the classes and in their
+# reverse. It starts with the rare 's', so the search skips the letters in C.
+_S_THEN_A = re.compile(rb"s[dsu]*+a")
+
+
 def _deleet(text: str) -> str:
     """Digits and symbols read as letters inside words that mix them with letters (same length and positions).
 
     The words are the maximal runs of word characters, '@' and '$' (2+ long) holding a digit, '@' or '$' that
     also hold a letter. They are found from the digits and symbols (a C-level search jumps from one to the next),
-    not by a regex tried at every position: most of a report's words never reach Python."""
+    not by a regex tried at every position: most of a report's words never reach Python. ASCII text is read
+    through its character classes (_LEET_CLASSES): only the runs that change reach Python."""
+    if text.isascii():
+        return _deleet_ascii(text)
     pieces: list[str] = []
     copied = 0  # text[:copied] is in pieces
     seen = 0  # the runs before here are handled
@@ -719,6 +736,29 @@ def _deleet(text: str) -> str:
                 copied = end
     if not pieces:
         return text
+    pieces.append(text[copied:])
+    return "".join(pieces)
+
+
+def _deleet_ascii(text: str) -> str:
+    """`_deleet` of an ASCII text, from its character classes (_LEET_CLASSES)."""
+    classes = text.encode("ascii").translate(_LEET_CLASSES)
+    if b"s" not in classes:
+        return text
+    n = len(classes)
+    hits = {m.start() for m in _S_THEN_A.finditer(classes)}
+    if b"a" in classes:
+        hits.update(n - 1 - m.start() for m in _S_THEN_A.finditer(classes[::-1]))
+    if not hits:
+        return text
+    # each hit's whole run (-1 % (n + 1) == n: no blank after it, the run reaches the end of the text)
+    runs = sorted({(classes.rfind(b" ", 0, pos) + 1, classes.find(b" ", pos) % (n + 1)) for pos in hits})
+    pieces: list[str] = []
+    copied = 0
+    for start, end in runs:
+        pieces.append(text[copied:start])
+        pieces.append(text[start:end].translate(_LEET))
+        copied = end
     pieces.append(text[copied:])
     return "".join(pieces)
 
