@@ -993,3 +993,48 @@ def test_deleet_of_ascii_text_handles_no_digit_run_in_python(monkeypatch: pytest
     text = "A claim about agents [12]. " * 300 + "Then 1gn0r3 it."
     assert injection._deleet(text) == _ref_deleet(text)
     assert counts[""] == 0
+
+
+# ------------------------------------------------------------------ markdown: trailing rules, definition lines
+
+
+def test_trailing_rules_are_stripped_as_by_the_pattern() -> None:
+    """`strip_trailing_rules` against `_TRAILING_RULES_RE.sub` on mixes of rules, blanks (Unicode and control
+    whitespace included), line breaks and text, and on the helper inputs."""
+    from reportbench.reports.formats import markdown
+
+    rng = random.Random(12)
+    pieces = ("\n", " ", "\t", "-", "*", "_", "---", "\n---\n", "\n* * *", "\n___ ", "text", "\u00a0", "\u2028", "\r",
+              "\x0b", "\x1c", "-- ", "\n\n", "*-_", "x")
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 20))) for _ in range(20000)]
+    for text in texts + _helper_inputs(12):
+        for variant in (text, "\n" + text.strip("\n")):
+            assert markdown.strip_trailing_rules(variant) == markdown._TRAILING_RULES_RE.sub("", variant), variant
+
+
+def test_trailing_rules_are_searched_only_in_the_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: the rule pattern is given the report's last characters only (before: all ~20,000 of
+    them, tried at every position)."""
+    import sys
+
+    from reportbench.reports.formats import markdown
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import scale
+
+    searched: list[int] = []
+    rx = markdown._TRAILING_RULES_RE
+
+    class Recording:
+        def sub(self, repl, text):  # type: ignore[no-untyped-def]
+            searched.append(len(text))
+            return rx.sub(repl, text)
+
+        def search(self, text, pos=0):  # type: ignore[no-untyped-def]
+            searched.append(len(text) - pos)
+            return rx.search(text, pos)
+
+    monkeypatch.setattr(markdown, "_TRAILING_RULES_RE", Recording())
+    text = scale.synthetic_report(random.Random(6), "Question?", 2000, 12, False)
+    parts = markdown.split_markdown_report(text + "\n\n---\n")
+    assert parts.sources and searched and max(searched) < 10, searched
