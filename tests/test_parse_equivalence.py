@@ -1038,3 +1038,43 @@ def test_trailing_rules_are_searched_only_in_the_tail(monkeypatch: pytest.Monkey
     text = scale.synthetic_report(random.Random(6), "Question?", 2000, 12, False)
     parts = markdown.split_markdown_report(text + "\n\n---\n")
     assert parts.sources and searched and max(searched) < 10, searched
+
+
+# ------------------------------------------------------------------ numeric markers, stops before placeholders
+
+
+def _ref_expand_numeric_marker(body: str) -> tuple[list[str], bool]:
+    keys: list[str] = []
+    clipped = False
+    for part in re.split(r"\s*(?:,|;|and)\s*", body):
+        bounds = re.split(r"\s*[-–—]\s*", part)
+        if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
+            lo, hi = int(bounds[0]), int(bounds[1])
+            if lo <= hi and hi - lo < citations.MAX_RANGE_EXPANSION:
+                keys.extend(str(n) for n in range(lo, hi + 1))
+            else:
+                keys.extend([str(lo), str(hi)])
+                clipped = True
+        else:
+            keys.extend(str(int(b)) for b in bounds if b.isdigit())
+    return keys, clipped
+
+
+def test_numeric_markers_expand_as_before() -> None:
+    """Marker bodies as NUMERIC_MARKER_RE captures them (ASCII and other decimal digits, lists, ranges, 'and'),
+    and the bodies of the helper inputs' markers."""
+    rng = random.Random(13)
+    pieces = ("1", "12", "007", "99999", "٣", "٤٢", "३", ", ", "; ", " and ", "-", " – ", "—", " ", "10000", "3")
+    bodies = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(5000)]
+    bodies += [m.group("body") for t in _helper_inputs(13) for m in citations.NUMERIC_MARKER_RE.finditer(t)]
+    for body in bodies:
+        if not citations.NUMERIC_MARKER_RE.fullmatch(f"[{body}]"):
+            continue
+        assert citations.expand_numeric_marker(body) == _ref_expand_numeric_marker(body), body
+
+
+def test_stop_before_placeholder_pattern_finds_what_the_literals_find() -> None:
+    texts = [t + rng_sep for t in _helper_inputs(14) for rng_sep in ("", '.zzcite1zz', ")zzcite2zz x", "zzcite3zz")]
+    for text in texts:
+        expected = any(stop in text for stop in sentences._STOP_BEFORE_PLACEHOLDER)
+        assert bool("zzcite" in text and sentences._STOP_THEN_PLACEHOLDER_RE.search(text)) == expected, text[:200]

@@ -157,7 +157,9 @@ def make_spans(punkt: Any, tokenizer: Any) -> Callable[[str], Iterator[tuple[int
         for match in period_context.finditer(text):
             start = match.start()
             before = text[prev_stop:start]
-            index = max(before.rfind(c) for c in _WHITESPACE)
+            index = before.rfind(" ")
+            if not before[index + 1 :].isprintable():  # another whitespace character may follow the last space
+                index = max(before.rfind(c) for c in _WHITESPACE)
             if index > 0:
                 index += prev_stop + 1
             else:

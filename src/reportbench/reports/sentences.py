@@ -170,6 +170,7 @@ _SCHOLARLY_SET = frozenset(a.lower().rstrip(".") for a in SCHOLARLY_ABBREVIATION
 # what stands right before the first placeholder of every _MARKER_AFTER_STOP_RE match (a stop, a closing quote or
 # bracket): a sentence without one is not searched (the pattern opens with a lookbehind, tried at every position)
 _STOP_BEFORE_PLACEHOLDER = tuple(c + "zzcite" for c in ".!?\"')]")
+_STOP_THEN_PLACEHOLDER_RE = re.compile("|".join(map(re.escape, _STOP_BEFORE_PLACEHOLDER)))
 
 
 def split_sentences(
@@ -186,7 +187,7 @@ def split_sentences(
     out: list[str] = []
     for start, end in spans(guarded):
         span = guarded[start:end]
-        if any(stop in span for stop in _STOP_BEFORE_PLACEHOLDER):
+        if "zzcite" in span and _STOP_THEN_PLACEHOLDER_RE.search(span):  # one of _STOP_BEFORE_PLACEHOLDER
             span = _MARKER_AFTER_STOP_RE.sub("\\1\ue000", span)
         for piece in span.split("\ue000"):
             piece = piece.strip().replace(_ET_AL_TOKEN, "et al.")
