@@ -1078,3 +1078,16 @@ def test_stop_before_placeholder_pattern_finds_what_the_literals_find() -> None:
     for text in texts:
         expected = any(stop in text for stop in sentences._STOP_BEFORE_PLACEHOLDER)
         assert bool("zzcite" in text and sentences._STOP_THEN_PLACEHOLDER_RE.search(text)) == expected, text[:200]
+
+
+def test_deleet_of_ascii_text_is_linear_on_digit_runs() -> None:
+    """50,000 digits (all swapped characters) with or without a letter at either end: one pass (a pattern tried at
+    each digit and reading to the end of the run from each would take minutes). Bound as tests/test_bounds.py
+    bounds its patterns: thread CPU, far above the milliseconds a linear pass takes."""
+    import time
+
+    for text in ("0" * 50_000, "0" * 50_000 + "a", "a" + "0_" * 25_000, ("0" * 100 + " ") * 500, "a0" * 25_000):
+        started = time.thread_time()
+        result = injection._deleet(text)
+        assert time.thread_time() - started < 2.0, text[:20]
+        assert result == _ref_deleet_by_runs(text)

@@ -104,18 +104,14 @@ def is_citation_label(text: str) -> bool:
     return not text or bool(_LABEL_LIKE.match(text) or _DOMAIN_LIKE.match(text))
 
 
-_MARKER_LIST_SEPARATOR = re.compile(r"\s*(?:,|;|and)\s*")
-_MARKER_RANGE_SEPARATOR = re.compile(r"\s*[-–—]\s*")
-
-
 def expand_numeric_marker(body: str) -> tuple[list[str], bool]:
     """'1, 3-5' -> ['1', '3', '4', '5']. The flag is True when a range was too long or reversed to expand."""
     if body.isdecimal():  # '12' (most markers): no separator to split at, one key
         return [str(int(body))], False
     keys: list[str] = []
     clipped = False
-    for part in _MARKER_LIST_SEPARATOR.split(body):
-        bounds = _MARKER_RANGE_SEPARATOR.split(part)
+    for part in re.split(r"\s*(?:,|;|and)\s*", body):
+        bounds = re.split(r"\s*[-–—]\s*", part)
         if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
             lo, hi = int(bounds[0]), int(bounds[1])
             if lo <= hi and hi - lo < MAX_RANGE_EXPANSION:
