@@ -697,11 +697,11 @@ _LEET_CLASSES = bytes(
         if chr(b) == "_" else " ") if b < 128 else ord(" ")
     for b in range(256)
 )
-# A run holding both has an 's' with only [dsu] up to a later 'a', or one with only [adu] back to an earlier 'a'
-# (the letters nearest to each other of the two kinds): the stretch of [dsu] holding that 's' is followed by an
-# 'a', in the classes or in their reverse. The pattern starts only at a stretch's first character (the rest fail
-# the look-behind at once), so each stretch is read once: linear, even on a run of 50,000 digits.
-_S_THEN_A = re.compile(rb"(?<![dsu])[du]*+s[dsu]*+a")
+# A run holding both holds an 's' and an 'a' with only [du] between them (two neighbours among its 's' and 'a'
+# characters): 's' then 'a' in the classes, or in their reverse. The pattern starts with the rare 's' (the search
+# skips to it in C), and each [du] character is read from the nearest 's' before it only: linear, even on a run
+# of 50,000 digits.
+_S_THEN_A = re.compile(rb"s[du]*+a")
 
 
 def _deleet(text: str) -> str:
