@@ -233,8 +233,15 @@ MAX_KEYWORD_POSITIONS = 50_000
 
 @functools.lru_cache(maxsize=1)
 def _keyword_automaton() -> ahocorasick_rs.AhoCorasick:
-    """One Aho-Corasick automaton over _KEYWORDS (ahocorasick-rs): every keyword occurrence in one pass."""
-    return ahocorasick_rs.AhoCorasick(list(_KEYWORDS), matchkind=ahocorasick_rs.MatchKind.Standard)
+    """One Aho-Corasick automaton over _KEYWORDS (ahocorasick-rs): every keyword occurrence in one pass. It also
+    holds _REVERSED_KEYWORDS (after them), so the same pass says whether the text reads backwards too."""
+    return ahocorasick_rs.AhoCorasick(list(_KEYWORDS) + list(_REVERSED_KEYWORDS),
+                                      matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
+# (the last text _keyword_positions read, whether it holds one of _REVERSED_KEYWORDS): `scan` asks that of the
+# same lower-cased text right after; it reads the answer here instead of searching the text once more
+_reversed_seen: tuple[str, bool] = ("", False)
 
 
 def _keyword_positions(low: str) -> list[int] | None:
@@ -242,16 +249,32 @@ def _keyword_positions(low: str) -> list[int] | None:
     one another (as `str.find` from the end of the last one finds them), in one pass over the text instead of
     one per keyword; None past MAX_KEYWORD_POSITIONS (then the per-keyword search, whose cap keeps the first
     keywords' positions, is run as before)."""
+    global _reversed_seen
     last_end: dict[int, int] = {}
     positions: list[int] = []
+    reversed_seen = False
+    keywords = len(_KEYWORDS)
     # every occurrence, overlapping ones included, ordered by where they end (a keyword's own occurrences are
     # all the same length, so also by where they start)
     for word, start, end in _keyword_automaton().find_matches_as_indexes(low, overlapping=True):
+        if word >= keywords:
+            reversed_seen = True  # one of _REVERSED_KEYWORDS: no window
+            continue
         if start < last_end.get(word, 0):
             continue  # overlaps this keyword's previous occurrence (' meets meets ')
         last_end[word] = end
         positions.append(start)
+    _reversed_seen = (low, reversed_seen)
     return positions if len(positions) <= MAX_KEYWORD_POSITIONS else None
+
+
+def _holds_reversed_keyword(low: str) -> bool:
+    """Whether `low` holds one of _REVERSED_KEYWORDS: read from the keyword pass over the same text when that was
+    the last one, else searched."""
+    seen_in, seen = _reversed_seen
+    if seen_in == low:
+        return seen
+    return bool(_reversed_automaton().find_matches_as_indexes(low))
 
 
 def _keyword_positions_by_search(low: str) -> list[int]:
@@ -832,7 +855,7 @@ def scan(text: str) -> list[Finding]:
     if leet != norm.text:  # "1gn0r3 4ll pr3v10u5 1n5truct10n5": same positions, letters for digits in mixed words
         hits += [(s, e, f"{k} (leetspeak)", False) for s, e, k in _directive_hits(leet) if norm.text[s:e] != leet[s:e]]
     low = norm.text.lower()
-    if _reversed_automaton().find_matches_as_indexes(low):  # ".snoitcurtsni suoiverp lla erongI"
+    if _holds_reversed_keyword(low):  # ".snoitcurtsni suoiverp lla erongI"
         rev = norm.text[::-1]
         n = len(rev)
         for s_, e_, kind in _directive_hits(rev):
