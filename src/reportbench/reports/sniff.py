@@ -154,6 +154,8 @@ def decode_bytes(path: Path | str, data: bytes) -> Decoded:
 
 
 def _normalise(text: str) -> str:
+    if "\r" not in text:  # both replacements need one (a one-character search runs at memchr speed)
+        return text
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
