@@ -156,12 +156,12 @@ def make_spans(punkt: Any, tokenizer: Any) -> Callable[[str], Iterator[tuple[int
 
         for match in period_context.finditer(text):
             start = match.start()
-            before = text[prev_stop:start]
-            index = before.rfind(" ")
-            if not before[index + 1 :].isprintable():  # another whitespace character may follow the last space
-                index = max(before.rfind(c) for c in _WHITESPACE)
-            if index > 0:
-                index += prev_stop + 1
+            # the last whitespace character of text[prev_stop:start] (Punkt's `before_text`), read in place
+            index = text.rfind(" ", prev_stop, start)
+            if not text[max(index + 1, prev_stop) : start].isprintable():  # another one may follow the last space
+                index = max(text.rfind(c, prev_stop, start) for c in _WHITESPACE)
+            if index > prev_stop:  # Punkt: a last whitespace at 0 of before_text counts as none
+                index += 1
             else:
                 index = prev_start
             if prev_match is not None and prev_stop <= index:
