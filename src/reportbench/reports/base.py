@@ -459,7 +459,7 @@ def build_report(
     unresolved = [k for k in cited if k not in all_sources]
     if not body.strip():
         raise EmptyReportError(where, "empty report: no body text (at most a reference list)")
-    if not _TRUNCATION_OK_END.search(body.rstrip()):
+    if not _ends_a_sentence(body):
         all_warnings.append(f"body ends mid-sentence (truncated output?): ...{body.rstrip()[-40:]!r}")
     if unresolved:
         all_warnings.append(f"{len(unresolved)} cited key(s) match no reference entry: {unresolved}")
@@ -475,6 +475,13 @@ def build_report(
         unresolved_citations=unresolved,
         warnings=all_warnings,
     )
+
+
+def _ends_a_sentence(body: str) -> bool:
+    """`_TRUNCATION_OK_END.search(body.rstrip())`: the stripped body has no trailing blank, so a match (a closing
+    character, then only blanks to the end) can only be its last character; tried there, not at every position."""
+    text = body.rstrip()
+    return bool(text) and _TRUNCATION_OK_END.match(text, len(text) - 1) is not None
 
 
 def _without_injections(
