@@ -1158,3 +1158,28 @@ def test_the_truncation_check_reads_one_character(monkeypatch: pytest.MonkeyPatc
     report = load_report(path, task_id="t", system="s")
     assert not any("mid-sentence" in w for w in report.warnings)
     assert tried == [1]
+
+
+def _ref_markup_kind(text: str) -> str | None:
+    head = text[: sniff.SNIFF_BYTES * 4]
+    if sniff._HTML_DOC_RE.match(head):
+        return "html"
+    tags = len(sniff._HTML_BLOCK_TAG_RE.findall(head))
+    if tags >= 10 and not sniff._MD_SIGNAL_RE.search(head):
+        return "html"
+    if sniff._LATEX_DOC_RE.search(head):
+        return "latex"
+    if len(sniff._LATEX_CMD_RE.findall(head)) >= 3 and re.search(r"\\(?:(?:sub)*section\*?|cite[pt]?\*?)\{", head):
+        if not sniff._MD_SIGNAL_RE.search(head):
+            return "latex"
+    return None
+
+
+def test_markup_kind_as_before() -> None:
+    """LaTeX is looked for only in a head holding a backslash: the same verdicts on LaTeX, HTML and markdown."""
+    rng = random.Random(18)
+    pieces = ("\\documentclass{article}", "\\begin{document}", "\\section{A}", "\\cite{x}", "\\subsection*{B}",
+              "\\emph{c}", "\\", "# Head", "- item", "[1] ref", "<p>x</p>", "<div>", "text ", "\n", "](https://a.org)")
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    for text in texts + _helper_inputs(18):
+        assert sniff.markup_kind(text) == _ref_markup_kind(text), text[:200]

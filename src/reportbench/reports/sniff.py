@@ -167,6 +167,8 @@ def markup_kind(text: str) -> str | None:
     tags = len(_HTML_BLOCK_TAG_RE.findall(head))
     if tags >= 10 and not _MD_SIGNAL_RE.search(head):
         return "html"
+    if "\\" not in head:  # every LaTeX pattern's match holds a backslash (one character: found at memchr speed)
+        return None
     if _LATEX_DOC_RE.search(head):
         return "latex"
     if len(_LATEX_CMD_RE.findall(head)) >= 3 and re.search(r"\\(?:(?:sub)*section\*?|cite[pt]?\*?)\{", head):
