@@ -1183,3 +1183,71 @@ def test_markup_kind_as_before() -> None:
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
     for text in texts + _helper_inputs(18):
         assert sniff.markup_kind(text) == _ref_markup_kind(text), text[:200]
+
+
+def _ref_check_body(body: str, *, paragraphs: bool = True) -> None:
+    from reportbench import bounds
+
+    limits, _ = bounds.current_limits()
+    lines = body.split("\n")
+    if len(lines) > limits.max_lines:
+        raise bounds._too_large("line count", len(lines), "max_lines")
+    paragraph = 0
+    for number, line in enumerate(lines, 1):
+        if len(line) > limits.max_line_chars:
+            raise bounds._too_large(f"line {number}", len(line), "max_line_chars")
+        stripped = line.lstrip()
+        if not stripped:
+            paragraph = 0
+            continue
+        indent = len(line) - len(stripped)
+        if indent > limits.max_indent:
+            raise bounds._too_large(f"indentation (nesting) of line {number}", indent, "max_indent")
+        if bounds._starts_block(stripped):
+            paragraph = 0
+        paragraph += len(line) + 1
+        if paragraphs and paragraph > limits.max_paragraph_chars:
+            raise bounds._too_large(f"paragraph ending at line {number}", paragraph, "max_paragraph_chars")
+
+
+def test_body_bounds_decide_as_before() -> None:
+    """check_body's shortcut (no line too long, no indented line, the whole body within the paragraph bound)
+    against the line-by-line pass, under tight limits so that every bound is hit: the same error or none."""
+    from reportbench import bounds
+
+    rng = random.Random(19)
+    pieces = ("word ", "x" * 40, "\n", "\n\n", "  ", "\t", "\u3000", "- item", "# h", "| t |", "1. n", "\n    deep",
+              " " * 12, "\n\u00a0lead")
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+
+    def outcome(check, text, paragraphs):  # type: ignore[no-untyped-def]
+        try:
+            check(text, paragraphs=paragraphs)
+        except bounds.InputTooLargeError as exc:
+            return str(exc)
+        return None
+
+    spec = {"limits": {"max_lines": 25, "max_line_chars": 120, "max_paragraph_chars": 200, "max_indent": 8}}
+    with bounds.report_limits(bounds.ReportLimits.from_spec(spec, "s"), "s"):
+        for text in texts + _helper_inputs(19)[:300]:
+            for paragraphs in (True, False):
+                assert outcome(bounds.check_body, text, paragraphs) == outcome(_ref_check_body, text, paragraphs)
+
+
+def test_body_bounds_skip_the_line_pass_when_no_line_can_break_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: a report with no indented line and no long one is not walked line by line (before:
+    every line classified); an indented one still is."""
+    import sys
+
+    from reportbench import bounds
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import scale
+
+    calls: Counter[str] = Counter()
+    original = bounds._starts_block
+    monkeypatch.setattr(bounds, "_starts_block", lambda s: calls.update(["line"]) or original(s))
+    bounds.check_body(scale.synthetic_report(random.Random(8), "Question?", 2000, 12, False))
+    assert calls["line"] == 0
+    bounds.check_body("Text.\n  - nested item\n")
+    assert calls["line"] == 2
