@@ -1251,3 +1251,20 @@ def test_body_bounds_skip_the_line_pass_when_no_line_can_break_one(monkeypatch: 
     assert calls["line"] == 0
     bounds.check_body("Text.\n  - nested item\n")
     assert calls["line"] == 2
+
+
+def test_a_reports_markdown_json_pair_is_looked_up_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: three adapters' detect() ask for the markdown/JSON pair of the same path; it is looked
+    up once per load_report call (before: three times), and again in the next call."""
+    from reportbench.reports import base
+
+    calls: Counter[str] = Counter()
+    original = base.find_pair
+    monkeypatch.setattr(base, "find_pair", lambda p: calls.update(["pair"]) or original(p))
+    path = tmp_path / "task.md"
+    path.write_text("## Work\n\nAgents keep traces [1].\n\n## References\n[1] A. https://a.example/1\n",
+                    encoding="utf-8")
+    load_report(path, task_id="t", system="s")
+    assert calls["pair"] == 1
+    load_report(path, task_id="t", system="s")
+    assert calls["pair"] == 2

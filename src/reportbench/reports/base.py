@@ -199,7 +199,8 @@ def _load_detected(path: Path, fmt: str, task_id: str | None, system: str | None
 
 # Within one load_report call: path -> [its bytes, their Decoded or None]. A file read once (checked, at most
 # max_bytes) gives the same bytes to every later read in the call whose limit they fit; only successes are kept.
-_READS: contextvars.ContextVar[dict[str, list[Any]] | None] = contextvars.ContextVar("reportbench_reads", default=None)
+# (peek_pair keeps its answers here too, under keys no file path can have.)
+_READS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("reportbench_reads", default=None)
 
 
 def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -374,11 +375,19 @@ def find_pair(path: Path) -> tuple[Path | None, Path | None]:
 
 
 def peek_pair(path: Path) -> tuple[Path | None, Path | None]:
-    """Like find_pair, but (None, None) where it would raise (for detect(): never raises)."""
+    """Like find_pair, but (None, None) where it would raise (for detect(): never raises). Within one load_report
+    call the answer is looked up once (three adapters' detect() ask it of the same path)."""
+    reads = _READS.get()
+    key = f"\0pair:{path}"  # (no file path holds a NUL: never a read's key)
+    if reads is not None and key in reads:
+        return reads[key]  # type: ignore[no-any-return]
     try:
-        return find_pair(path)
+        pair = find_pair(path)
     except ReportParseError:
-        return None, None
+        pair = None, None
+    if reads is not None:
+        reads[key] = pair
+    return pair
 
 
 def read_pair_output(
