@@ -1268,3 +1268,36 @@ def test_a_reports_markdown_json_pair_is_looked_up_once(tmp_path: Path, monkeypa
     assert calls["pair"] == 1
     load_report(path, task_id="t", system="s")
     assert calls["pair"] == 2
+
+
+def test_the_collector_is_paused_while_a_report_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cyclic collector is off while a report is parsed (counted: no collection inside), on again after it, and
+    still off after it when it was off before; a report that fails to parse puts it back too."""
+    import gc
+
+    from reportbench.reports.errors import ReportParseError
+
+    seen: list[bool] = []
+    original = sentences.build_sentences
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr("reportbench.reports.base.build_sentences", recording)
+    path = tmp_path / "task.md"
+    path.write_text("## Work\n\nAgents keep traces [1].\n\n## References\n[1] A. https://a.example/1\n",
+                    encoding="utf-8")
+    assert gc.isenabled()
+    load_report(path, task_id="t", system="s")
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        load_report(path, task_id="t", system="s")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    (tmp_path / "empty.md").write_text("", encoding="utf-8")
+    with pytest.raises(ReportParseError):
+        load_report(tmp_path / "empty.md", task_id="t", system="s")
+    assert gc.isenabled()
