@@ -31,6 +31,7 @@ from pydantic import TypeAdapter
 
 from reportbench.bounds import too_many
 from reportbench.reports.citations import Marker
+from reportbench.reports.punkt_spans import make_spans
 from reportbench.types import Sentence
 
 if TYPE_CHECKING:
@@ -80,8 +81,6 @@ _EMPHASIS_RE = re.compile(r"(\*\*|__)([^\n]{1,500}?)\1|(?<![\w*])\*(?!\s)([^*\n]
 def _spans(tokenizer: PunktSentenceTokenizer) -> Callable[[str], Iterable[tuple[int, int]]]:
     """`tokenizer.span_tokenize` as reports.punkt_spans computes it (the same spans, without Punkt's per-token
     objects), or nltk's own when this nltk's Punkt is not the one punkt_spans was written against."""
-    from reportbench.reports.punkt_spans import make_spans
-
     # the `punkt` module the tokenizer comes from (loaded apart from `import nltk` by _load_punkt): its globals
     punkt = types.SimpleNamespace(**type(tokenizer).span_tokenize.__globals__)
     return make_spans(punkt, tokenizer) or tokenizer.span_tokenize
