@@ -106,6 +106,12 @@ def check_body(body: str, *, paragraphs: bool = True) -> None:
     lines = body.split("\n")
     if len(lines) > limits.max_lines:
         raise _too_large("line count", len(lines), "max_lines")
+    if (
+        max(map(len, lines)) <= limits.max_line_chars
+        and (not paragraphs or len(body) + 1 <= limits.max_paragraph_chars)  # a paragraph holds at most all lines
+        and not any(line[:1].isspace() for line in lines)  # every indentation is 0
+    ):
+        return  # no line can break a bound: the pass below would find nothing
     paragraph = 0
     for number, line in enumerate(lines, 1):
         if len(line) > limits.max_line_chars:

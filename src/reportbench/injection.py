@@ -233,8 +233,15 @@ MAX_KEYWORD_POSITIONS = 50_000
 
 @functools.lru_cache(maxsize=1)
 def _keyword_automaton() -> ahocorasick_rs.AhoCorasick:
-    """One Aho-Corasick automaton over _KEYWORDS (ahocorasick-rs): every keyword occurrence in one pass."""
-    return ahocorasick_rs.AhoCorasick(list(_KEYWORDS), matchkind=ahocorasick_rs.MatchKind.Standard)
+    """One Aho-Corasick automaton over _KEYWORDS (ahocorasick-rs): every keyword occurrence in one pass. It also
+    holds _REVERSED_KEYWORDS (after them), so the same pass says whether the text reads backwards too."""
+    return ahocorasick_rs.AhoCorasick(list(_KEYWORDS) + list(_REVERSED_KEYWORDS),
+                                      matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
+# (the last text _keyword_positions read, whether it holds one of _REVERSED_KEYWORDS): `scan` asks that of the
+# same lower-cased text right after; it reads the answer here instead of searching the text once more
+_reversed_seen: tuple[str, bool] = ("", False)
 
 
 def _keyword_positions(low: str) -> list[int] | None:
@@ -242,16 +249,32 @@ def _keyword_positions(low: str) -> list[int] | None:
     one another (as `str.find` from the end of the last one finds them), in one pass over the text instead of
     one per keyword; None past MAX_KEYWORD_POSITIONS (then the per-keyword search, whose cap keeps the first
     keywords' positions, is run as before)."""
+    global _reversed_seen
     last_end: dict[int, int] = {}
     positions: list[int] = []
+    reversed_seen = False
+    keywords = len(_KEYWORDS)
     # every occurrence, overlapping ones included, ordered by where they end (a keyword's own occurrences are
     # all the same length, so also by where they start)
     for word, start, end in _keyword_automaton().find_matches_as_indexes(low, overlapping=True):
+        if word >= keywords:
+            reversed_seen = True  # one of _REVERSED_KEYWORDS: no window
+            continue
         if start < last_end.get(word, 0):
             continue  # overlaps this keyword's previous occurrence (' meets meets ')
         last_end[word] = end
         positions.append(start)
+    _reversed_seen = (low, reversed_seen)
     return positions if len(positions) <= MAX_KEYWORD_POSITIONS else None
+
+
+def _holds_reversed_keyword(low: str) -> bool:
+    """Whether `low` holds one of _REVERSED_KEYWORDS: read from the keyword pass over the same text when that was
+    the last one, else searched."""
+    seen_in, seen = _reversed_seen
+    if seen_in == low:
+        return seen
+    return bool(_reversed_automaton().find_matches_as_indexes(low))
 
 
 def _keyword_positions_by_search(low: str) -> list[int]:
@@ -689,12 +712,30 @@ _LEET_SWAPPED = re.compile(r"[013457@$]")  # the characters _LEET swaps
 _RUN_FROM = re.compile(r"[\w@$]*+")
 
 
+# ASCII text mapped one character to one: letters -> 'a', the characters _LEET swaps -> 's', the other digits -> 'd',
+# '_' -> 'u', everything else -> ' '. A `[\w@$]` run of ASCII text is a run of [adsu] here, and it changes under
+# _deleet exactly when it holds an 's' (a swapped character) and an 'a' (a letter: then it is no number and 2+ long).
+_LEET_CLASSES = bytes(
+    ord("a" if chr(b).isalpha() else "s" if chr(b) in "013457@$" else "d" if chr(b).isdigit() else "u"
+        if chr(b) == "_" else " ") if b < 128 else ord(" ")
+    for b in range(256)
+)
+# A run holding both holds an 's' and an 'a' with only [du] between them (two neighbours among its 's' and 'a'
+# characters): 's' then 'a' in the classes, or in their reverse. The pattern starts with the rare 's' (the search
+# skips to it in C), and each [du] character is read from the nearest 's' before it only: linear, even on a run
+# of 50,000 digits.
+_S_THEN_A = re.compile(rb"s[du]*+a")
+
+
 def _deleet(text: str) -> str:
     """Digits and symbols read as letters inside words that mix them with letters (same length and positions).
 
     The words are the maximal runs of word characters, '@' and '$' (2+ long) holding a digit, '@' or '$' that
     also hold a letter. They are found from the digits and symbols (a C-level search jumps from one to the next),
-    not by a regex tried at every position: most of a report's words never reach Python."""
+    not by a regex tried at every position: most of a report's words never reach Python. ASCII text is read
+    through its character classes (_LEET_CLASSES): only the runs that change reach Python."""
+    if text.isascii():
+        return _deleet_ascii(text)
     pieces: list[str] = []
     copied = 0  # text[:copied] is in pieces
     seen = 0  # the runs before here are handled
@@ -719,6 +760,29 @@ def _deleet(text: str) -> str:
                 copied = end
     if not pieces:
         return text
+    pieces.append(text[copied:])
+    return "".join(pieces)
+
+
+def _deleet_ascii(text: str) -> str:
+    """`_deleet` of an ASCII text, from its character classes (_LEET_CLASSES)."""
+    classes = text.encode("ascii").translate(_LEET_CLASSES)
+    if b"s" not in classes:
+        return text
+    n = len(classes)
+    hits = {m.start() for m in _S_THEN_A.finditer(classes)}
+    if b"a" in classes:
+        hits.update(n - 1 - m.start() for m in _S_THEN_A.finditer(classes[::-1]))
+    if not hits:
+        return text
+    # each hit's whole run (-1 % (n + 1) == n: no blank after it, the run reaches the end of the text)
+    runs = sorted({(classes.rfind(b" ", 0, pos) + 1, classes.find(b" ", pos) % (n + 1)) for pos in hits})
+    pieces: list[str] = []
+    copied = 0
+    for start, end in runs:
+        pieces.append(text[copied:start])
+        pieces.append(text[start:end].translate(_LEET))
+        copied = end
     pieces.append(text[copied:])
     return "".join(pieces)
 
@@ -791,7 +855,7 @@ def scan(text: str) -> list[Finding]:
     if leet != norm.text:  # "1gn0r3 4ll pr3v10u5 1n5truct10n5": same positions, letters for digits in mixed words
         hits += [(s, e, f"{k} (leetspeak)", False) for s, e, k in _directive_hits(leet) if norm.text[s:e] != leet[s:e]]
     low = norm.text.lower()
-    if _reversed_automaton().find_matches_as_indexes(low):  # ".snoitcurtsni suoiverp lla erongI"
+    if _holds_reversed_keyword(low):  # ".snoitcurtsni suoiverp lla erongI"
         rev = norm.text[::-1]
         n = len(rev)
         for s_, e_, kind in _directive_hits(rev):

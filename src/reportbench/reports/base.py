@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import csv
+import gc
 import json
 import os
 import re
@@ -29,7 +30,7 @@ from reportbench.reports.citations import Marker, scan_citations
 from reportbench.reports.errors import EmptyReportError, ReportParseError
 from reportbench.reports.schemas import PairJson, describe_json, validate_json
 from reportbench.reports.sentences import build_sentences
-from reportbench.reports.sniff import check_report_text, decode_bytes
+from reportbench.reports.sniff import Decoded, check_report_text, decode_bytes
 from reportbench.types import Report, Source
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
@@ -165,6 +166,21 @@ def load_report(
     refused = outside_root(path)
     if refused:
         raise ReportParseError(path, refused)
+    token = _READS.set({})  # detect() and load() read the same file: it is read and decoded once
+    # The cyclic collector paused while the report is built (as digest.collector_paused does; importing it here
+    # would add sqlite3, +11 ms): a parse allocates ~10,000 objects and forms no cycle, yet every collection they
+    # triggered walked the process's whole heap (~5 % of a report's parse). Reference counting frees as before.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_detected(path, fmt, task_id, system, max_bytes)
+    finally:
+        _READS.reset(token)
+        if collecting:
+            gc.enable()
+
+
+def _load_detected(path: Path, fmt: str, task_id: str | None, system: str | None, max_bytes: int) -> Report:
     if fmt == "auto":
         detected = detect_format(path)
         if detected is None:
@@ -189,8 +205,26 @@ def load_report(
 # ---------------------------------------------------------------- reading untrusted files
 
 
+# Within one load_report call: path -> [its bytes, their Decoded or None]. A file read once (checked, at most
+# max_bytes) gives the same bytes to every later read in the call whose limit they fit; only successes are kept.
+# (peek_pair keeps its answers here too, under keys no file path can have.)
+_READS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("reportbench_reads", default=None)
+
+
 def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """A regular file's bytes (at most `max_bytes`, else an error), never following a link out of the root."""
+    reads = _READS.get()
+    if reads is not None:
+        known = reads.get(str(path))
+        if known is not None and len(known[0]) <= max_bytes:
+            return known[0]  # type: ignore[no-any-return]
+    data = _read_bytes(path, max_bytes)
+    if reads is not None:
+        reads[str(path)] = [data, None]
+    return data
+
+
+def _read_bytes(path: Path, max_bytes: int) -> bytes:
     refused = outside_root(path)
     if refused:
         raise ReportParseError(path, refused)
@@ -210,13 +244,25 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
 def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """File contents as text (reports.sniff: binary and non-UTF-8 files are refused with a diagnosis)."""
 
-    return decode_bytes(path, read_bytes(path, max_bytes)).text
+    return _decoded(path, max_bytes).text
 
 
 def read_report_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, list[str]]:
     """A markdown report's text and decoding warnings; empty, HTML and LaTeX files are refused precisely."""
-    decoded = check_report_text(path, decode_bytes(path, read_bytes(path, max_bytes)))
-    return decoded.text, decoded.warnings
+    decoded = check_report_text(path, _decoded(path, max_bytes))
+    return decoded.text, list(decoded.warnings)
+
+
+def _decoded(path: Path, max_bytes: int) -> Decoded:
+    """`decode_bytes(path, read_bytes(path, max_bytes))`, decoded once per load_report call."""
+    data = read_bytes(path, max_bytes)
+    reads = _READS.get()
+    known = reads.get(str(path)) if reads is not None else None
+    if known is None or known[0] is not data:
+        return decode_bytes(path, data)
+    if known[1] is None:
+        known[1] = decode_bytes(path, data)
+    return known[1]  # type: ignore[no-any-return]
 
 
 def json_too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
@@ -337,11 +383,19 @@ def find_pair(path: Path) -> tuple[Path | None, Path | None]:
 
 
 def peek_pair(path: Path) -> tuple[Path | None, Path | None]:
-    """Like find_pair, but (None, None) where it would raise (for detect(): never raises)."""
+    """Like find_pair, but (None, None) where it would raise (for detect(): never raises). Within one load_report
+    call the answer is looked up once (three adapters' detect() ask it of the same path)."""
+    reads = _READS.get()
+    key = f"\0pair:{path}"  # (no file path holds a NUL: never a read's key)
+    if reads is not None and key in reads:
+        return reads[key]  # type: ignore[no-any-return]
     try:
-        return find_pair(path)
+        pair = find_pair(path)
     except ReportParseError:
-        return None, None
+        pair = None, None
+    if reads is not None:
+        reads[key] = pair
+    return pair
 
 
 def read_pair_output(
@@ -422,7 +476,7 @@ def build_report(
     unresolved = [k for k in cited if k not in all_sources]
     if not body.strip():
         raise EmptyReportError(where, "empty report: no body text (at most a reference list)")
-    if not _TRUNCATION_OK_END.search(body.rstrip()):
+    if not _ends_a_sentence(body):
         all_warnings.append(f"body ends mid-sentence (truncated output?): ...{body.rstrip()[-40:]!r}")
     if unresolved:
         all_warnings.append(f"{len(unresolved)} cited key(s) match no reference entry: {unresolved}")
@@ -438,6 +492,13 @@ def build_report(
         unresolved_citations=unresolved,
         warnings=all_warnings,
     )
+
+
+def _ends_a_sentence(body: str) -> bool:
+    """`_TRUNCATION_OK_END.search(body.rstrip())`: the stripped body has no trailing blank, so a match (a closing
+    character, then only blanks to the end) can only be its last character; tried there, not at every position."""
+    text = body.rstrip()
+    return bool(text) and _TRUNCATION_OK_END.match(text, len(text) - 1) is not None
 
 
 def _without_injections(

@@ -106,6 +106,8 @@ def is_citation_label(text: str) -> bool:
 
 def expand_numeric_marker(body: str) -> tuple[list[str], bool]:
     """'1, 3-5' -> ['1', '3', '4', '5']. The flag is True when a range was too long or reversed to expand."""
+    if body.isdecimal():  # '12' (most markers): no separator to split at, one key
+        return [str(int(body))], False
     keys: list[str] = []
     clipped = False
     for part in re.split(r"\s*(?:,|;|and)\s*", body):

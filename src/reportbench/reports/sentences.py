@@ -21,7 +21,7 @@ import re
 import sys
 import types
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +31,7 @@ from pydantic import TypeAdapter
 
 from reportbench.bounds import too_many
 from reportbench.reports.citations import Marker
+from reportbench.reports.punkt_spans import make_spans
 from reportbench.types import Sentence
 
 if TYPE_CHECKING:
@@ -74,6 +75,15 @@ _TABLE_SEPARATOR_RE = re.compile(r"^\s*+\|?\s*+:?-{2,}:?\s*+(?:\|\s*+:?-{2,}:?\s
 _BOLD_LINE_RE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$")
 # bounded spans: an unclosed '**' in untrusted text must not make matching quadratic
 _EMPHASIS_RE = re.compile(r"(\*\*|__)([^\n]{1,500}?)\1|(?<![\w*])\*(?!\s)([^*\n]{1,500}?)(?<!\s)\*(?![\w*])")
+
+
+@lru_cache(maxsize=8)
+def _spans(tokenizer: PunktSentenceTokenizer) -> Callable[[str], Iterable[tuple[int, int]]]:
+    """`tokenizer.span_tokenize` as reports.punkt_spans computes it (the same spans, without Punkt's per-token
+    objects), or nltk's own when this nltk's Punkt is not the one punkt_spans was written against."""
+    # the `punkt` module the tokenizer comes from (loaded apart from `import nltk` by _load_punkt): its globals
+    punkt = types.SimpleNamespace(**type(tokenizer).span_tokenize.__globals__)
+    return make_spans(punkt, tokenizer) or tokenizer.span_tokenize
 
 
 @lru_cache(maxsize=8)
@@ -159,6 +169,7 @@ _SCHOLARLY_SET = frozenset(a.lower().rstrip(".") for a in SCHOLARLY_ABBREVIATION
 # what stands right before the first placeholder of every _MARKER_AFTER_STOP_RE match (a stop, a closing quote or
 # bracket): a sentence without one is not searched (the pattern opens with a lookbehind, tried at every position)
 _STOP_BEFORE_PLACEHOLDER = tuple(c + "zzcite" for c in ".!?\"')]")
+_STOP_THEN_PLACEHOLDER_RE = re.compile("|".join(map(re.escape, _STOP_BEFORE_PLACEHOLDER)))
 
 
 def split_sentences(
@@ -170,17 +181,27 @@ def split_sentences(
     (plus the guard, as the DeepScholar-bench evaluator does). `limit`: stop once more than this many sentences
     were found (Punkt yields them one at a time; a hostile paragraph of `1. 1. 1.` costs ~0.2 ms a sentence).
     """
-    tokenizer = _tokenizer(_abbreviations(extra_abbreviations))
+    return _split_with(_spans(_tokenizer(_abbreviations(extra_abbreviations))), text, limit)
+
+
+def _split_with(spans: Callable[[str], Iterable[tuple[int, int]]], text: str, limit: int | None) -> list[str]:
+    """split_sentences with the span function already looked up (build_sentences: once per report)."""
     guarded = _ET_AL_RE.sub(_ET_AL_TOKEN, text) if "et al." in text else text  # what every match holds
+    restore_et_al = _ET_AL_TOKEN in guarded  # (the text may hold the token itself: it reads "et al." too)
     out: list[str] = []
-    for start, end in tokenizer.span_tokenize(guarded):
+    for start, end in spans(guarded):
         span = guarded[start:end]
-        if any(stop in span for stop in _STOP_BEFORE_PLACEHOLDER):
+        if "zzcite" in span and _STOP_THEN_PLACEHOLDER_RE.search(span):  # one of _STOP_BEFORE_PLACEHOLDER
             span = _MARKER_AFTER_STOP_RE.sub("\\1\ue000", span)
-        for piece in span.split("\ue000"):
-            piece = piece.strip().replace(_ET_AL_TOKEN, "et al.")
+        if "\ue000" in span:
+            for piece in span.split("\ue000"):
+                piece = piece.strip()
+                if piece:
+                    out.append(piece.replace(_ET_AL_TOKEN, "et al.") if restore_et_al else piece)
+        else:
+            piece = span.strip()
             if piece:
-                out.append(piece)
+                out.append(piece.replace(_ET_AL_TOKEN, "et al.") if restore_et_al else piece)
         if limit is not None and len(out) > limit:
             break
     return out
@@ -339,6 +360,7 @@ _SPACE_AFTER_OPEN_RE = re.compile(r"([(\[])\s+")
 
 # after _SPACES_RE every blank is one ASCII space, so _SPACE_BEFORE_PUNCT_RE can only match one of these
 _SPACE_BEFORE_PUNCT = tuple(" " + c for c in ".,;:!?)]")
+_LONE_SPACE_BEFORE_PUNCT_RE = re.compile(r" (?=[.,;:!?)\]])")
 
 
 def _clean_claim(text: str) -> str:
@@ -352,10 +374,9 @@ def _clean_claim(text: str) -> str:
     if not text.isprintable() or "  " in text:  # else every blank is already a lone ASCII space
         text = _SPACES_RE.sub(" ", text)
     # every blank is now one ASCII space after a non-blank, so `_SPACE_BEFORE_PUNCT_RE.sub(r"\1", text)` is removing
-    # the space of each " ." pair (no removal makes a new pair: the character before it is no blank)
-    for pair in _SPACE_BEFORE_PUNCT:
-        if pair in text:
-            text = text.replace(pair, pair[1])
+    # the space of each " ." pair (no removal makes a new pair: the character before it is no blank), all at once
+    if " " in text:
+        text = _LONE_SPACE_BEFORE_PUNCT_RE.sub("", text)
     if "( " in text or "[ " in text:
         text = _SPACE_AFTER_OPEN_RE.sub(r"\1", text)
     return text.strip()
@@ -410,6 +431,12 @@ def build_sentences(
     """Sentences of a markdown body with their citation keys; markers must be sorted and non-overlapping.
     `max_sentences`: stop splitting once more were found (InputTooLargeError), before the rest is parsed."""
     marked = _with_placeholders(body, markers)
+    spans = _spans(_tokenizer(_abbreviations(extra_abbreviations)))
+    split = _split_with
+    if split_sentences is not _SPLIT_SENTENCES:  # replaced (a test's frozen copy): call the replacement
+
+        def split(spans: Any, text: str, limit: int | None) -> list[str]:
+            return split_sentences(text, extra_abbreviations=extra_abbreviations, limit=limit)
     # the Sentence fields as plain dicts while they are built (the last one may still gain a stranded marker),
     # validated into Sentence objects in one call at the end: the same objects, without one call per sentence
     sentences: list[dict[str, Any]] = []
@@ -444,7 +471,7 @@ def build_sentences(
             emit(text.strip(), "; ".join(parts), keys, block.section)
             continue
         left = None if max_sentences is None else max_sentences - len(sentences)
-        for piece in split_sentences(block.text, extra_abbreviations=extra_abbreviations, limit=left):
+        for piece in split(spans, block.text, left):
             text, claim, keys = _restore_both(piece, markers, body)
             emit(text.strip(), _clean_claim(claim), keys, block.section)
     if max_sentences is not None and len(sentences) > max_sentences:
@@ -455,3 +482,6 @@ def build_sentences(
 @lru_cache(maxsize=1)
 def _sentence_list() -> TypeAdapter[list[Sentence]]:
     return TypeAdapter(list[Sentence])
+
+
+_SPLIT_SENTENCES = split_sentences  # what build_sentences calls (a replacement, e.g. a test's, is called instead)

@@ -154,6 +154,8 @@ def decode_bytes(path: Path | str, data: bytes) -> Decoded:
 
 
 def _normalise(text: str) -> str:
+    if "\r" not in text:  # both replacements need one (a one-character search runs at memchr speed)
+        return text
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -165,6 +167,8 @@ def markup_kind(text: str) -> str | None:
     tags = len(_HTML_BLOCK_TAG_RE.findall(head))
     if tags >= 10 and not _MD_SIGNAL_RE.search(head):
         return "html"
+    if "\\" not in head:  # every LaTeX pattern's match holds a backslash (one character: found at memchr speed)
+        return None
     if _LATEX_DOC_RE.search(head):
         return "latex"
     if len(_LATEX_CMD_RE.findall(head)) >= 3 and re.search(r"\\(?:(?:sub)*section\*?|cite[pt]?\*?)\{", head):

@@ -28,6 +28,8 @@ _DEFINITION_LINE_RE = re.compile(r"^[ \t]*\[(?:\^[^\]\s]+|\d{1,5})\]:[ \t]+\S.*$
 _TRAILING_RULES_RE = re.compile(
     r"(?:\n[ \t]*(?:[-*_][ \t]*){3,}[ \t]*)+\s*$"
 )  # '---' left above a removed list
+# what a _TRAILING_RULES_RE match is made of (its blanks, line breaks and rule characters; `\s` as `re` reads it)
+_TAIL_OF_RULES_RE = re.compile(r"[\s*_-]*")
 _FORMAT_MARKER_RE = re.compile(r"</?(?:answer|think|tool_calls?)>", re.IGNORECASE)
 PREFERRED_NAMES = ("report.md", "output.md", "final_report.md", "answer.md")
 NO_REFERENCE_LIST = "no reference list found"
@@ -72,17 +74,29 @@ def split_markdown_report(text: str) -> MarkdownParts:
     check_body(text, paragraphs=False)  # size bounds before any pattern runs over the whole text
     text, findings = neutralize(text)
     body, section = split_reference_section(text)
-    definitions = _DEFINITION_LINE_RE.findall(body)
+    definitions = _DEFINITION_LINE_RE.findall(body) if "]:" in body else []  # what every match holds
     if definitions:
         body = _DEFINITION_LINE_RE.sub("", body).rstrip()
         section = "\n".join([*(section.splitlines() if section else []), *definitions])
     sources, warnings = sources_from_section(section)
     if section is None:
         warnings.append(NO_REFERENCE_LIST)
-    body = _TRAILING_RULES_RE.sub("", "\n" + body.strip("\n")).strip("\n")
+    body = strip_trailing_rules("\n" + body.strip("\n")).strip("\n")
     if findings:
         warnings.append(describe(findings, where="the report"))
     return MarkdownParts(body=body, sources=sources, warnings=warnings, reference_section=section)
+
+
+def strip_trailing_rules(text: str) -> str:
+    """`_TRAILING_RULES_RE.sub("", text)`, searched only in the text's tail of blanks and rule characters.
+
+    A match runs to the end of the text (`\\s*$`) and holds nothing else, so it starts inside that tail (found in
+    one pass over the reversed text), and there is at most one: the pattern (no literal it could skip to) is not
+    tried at every position of the report."""
+    tail = _TAIL_OF_RULES_RE.match(text[::-1])
+    start = len(text) - (tail.end() if tail else 0)
+    m = _TRAILING_RULES_RE.search(text, start)
+    return text if m is None else text[: m.start()] + text[m.end() :]
 
 
 def pick_markdown_file(path: Path) -> Path:
