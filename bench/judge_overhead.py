@@ -46,6 +46,10 @@ sys.path.insert(0, str(HERE))
 import scale  # noqa: E402  (bench/scale.py: the release shape, the layout and the stage commands)
 
 
+MEMO = ".reportbench/cache/digests.sqlite"  # digest.MEMO_PATH, relative to the work dir
+AFTER_SYSTEM = ".digests-after-system.sqlite"  # a copy of the memo as the build's system@ stages left it
+
+
 def _cpu() -> float:
     return time.process_time()  # user + system, all threads of this process
 
@@ -72,6 +76,9 @@ def build(work: Path, n: int, words: int) -> dict[str, Any]:
         cost = scale.run_measured(name, argv, work, [work / o for o in outs], scale._env())
         if cost.rc:
             raise SystemExit(f"{name} failed (rc {cost.rc}):\n{cost.tail}")
+    memo = work / MEMO
+    if memo.is_file():  # what system@ memoised of the files it wrote: a first judge run starts from it
+        shutil.copyfile(memo, work / AFTER_SYSTEM)
     done.write_text("ok\n")
     return params
 
@@ -103,13 +110,17 @@ def start_stub(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
 def measure(
     work: Path, mode: str, url: str | None, profile: Path | None, src: Path | None, digests: str = "cold"
 ) -> dict[str, Any]:
-    """One judge stage in a fresh child process (cwd = work); its figures as a dict. `digests`: cold, the run
-    folders' digest memo emptied first (a first run after `system@` wrote them: every folder hashed); warm, kept
-    (a later run whose run folders did not change: the judge config, the code or the release did)."""
+    """One judge stage in a fresh child process (cwd = work); its figures as a dict. `digests`: cold, the digest
+    memo put back as the build's `system@` stages left it (a first run after `system@` wrote the run folders: what
+    `system@` memoised of its own files is read, everything else hashed: the code, the release, and the run
+    folders when the code that built them memoised nothing); warm, kept (a later run whose run folders did not
+    change: the judge config, the code or the release did)."""
     for leftover in ("data/judgments", "metrics/researchqa", ".reportbench/cache/judge-units", ".jo-cache"):
         shutil.rmtree(work / leftover, ignore_errors=True)
-    if digests == "cold":
-        (work / ".reportbench/cache/digests.sqlite").unlink(missing_ok=True)
+    if digests == "cold":  # the memo as the build's system@ stages left it (empty when they memoised nothing)
+        (work / MEMO).unlink(missing_ok=True)
+        if (work / AFTER_SYSTEM).is_file():
+            shutil.copyfile(work / AFTER_SYSTEM, work / MEMO)
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", mode]
     if url:
         argv += ["--url", url]
@@ -252,8 +263,8 @@ def main() -> int:
         "--digests",
         choices=("cold", "warm"),
         default="cold",
-        help="cold (default): every run folder hashed, as on the first run after system@; warm: "
-        "their digests memoised by an earlier run (one untimed run first if none is)",
+        help="cold (default): the digest memo as system@ left it, as on the first run after system@ (the code "
+        "and the release hashed too); warm: memoised by an earlier run (one untimed run first if none is)",
     )
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -270,7 +281,7 @@ def main() -> int:
             for mode in [m.strip() for m in args.runs.split(",") if m.strip()]:
                 proc, url = start_stub(args.latency_ms) if mode == "stub" else (None, None)
                 try:
-                    if args.digests == "warm" and not (work / ".reportbench/cache/digests.sqlite").is_file():
+                    if args.digests == "warm" and not (work / MEMO).is_file():
                         measure(work, mode, url, None, args.src, "warm")  # memoises the folders' digests
                     runs = [measure(work, mode, url, args.profile, args.src, args.digests)
                             for _ in range(args.repeat)]  # fmt: skip

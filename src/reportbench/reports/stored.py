@@ -23,17 +23,17 @@ and field. Anything unexpected on the way (a line laid out otherwise, a key the 
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 import sqlite3
+from array import array
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import PrivateAttr, TypeAdapter, ValidationError
 
-from reportbench.digest import collector_paused, seen_sha256, speed_caches_writable
+from reportbench.digest import MEMO_PATH, collector_paused, memoise_written, seen_sha256, speed_caches_writable
 from reportbench.types import Report, Sentence, Source
 
 WRITTEN_PATH = Path(".reportbench") / "cache" / "written-reports.sqlite"
@@ -134,10 +134,17 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
         if stat.st_size == 0:
             return reports
         sha = seen_sha256(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
-        ours = sha is not None and _is_registered(sha)
+        ours, layout = _registered(sha) if sha is not None else (False, None)
         READS["constructed" if ours else "validated"] += 1
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data, collector_paused():
             source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
+            if layout is not None and _layout_holds(data, layout, stat.st_size):
+                READS["laid_out"] += 1  # the same lines as the scan below finds, without scanning ~70 KB each
+                for i in range(0, len(layout), 4):
+                    start, a, b, stop = layout[i : i + 4]
+                    report = _head(data, start, stop, source, i // 4 + 1, ours, (a, b))
+                    reports.append(report if report is not None else _whole(data, start, stop, path, i // 4 + 1))
+                return reports
             pos, lineno = 0, 0
             while pos < stat.st_size:
                 end = data.find(b"\n", pos)
@@ -148,13 +155,30 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
                 if data[start : start + 1] != b"{" and not data[start:stop].strip():
                     continue
                 report = _head(data, start, stop, source, lineno, ours)
-                if report is None:  # not laid out as our writer writes it: validated whole, with its message
-                    try:
-                        report = Report.model_validate_json(data[start:stop])
-                    except ValueError as exc:
-                        raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
-                reports.append(report)
+                # not laid out as our writer writes it: validated whole, with its message
+                reports.append(report if report is not None else _whole(data, start, stop, path, lineno))
     return reports
+
+
+def _whole(data: mmap.mmap, start: int, stop: int, path: Path, lineno: int) -> Report:
+    try:
+        return Report.model_validate_json(data[start:stop])
+    except ValueError as exc:
+        raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
+
+
+def _layout_holds(data: mmap.mmap, layout: array, size: int) -> bool:
+    """The stored layout fits this file (it is keyed by the file's sha256, so it does; a damaged registry row
+    is not trusted): every line ends where a line ends, the last one at the file's end, the keys where stored."""
+    if not layout or layout[-1] not in (size, size - 1) or layout[0] != 0:
+        return False
+    for i in range(0, len(layout), 4):
+        start, a, b, stop = layout[i : i + 4]
+        if not start <= a < b < stop <= size or data[a : a + len(_SENTENCES_KEY)] != _SENTENCES_KEY:
+            return False
+        if data[b : b + len(_SOURCES_KEY)] != _SOURCES_KEY or data[stop : stop + 1] not in (b"\n", b"\r", b""):
+            return False
+    return True
 
 
 class _Source:
@@ -173,19 +197,30 @@ class _Source:
 
 
 def _head(
-    data: mmap.mmap, start: int, stop: int, source: _Source, lineno: int, ours: bool = False
+    data: mmap.mmap,
+    start: int,
+    stop: int,
+    source: _Source,
+    lineno: int,
+    ours: bool = False,
+    keys: tuple[int, int] | None = None,
 ) -> StoredReport | None:
     """The report of one line with its sentences left in the file, or None when the line is not laid out as our
     writer lays it out (or its fields but the sentences do not validate: the caller validates it whole).
-    `ours`: the file is one `system@` registered as written (`register_written`): its fields are constructed."""
-    a = data.find(_SENTENCES_KEY, start, stop)
-    if a < 0:
-        return None
-    b = data.rfind(_SOURCES_KEY, a, stop)  # the same key as the first one after the sentences: it occurs once
+    `ours`: the file is one `system@` registered as written (`register_written`): its fields are constructed.
+    `keys`: where the sentences and sources keys are (the registered layout), else found by scanning."""
+    if keys is None:
+        a = data.find(_SENTENCES_KEY, start, stop)
+        if a < 0:
+            return None
+        b = data.rfind(_SOURCES_KEY, a, stop)  # the same key as the first one after the sentences: it occurs once
+    else:
+        a, b = keys
     first = a + len(_SENTENCES_KEY)
     if b < first + 2 or data[first : first + 1] != b"[" or data[b - 1 : b] != b"]":
         return None
-    head = data[start:a] + data[b:stop]
+    with memoryview(data) as view:  # one copy of the line's head, not three
+        head = b"".join((view[start:a], view[b:stop]))
     where = f"{source.path}: line {lineno}"
     private = {"_raw_sentences": (source, first, b - first), "_where": where}
     report = _construct_report(head, private) if ours else None
@@ -203,41 +238,90 @@ def _head(
 
 
 # --------------------------------------------------------------------------------- files our writer wrote
-READS = {"constructed": 0, "validated": 0}  # files read each way in this process (tests count them)
+READS = {"constructed": 0, "validated": 0, "laid_out": 0}  # files read each way in this process (tests count them)
 
 
-def register_written(path: Path | str, registry: Path | str = WRITTEN_PATH) -> None:
+def register_written(path: Path | str, registry: Path | str = WRITTEN_PATH, memo: Path | str = MEMO_PATH) -> None:
     """Record that `path` (a run folder's reports.jsonl, as `system@` just wrote it from validated reports) holds
-    exactly what our writer wrote: its sha256 goes to the registry. A cache: when it cannot be written, the judge
-    stage validates the file as before (also while the speed caches are read-only: `reportbench estimate`)."""
+    exactly what our writer wrote: its sha256 goes to the registry, with where each line's sentences and sources
+    start (`_layout`: the reader then finds neither a line's end nor its keys by scanning ~70 KB per report). And
+    the run folder's files, just written, are memoised with their sha256 (`digest.memoise_written`, sound although
+    they are racily new: argued there), so the judge stage's first run does not hash them again. A cache: when it
+    cannot be written, the judge stage hashes and validates the file as before (also while the speed caches are
+    read-only: `reportbench estimate`)."""
     if not speed_caches_writable():
         return
+    path = Path(path)
     try:
-        with open(path, "rb") as fh:
-            sha = hashlib.file_digest(fh, "sha256").hexdigest()
+        sha = memoise_written(path.parent, memo).get(path.name)
+        if sha is None:
+            return
+        layout = _layout(path)
         Path(registry).parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(str(registry), timeout=5)
         try:
             with db:
                 db.execute("CREATE TABLE IF NOT EXISTS written (sha256 TEXT PRIMARY KEY)")
+                db.execute("CREATE TABLE IF NOT EXISTS layout (sha256 TEXT PRIMARY KEY, offsets BLOB)")
                 db.execute("INSERT OR IGNORE INTO written VALUES (?)", (sha,))
+                if layout is not None:
+                    db.execute("INSERT OR REPLACE INTO layout VALUES (?, ?)", (sha, layout.tobytes()))
         finally:
             db.close()
     except (OSError, sqlite3.Error):
         pass
 
 
-def _is_registered(sha: str, registry: Path | str = WRITTEN_PATH) -> bool:
+def _layout(path: Path) -> array | None:
+    """(line start, `,"sentences":` key, `,"sources":` key, line end) of every line, as `read_stored_reports`
+    finds them by scanning; None when a line is not laid out as our writer lays it out (it is read by scanning)."""
+    offsets = array("Q")
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return offsets
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            pos = 0
+            while pos < size:
+                end = data.find(b"\n", pos)
+                end = size if end < 0 else end
+                start, stop, pos = pos, end, end + 1
+                if data[stop - 1 : stop] == b"\r":
+                    stop -= 1
+                a = data.find(_SENTENCES_KEY, start, stop)
+                b = data.rfind(_SOURCES_KEY, a, stop) if a >= 0 else -1
+                if data[start : start + 1] != b"{" or a < 0 or b < 0:
+                    return None  # a blank or foreign line: the reader scans the file
+                offsets.extend((start, a, b, stop))
+    return offsets
+
+
+def _registered(sha: str, registry: Path | str = WRITTEN_PATH) -> tuple[bool, array | None]:
+    """(whether `system@` registered this sha256 as written by us, the lines' layout when it stored one)."""
     if not Path(registry).is_file():
-        return False
+        return False, None
     try:
         db = sqlite3.connect(f"file:{Path(registry).resolve()}?mode=ro", uri=True, timeout=5)
         try:
-            return db.execute("SELECT 1 FROM written WHERE sha256 = ?", (sha,)).fetchone() is not None
+            if db.execute("SELECT 1 FROM written WHERE sha256 = ?", (sha,)).fetchone() is None:
+                return False, None
+            try:
+                row = db.execute("SELECT offsets FROM layout WHERE sha256 = ?", (sha,)).fetchone()
+            except sqlite3.Error:  # a registry from before the layouts
+                row = None
         finally:
             db.close()
     except sqlite3.Error:
-        return False
+        return False, None
+    if row is None or len(row[0]) % 32:
+        return True, None
+    offsets = array("Q")
+    offsets.frombytes(row[0])
+    return True, offsets
+
+
+def _is_registered(sha: str, registry: Path | str = WRITTEN_PATH) -> bool:
+    return _registered(sha, registry)[0]
 
 
 _REPORT_FIELDS = tuple(name for name in Report.model_fields if name != "sentences")
