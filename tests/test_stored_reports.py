@@ -325,3 +325,44 @@ def test_release_at_stores_what_the_judge_stage_then_reads_without_validating_ag
     reads = _count_release_reads(monkeypatch)
     pipeline._RELEASE_READ.clear()  # the judge stage's process
     assert pipeline._unit_release(folder, "deepscholar").tasks == make_release().tasks and reads == []
+
+
+def test_a_registered_file_is_read_by_its_stored_layout_without_scanning_its_lines(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """system@ stores where each line's keys are (`register_written`): the judge stage reads every line by those
+    offsets instead of scanning ~70 KB per report for its end and its keys; the same reports."""
+    from reportbench.reports import stored
+
+    full = read_reports(run_dir)
+    _ours(run_dir, monkeypatch)
+    keys: list[object] = []
+    real_head = stored._head
+    monkeypatch.setattr(stored, "_head", lambda *a, **k: keys.append(a[6:] or k.get("keys")) or real_head(*a, **k))
+    before = dict(stored.READS)
+    lazy = read_stored_reports(run_dir)
+    assert stored.READS["laid_out"] == before["laid_out"] + 1
+    assert len(keys) == 4 and all(k and k[0] is not None for k in keys)  # every line's keys given, none found
+    assert [r.model_dump_json() for r in lazy] == [r.model_dump_json() for r in full]
+    assert [r.model_fields_set for r in lazy] == [r.model_fields_set for r in full]
+
+
+def test_a_damaged_stored_layout_is_not_trusted(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+    from array import array
+
+    from reportbench.reports import stored
+
+    full = read_reports(run_dir)
+    _ours(run_dir, monkeypatch)
+    db = sqlite3.connect(str(stored.WRITTEN_PATH))
+    with db:
+        sha, blob = db.execute("SELECT sha256, offsets FROM layout").fetchone()
+        offsets = array("Q")
+        offsets.frombytes(blob)
+        offsets[5] += 1  # the second line's sentences key one byte off
+        db.execute("UPDATE layout SET offsets = ? WHERE sha256 = ?", (offsets.tobytes(), sha))
+    db.close()
+    before = dict(stored.READS)
+    assert [r.model_dump_json() for r in read_stored_reports(run_dir)] == [r.model_dump_json() for r in full]
+    assert stored.READS["laid_out"] == before["laid_out"] and stored.READS["constructed"] == before["constructed"] + 1

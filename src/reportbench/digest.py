@@ -142,21 +142,28 @@ def memoise_written(folder: Path | str, memo: Path | str | None = MEMO_PATH, pat
 
 
 def _fs_clock_past(folder: Path, newest_ns: int, patience_s: float) -> bool:
-    """Whether the clock of `folder`'s file system has passed `newest_ns` (waiting up to `patience_s` for it):
-    the ctime and mtime of an unnamed temporary file created there (O_TMPFILE on Linux: nothing appears in the
-    folder) are that clock, at that file system's granularity."""
+    """Whether the clock of `folder`'s file system has passed `newest_ns` (waiting up to `patience_s` for it)."""
     deadline = time.monotonic() + patience_s
     while True:
-        try:
-            with tempfile.TemporaryFile(dir=folder) as probe:
-                st = os.fstat(probe.fileno())
-        except OSError:
+        now = _fs_now(folder)
+        if now is None:
             return False
-        if min(st.st_ctime_ns, st.st_mtime_ns) > newest_ns:
+        if now > newest_ns:
             return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.001)
+
+
+def _fs_now(folder: Path) -> int | None:
+    """The clock of `folder`'s file system at its own granularity: the ctime and mtime an unnamed temporary file
+    created there gets (O_TMPFILE on Linux: nothing appears in the folder); None when none can be created."""
+    try:
+        with tempfile.TemporaryFile(dir=folder) as probe:
+            st = os.fstat(probe.fileno())
+    except OSError:
+        return None
+    return min(st.st_ctime_ns, st.st_mtime_ns)
 
 
 # path -> (stat key, sha256) of every file memo_tree_digest hashed or found memoised in this process
