@@ -45,7 +45,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import scale  # noqa: E402  (bench/scale.py: the release shape, the layout and the stage commands)
 
-
 MEMO = ".reportbench/cache/digests.sqlite"  # digest.MEMO_PATH, relative to the work dir
 AFTER_SYSTEM = ".digests-after-system.sqlite"  # a copy of the memo as the build's system@ stages left it
 

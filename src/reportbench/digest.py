@@ -98,7 +98,9 @@ def memo_tree_digest(path: Path | str, memo: Path | str | None = MEMO_PATH, now_
     return digest.hexdigest()
 
 
-def memoise_written(folder: Path | str, memo: Path | str | None = MEMO_PATH, patience_s: float = 0.05) -> dict[str, str]:
+def memoise_written(
+    folder: Path | str, memo: Path | str | None = MEMO_PATH, patience_s: float = 0.05
+) -> dict[str, str]:
     """Hash every file under `folder` that its writer (this process: `system@`) has just written and closed, and
     memoise each sha256 under the stat it has now, although the files are racily new; {relative path: sha256}.
 
