@@ -330,19 +330,26 @@ def test_release_at_stores_what_the_judge_stage_then_reads_without_validating_ag
 def test_a_registered_file_is_read_by_its_stored_layout_without_scanning_its_lines(
     run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """system@ stores where each line's keys are (`register_written`): the judge stage reads every line by those
-    offsets instead of scanning ~70 KB per report for its end and its keys; the same reports."""
+    """system@ stores where each line's keys are (`register_written`): the judge stage reads each line's head at
+    those offsets instead of mapping the file and scanning ~70 KB per report for its end and its keys; the same
+    reports, and not a byte of the sentences read."""
+    import mmap
+    import os
+
     from reportbench.reports import stored
 
     full = read_reports(run_dir)
     _ours(run_dir, monkeypatch)
-    keys: list[object] = []
-    real_head = stored._head
-    monkeypatch.setattr(stored, "_head", lambda *a, **k: keys.append(a[6:] or k.get("keys")) or real_head(*a, **k))
+    mapped: list[int] = []
+    real_mmap, real_pread = mmap.mmap, os.pread
+    monkeypatch.setattr(mmap, "mmap", lambda *a, **k: mapped.append(1) or real_mmap(*a, **k))
+    read: list[int] = []
+    monkeypatch.setattr(os, "pread", lambda fd, n, offset: read.append(n) or real_pread(fd, n, offset))
     before = dict(stored.READS)
     lazy = read_stored_reports(run_dir)
-    assert stored.READS["laid_out"] == before["laid_out"] + 1
-    assert len(keys) == 4 and all(k and k[0] is not None for k in keys)  # every line's keys given, none found
+    assert stored.READS["laid_out"] == before["laid_out"] + 1 and mapped == []  # neither mapped nor scanned
+    sentences = sum(len(json.dumps([s.model_dump() for s in r.sentences], separators=(",", ":"))) for r in full)
+    assert sum(read) < (run_dir / "reports.jsonl").stat().st_size - sentences + 16 * len(full)  # heads only
     assert [r.model_dump_json() for r in lazy] == [r.model_dump_json() for r in full]
     assert [r.model_fields_set for r in lazy] == [r.model_fields_set for r in full]
 

@@ -125,8 +125,9 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
     """The reports of `<run_dir>/reports.jsonl` (what `systems.read_reports` returns), sentences validated lazily.
 
     An invalid line raises ValueError naming the file, the line and the field, as `read_reports` does. The file
-    is mapped, not read: only each line's fields but the sentences are copied out; the sentences are read from
-    the file when first asked for (it is checked to be the same file then)."""
+    is mapped, not read (a file `system@` registered with its layout: each line's head read at its offsets):
+    only each line's fields but the sentences are copied out; the sentences are read from the file when first
+    asked for (it is checked to be the same file then)."""
     path = Path(run_dir) / "reports.jsonl"
     reports: list[Report] = []
     with open(path, "rb") as f:
@@ -136,15 +137,14 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
         sha = seen_sha256(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
         ours, layout = _registered(sha) if sha is not None else (False, None)
         READS["constructed" if ours else "validated"] += 1
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data, collector_paused():
-            source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
-            if layout is not None and _layout_holds(data, layout, stat.st_size):
+        source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
+        if layout is not None:
+            with collector_paused():
+                laid_out = _read_laid_out(f.fileno(), layout, stat.st_size, source, ours)
+            if laid_out is not None:
                 READS["laid_out"] += 1  # the same lines as the scan below finds, without scanning ~70 KB each
-                for i in range(0, len(layout), 4):
-                    start, a, b, stop = layout[i : i + 4]
-                    report = _head(data, start, stop, source, i // 4 + 1, ours, (a, b))
-                    reports.append(report if report is not None else _whole(data, start, stop, path, i // 4 + 1))
-                return reports
+                return laid_out
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data, collector_paused():
             pos, lineno = 0, 0
             while pos < stat.st_size:
                 end = data.find(b"\n", pos)
@@ -167,18 +167,41 @@ def _whole(data: mmap.mmap, start: int, stop: int, path: Path, lineno: int) -> R
         raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
 
 
-def _layout_holds(data: mmap.mmap, layout: array, size: int) -> bool:
-    """The stored layout fits this file (it is keyed by the file's sha256, so it does; a damaged registry row
-    is not trusted): every line ends where a line ends, the last one at the file's end, the keys where stored."""
-    if not layout or layout[-1] not in (size, size - 1) or layout[0] != 0:
-        return False
+def _read_laid_out(fd: int, layout: array, size: int, source: _Source, ours: bool) -> list[Report] | None:
+    """The reports of a file our writer wrote, each line's head read at the offsets `system@` stored (`_layout`):
+    two reads per line of only its head, nothing else of the file touched (mapping it faulted in every page a
+    scan passed). The stored layout is keyed by the file's sha256, so it fits; what is read is checked anyway (a
+    damaged registry row is never trusted): each head's ends must be the keys and brackets, each line must end at
+    a newline or the file's end, the lines must follow each other. None when anything does not fit."""
+    reports: list[Report] = []
+    n_sent, n_src = len(_SENTENCES_KEY), len(_SOURCES_KEY)
+    expected = 0
     for i in range(0, len(layout), 4):
         start, a, b, stop = layout[i : i + 4]
-        if not start <= a < b < stop <= size or data[a : a + len(_SENTENCES_KEY)] != _SENTENCES_KEY:
-            return False
-        if data[b : b + len(_SOURCES_KEY)] != _SOURCES_KEY or data[stop : stop + 1] not in (b"\n", b"\r", b""):
-            return False
-    return True
+        if start != expected or not start < a < b < stop <= size:
+            return None
+        part1 = os.pread(fd, a + n_sent + 1 - start, start)  # the fields up to `,"sentences":[`
+        part2 = os.pread(fd, stop + 1 - b + 1, b - 1)  # `]` then `,"sources":` up to the line's end and newline
+        if part1[-n_sent - 1 : -1] != _SENTENCES_KEY or part1[-1:] != b"[" or part1[:1] != b"{":
+            return None
+        if part2[:1] != b"]" or part2[1 : 1 + n_src] != _SOURCES_KEY:
+            return None
+        tail = part2[stop - b + 1 :]  # what follows the line: its newline (after a `\r`), or nothing at the end
+        if stop == size and tail:
+            return None
+        if stop < size and tail not in (b"\n", b"\r"):
+            return None
+        expected = stop + (1 if tail == b"\n" else 2)
+        with memoryview(part1) as p1, memoryview(part2) as p2:
+            head = b"".join((p1[: -n_sent - 1], p2[1 : stop - b + 1]))
+        first = a + n_sent
+        report = _from_head(head, source, i // 4 + 1, (first, b - first), ours)
+        if report is None:
+            return None
+        reports.append(report)
+    if expected < size and os.pread(fd, 1, expected):  # lines after the stored ones
+        return None
+    return reports
 
 
 class _Source:
@@ -221,8 +244,16 @@ def _head(
         return None
     with memoryview(data) as view:  # one copy of the line's head, not three
         head = b"".join((view[start:a], view[b:stop]))
+    return _from_head(head, source, lineno, (first, b - first), ours)
+
+
+def _from_head(
+    head: bytes, source: _Source, lineno: int, sentences: tuple[int, int], ours: bool
+) -> StoredReport | None:
+    """The report of a line's head (the line without its sentences, which stay in the file at `sentences`:
+    offset, length), or None when its fields but the sentences do not validate."""
     where = f"{source.path}: line {lineno}"
-    private = {"_raw_sentences": (source, first, b - first), "_where": where}
+    private = {"_raw_sentences": (source, *sentences), "_where": where}
     report = _construct_report(head, private) if ours else None
     if report is not None:
         return report
