@@ -114,8 +114,14 @@ def test_records_are_framed_column_by_column_with_the_same_table(monkeypatch: py
         raise AssertionError("model_dump per judgment")
 
     monkeypatch.setattr(Judgment, "model_dump", no_dump)
+    encoders: list[int] = []
+    real_init = json.JSONEncoder.__init__
+    monkeypatch.setattr(
+        json.JSONEncoder, "__init__", lambda self, *a, **k: encoders.append(1) or real_init(self, *a, **k)
+    )
     got = runner.judgments_frame(judgments)
     assert got.equals(expected) and got.schema == expected.schema
+    assert encoders == []  # the input ids encoded by one encoder, not one built per judgment (json.dumps)
 
 
 def test_an_offline_judge_config_is_parsed_without_importing_the_llm_client() -> None:
