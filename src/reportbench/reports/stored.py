@@ -389,11 +389,17 @@ def _construct_report(head: bytes, private: dict[str, Any]) -> StoredReport | No
         return None
     built = {}
     for key, entry in sources.items():
-        if not isinstance(entry, dict) or not _SOURCE_REQUIRED <= set(entry) <= _SOURCE_KEYS:
+        if not isinstance(entry, dict):
             return None
+        names = tuple(entry)
+        fields = entry
+        if names != _SOURCE_FIELDS:  # not every field in order (as our writer writes them): checked, completed
+            if not _SOURCE_REQUIRED <= entry.keys() <= _SOURCE_KEYS:
+                return None
+            fields = _fields(Source, entry, _SOURCE_FIELDS)
         src = _new(Source)
-        _set(src, "__pydantic_fields_set__", set(entry))
-        _set(src, "__dict__", _fields(Source, entry, _SOURCE_FIELDS))
+        _set(src, "__pydantic_fields_set__", set(names))
+        _set(src, "__dict__", fields)
         _set(src, "__pydantic_extra__", None)
         _set(src, "__pydantic_private__", None)
         built[key] = src
