@@ -21,10 +21,13 @@ process, unit reuse on with an empty unit cache (every unit judged, as on a firs
 - overhead per judgment = (stage CPU - judge CPU) / judgments, and the slope between two N (the per-judgment
   cost with every per-stage constant cancelled out).
 
-What the stages before the judge leave (as `dvc repro` leaves it) stays between runs: the sha256 of each
-`reports.jsonl` `system@` wrote (`.reportbench/cache/written-reports.sqlite`: such a file is read without
-validating it again) and the release `release@` stored validated (`.reportbench/cache/releases/`, keyed by the
-release's bytes and the code: after a code change the first run stores it again, so take `--repeat 2`).
+What the stages before the judge leave (as `dvc repro` leaves it) stays between runs: the sha256 and line layout
+of each `reports.jsonl` `system@` wrote (`.reportbench/cache/written-reports.sqlite`: such a file is read without
+validating it again, each line's head at its stored offsets), the release `release@` stored validated
+(`.reportbench/cache/releases/`, keyed by the release's bytes and the code: after a code change the first run
+stores it again, so take `--repeat 2`), and the digest memo as those stages left it (`--digests cold`, copied
+right after the build's `system@` stages: the files `system@` memoised as it wrote them, and the code and release
+`release@` hashed; code that memoised nothing there starts from what `release@` left).
 """
 
 from __future__ import annotations
