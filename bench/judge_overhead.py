@@ -21,10 +21,13 @@ process, unit reuse on with an empty unit cache (every unit judged, as on a firs
 - overhead per judgment = (stage CPU - judge CPU) / judgments, and the slope between two N (the per-judgment
   cost with every per-stage constant cancelled out).
 
-What the stages before the judge leave (as `dvc repro` leaves it) stays between runs: the sha256 of each
-`reports.jsonl` `system@` wrote (`.reportbench/cache/written-reports.sqlite`: such a file is read without
-validating it again) and the release `release@` stored validated (`.reportbench/cache/releases/`, keyed by the
-release's bytes and the code: after a code change the first run stores it again, so take `--repeat 2`).
+What the stages before the judge leave (as `dvc repro` leaves it) stays between runs: the sha256 and line layout
+of each `reports.jsonl` `system@` wrote (`.reportbench/cache/written-reports.sqlite`: such a file is read without
+validating it again, each line's head at its stored offsets), the release `release@` stored validated
+(`.reportbench/cache/releases/`, keyed by the release's bytes and the code: after a code change the first run
+stores it again, so take `--repeat 2`), and the digest memo as those stages left it (`--digests cold`, copied
+right after the build's `system@` stages: the files `system@` memoised as it wrote them, and the code and release
+`release@` hashed; code that memoised nothing there starts from what `release@` left).
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import scale  # noqa: E402  (bench/scale.py: the release shape, the layout and the stage commands)
+
+MEMO = ".reportbench/cache/digests.sqlite"  # digest.MEMO_PATH, relative to the work dir
+AFTER_SYSTEM = ".digests-after-system.sqlite"  # a copy of the memo as the build's system@ stages left it
 
 
 def _cpu() -> float:
@@ -72,6 +78,9 @@ def build(work: Path, n: int, words: int) -> dict[str, Any]:
         cost = scale.run_measured(name, argv, work, [work / o for o in outs], scale._env())
         if cost.rc:
             raise SystemExit(f"{name} failed (rc {cost.rc}):\n{cost.tail}")
+    memo = work / MEMO
+    if memo.is_file():  # what system@ memoised of the files it wrote: a first judge run starts from it
+        shutil.copyfile(memo, work / AFTER_SYSTEM)
     done.write_text("ok\n")
     return params
 
@@ -103,13 +112,17 @@ def start_stub(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
 def measure(
     work: Path, mode: str, url: str | None, profile: Path | None, src: Path | None, digests: str = "cold"
 ) -> dict[str, Any]:
-    """One judge stage in a fresh child process (cwd = work); its figures as a dict. `digests`: cold, the run
-    folders' digest memo emptied first (a first run after `system@` wrote them: every folder hashed); warm, kept
-    (a later run whose run folders did not change: the judge config, the code or the release did)."""
+    """One judge stage in a fresh child process (cwd = work); its figures as a dict. `digests`: cold, the digest
+    memo put back as the build's `system@` stages left it (a first run after `system@` wrote the run folders: what
+    `system@` memoised of its own files is read, everything else hashed: the code, the release, and the run
+    folders when the code that built them memoised nothing); warm, kept (a later run whose run folders did not
+    change: the judge config, the code or the release did)."""
     for leftover in ("data/judgments", "metrics/researchqa", ".reportbench/cache/judge-units", ".jo-cache"):
         shutil.rmtree(work / leftover, ignore_errors=True)
-    if digests == "cold":
-        (work / ".reportbench/cache/digests.sqlite").unlink(missing_ok=True)
+    if digests == "cold":  # the memo as the build's system@ stages left it (empty when they memoised nothing)
+        (work / MEMO).unlink(missing_ok=True)
+        if (work / AFTER_SYSTEM).is_file():
+            shutil.copyfile(work / AFTER_SYSTEM, work / MEMO)
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", mode]
     if url:
         argv += ["--url", url]
@@ -252,8 +265,8 @@ def main() -> int:
         "--digests",
         choices=("cold", "warm"),
         default="cold",
-        help="cold (default): every run folder hashed, as on the first run after system@; warm: "
-        "their digests memoised by an earlier run (one untimed run first if none is)",
+        help="cold (default): the digest memo as system@ left it, as on the first run after system@ (the code "
+        "and the release hashed too); warm: memoised by an earlier run (one untimed run first if none is)",
     )
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -270,7 +283,7 @@ def main() -> int:
             for mode in [m.strip() for m in args.runs.split(",") if m.strip()]:
                 proc, url = start_stub(args.latency_ms) if mode == "stub" else (None, None)
                 try:
-                    if args.digests == "warm" and not (work / ".reportbench/cache/digests.sqlite").is_file():
+                    if args.digests == "warm" and not (work / MEMO).is_file():
                         measure(work, mode, url, None, args.src, "warm")  # memoises the folders' digests
                     runs = [measure(work, mode, url, args.profile, args.src, args.digests)
                             for _ in range(args.repeat)]  # fmt: skip

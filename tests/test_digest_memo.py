@@ -110,3 +110,56 @@ def test_read_only_speed_caches_read_the_memo_but_create_and_store_nothing(tmp_p
     with digest.speed_caches_read_only():
         assert digest.memo_tree_digest(run, memo=memo, now_ns=LATER) == first
     assert hashed == []  # read from the memo
+
+
+# ------------------------------------------------------------- the files system@ wrote, memoised as it wrote them
+def test_the_run_folder_system_at_wrote_is_not_hashed_again_by_the_judge_stage(
+    tmp_path: Path, hashed: list[str]
+) -> None:
+    """system@ registers its reports.jsonl right after writing the folder (`register_written`): the folder's files
+    are memoised then, although racily new, so the judge stage's first digest (now, not an hour later) reads none."""
+    from reportbench.reports.stored import register_written
+
+    run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
+    register_written(run / "reports.jsonl", tmp_path / "written.sqlite", memo)
+    assert sorted(hashed) == ["outcomes.jsonl", "reports.jsonl"]  # once each, by system@
+    hashed.clear()
+    assert digest.memo_tree_digest(run, memo) == digest.memo_tree_digest(run, None)
+    assert hashed == ["outcomes.jsonl", "reports.jsonl"]  # only by the memo-less digest: the memoised one read none
+
+
+def test_files_written_in_a_tick_the_file_systems_clock_has_not_left_are_not_memoised(
+    tmp_path: Path, hashed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The racily-clean rule for files vouched for as written: a file system whose clock still shows the files'
+    newest ctime (a coarse one: FAT's 2 s) could give a later edit the same stat, so nothing is memoised."""
+    run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
+    newest = max(max(f.stat().st_mtime_ns, f.stat().st_ctime_ns) for f in run.iterdir())
+    monkeypatch.setattr(digest, "_fs_now", lambda folder: newest)  # the clock has not ticked since the writes
+    assert digest.memoise_written(run, memo, patience_s=0.01)["reports.jsonl"] == digest._file_sha256(
+        run / "reports.jsonl"
+    )
+    hashed.clear()
+    digest.memo_tree_digest(run, memo, now_ns=LATER)
+    assert sorted(hashed) == ["outcomes.jsonl", "reports.jsonl"]  # nothing was memoised: both hashed again
+    monkeypatch.setattr(digest, "_fs_now", lambda folder: newest + 1)  # one tick on: memoised
+    run2 = tmp_path / "run2"
+    run.rename(run2)
+    digest.memoise_written(run2, memo, patience_s=0.01)
+    hashed.clear()
+    digest.memo_tree_digest(run2, memo)
+    assert hashed == []
+
+
+def test_an_edit_right_after_system_at_memoised_its_folder_is_seen(tmp_path: Path, hashed: list[str]) -> None:
+    """Edited at once (the same size, its mtime put back): the file system's clock had passed the write before the
+    files were hashed, so the edit's ctime differs from the one memoised and the file is hashed again."""
+    run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
+    digest.memoise_written(run, memo)
+    first = digest.memo_tree_digest(run, memo)
+    f = run / "reports.jsonl"
+    st = f.stat()
+    f.write_text('{"report_id": "r9"}\n' * 100)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    hashed.clear()
+    assert digest.memo_tree_digest(run, memo) != first and hashed == ["reports.jsonl"]

@@ -114,8 +114,14 @@ def test_records_are_framed_column_by_column_with_the_same_table(monkeypatch: py
         raise AssertionError("model_dump per judgment")
 
     monkeypatch.setattr(Judgment, "model_dump", no_dump)
+    encoders: list[int] = []
+    real_init = json.JSONEncoder.__init__
+    monkeypatch.setattr(
+        json.JSONEncoder, "__init__", lambda self, *a, **k: encoders.append(1) or real_init(self, *a, **k)
+    )
     got = runner.judgments_frame(judgments)
     assert got.equals(expected) and got.schema == expected.schema
+    assert encoders == []  # the input ids encoded by one encoder, not one built per judgment (json.dumps)
 
 
 def test_an_offline_judge_config_is_parsed_without_importing_the_llm_client() -> None:
@@ -207,3 +213,26 @@ def test_the_offline_judges_records_get_their_member_without_a_copy_each(monkeyp
     got = pipeline._judge("support", cfg, items, "support@test", "m1")
     assert copies == [] and [j.model_dump() for j in got] == expected
     assert all(j.model_fields_set >= {"member"} for j in got) and got.wall_s is not None
+
+
+def test_content_hash_hashes_a_long_first_part_without_a_joined_copy() -> None:
+    """ResearchQA's coverage item id hashes the ~20 KB answer with its questions: the same digest as hashing the
+    joined text, with one encoded copy of the answer instead of a joined text and its encoding (counted bytes)."""
+    import hashlib
+    import tracemalloc
+
+    from reportbench.protocols import content_hash
+
+    def joined(*parts: str, n: int = 16) -> str:  # the definition the ids were made with
+        return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:n]
+
+    cases = [(), ("",), ("a",), ("", ""), ("é\x1f", "ü", ""), ("answer " * 5, "q1", "q2 ☃", "")]
+    assert all(content_hash(*c) == joined(*c) and content_hash(*c, n=10) == joined(*c, n=10) for c in cases)
+    answer = "word " * 400_000  # 2 MB
+    tracemalloc.start()
+    try:
+        content_hash(answer, "question one", "question two", n=10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * len(answer)  # the joined way holds the joined text and its bytes: 2x

@@ -325,3 +325,51 @@ def test_release_at_stores_what_the_judge_stage_then_reads_without_validating_ag
     reads = _count_release_reads(monkeypatch)
     pipeline._RELEASE_READ.clear()  # the judge stage's process
     assert pipeline._unit_release(folder, "deepscholar").tasks == make_release().tasks and reads == []
+
+
+def test_a_registered_file_is_read_by_its_stored_layout_without_scanning_its_lines(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """system@ stores where each line's keys are (`register_written`): the judge stage reads each line's head at
+    those offsets instead of mapping the file and scanning ~70 KB per report for its end and its keys; the same
+    reports, and not a byte of the sentences read."""
+    import mmap
+    import os
+
+    from reportbench.reports import stored
+
+    full = read_reports(run_dir)
+    _ours(run_dir, monkeypatch)
+    mapped: list[int] = []
+    real_mmap, real_pread = mmap.mmap, os.pread
+    monkeypatch.setattr(mmap, "mmap", lambda *a, **k: mapped.append(1) or real_mmap(*a, **k))
+    read: list[int] = []
+    monkeypatch.setattr(os, "pread", lambda fd, n, offset: read.append(n) or real_pread(fd, n, offset))
+    before = dict(stored.READS)
+    lazy = read_stored_reports(run_dir)
+    assert stored.READS["laid_out"] == before["laid_out"] + 1 and mapped == []  # neither mapped nor scanned
+    sentences = sum(len(json.dumps([s.model_dump() for s in r.sentences], separators=(",", ":"))) for r in full)
+    assert sum(read) < (run_dir / "reports.jsonl").stat().st_size - sentences + 16 * len(full)  # heads only
+    assert [r.model_dump_json() for r in lazy] == [r.model_dump_json() for r in full]
+    assert [r.model_fields_set for r in lazy] == [r.model_fields_set for r in full]
+
+
+def test_a_damaged_stored_layout_is_not_trusted(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+    from array import array
+
+    from reportbench.reports import stored
+
+    full = read_reports(run_dir)
+    _ours(run_dir, monkeypatch)
+    db = sqlite3.connect(str(stored.WRITTEN_PATH))
+    with db:
+        sha, blob = db.execute("SELECT sha256, offsets FROM layout").fetchone()
+        offsets = array("Q")
+        offsets.frombytes(blob)
+        offsets[5] += 1  # the second line's sentences key one byte off
+        db.execute("UPDATE layout SET offsets = ? WHERE sha256 = ?", (offsets.tobytes(), sha))
+    db.close()
+    before = dict(stored.READS)
+    assert [r.model_dump_json() for r in read_stored_reports(run_dir)] == [r.model_dump_json() for r in full]
+    assert stored.READS["laid_out"] == before["laid_out"] and stored.READS["constructed"] == before["constructed"] + 1

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -94,6 +96,76 @@ def memo_tree_digest(path: Path | str, memo: Path | str | None = MEMO_PATH, now_
         if db is not None:
             db.close()
     return digest.hexdigest()
+
+
+def memoise_written(
+    folder: Path | str, memo: Path | str | None = MEMO_PATH, patience_s: float = 0.05
+) -> dict[str, str]:
+    """Hash every file under `folder` that its writer (this process: `system@`) has just written and closed, and
+    memoise each sha256 under the stat it has now, although the files are racily new; {relative path: sha256}.
+
+    Why: the judge stage keys its units by the run folders' digests (`memo_tree_digest`) and, on the first run
+    after `system@`, hashed every run folder again (~70 MB per 1,000 reports, ~80 µs per judgment): the files were
+    too new to be memoised when `system@` hashed them (the racily-clean rule), so nothing was memoised at all.
+
+    Why it is sound although the files were changed within the last tick: a memo row (stat, sha256) is wrong only
+    if the file's bytes change later while its stat does not. Any change sets the file's ctime to the file
+    system's clock at that moment (no call sets a ctime), so it keeps the stat only if it happens in the very tick
+    of the ctime recorded. So before hashing, the file system's own clock is read in the same folder (the ctime of
+    an unnamed temporary file: the same clock and granularity, whatever the file system) and the files are
+    memoised only once that clock has passed the newest mtime and ctime among them: every change from then on
+    gets a later ctime, and a change during the hashing a changed stat (checked after it, as in
+    `memo_tree_digest`). A coarse clock that does not pass within `patience_s` (FAT's 2 s): nothing is memoised
+    (the judge stage hashes the files as before). Symbolic links are not vouched for."""
+    base = Path(folder)
+    files = sorted(f for f in base.rglob("*") if f.is_file() and not f.is_symlink()) if base.is_dir() else []
+    stats = {f: _stat_key(f) for f in files}
+    newest = max((max(k[2], k[3]) for k in stats.values()), default=0)
+    vouched = bool(files) and memo is not None and speed_caches_writable() and _fs_clock_past(base, newest, patience_s)
+    where = base.resolve()
+    out: dict[str, str] = {}
+    rows: list[tuple[str, int, int, int, int, str]] = []
+    for f in files:
+        rel = f.relative_to(base).as_posix()
+        out[rel] = sha = _file_sha256(f)
+        if vouched and _stat_key(f) == stats[f]:  # unchanged while it was hashed
+            rows.append((str(where / rel), *stats[f], sha))
+    if rows and memo is not None:
+        db = _open_memo(memo)
+        if db is not None:
+            try:
+                with db:
+                    db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)", rows)
+            except sqlite3.Error:
+                pass
+            finally:
+                db.close()
+    return out
+
+
+def _fs_clock_past(folder: Path, newest_ns: int, patience_s: float) -> bool:
+    """Whether the clock of `folder`'s file system has passed `newest_ns` (waiting up to `patience_s` for it)."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        now = _fs_now(folder)
+        if now is None:
+            return False
+        if now > newest_ns:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.001)
+
+
+def _fs_now(folder: Path) -> int | None:
+    """The clock of `folder`'s file system at its own granularity: the ctime and mtime an unnamed temporary file
+    created there gets (O_TMPFILE on Linux: nothing appears in the folder); None when none can be created."""
+    try:
+        with tempfile.TemporaryFile(dir=folder) as probe:
+            st = os.fstat(probe.fileno())
+    except OSError:
+        return None
+    return min(st.st_ctime_ns, st.st_mtime_ns)
 
 
 # path -> (stat key, sha256) of every file memo_tree_digest hashed or found memoised in this process

@@ -277,6 +277,10 @@ def run_judgments_sync(
 # ------------------------------------------------------------------------------------------------
 
 
+# what json.dumps(..., sort_keys=True, ensure_ascii=False) builds anew at every call (non-default arguments)
+_INPUT_IDS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
 def judgments_frame(judgments: Iterable[Judgment]) -> pl.DataFrame:
     """Judgments as a DataFrame with the fixed JUDGMENT_SCHEMA (input_ids serialised as JSON). Built column by
     column from the fields (every field is a scalar but input_ids): no dict per judgment (`model_dump`)."""
@@ -284,7 +288,8 @@ def judgments_frame(judgments: Iterable[Judgment]) -> pl.DataFrame:
     columns: dict[str, list[Any]] = {}
     for name in JUDGMENT_SCHEMA:
         if name == "input_ids":
-            columns[name] = [json.dumps(j.input_ids, sort_keys=True, ensure_ascii=False) for j in todo]
+            encode = _INPUT_IDS_JSON.encode  # json.dumps(ids, sort_keys=True, ensure_ascii=False), one encoder
+            columns[name] = [encode(j.input_ids) for j in todo]
         else:
             columns[name] = [getattr(j, name) for j in todo]
     return pl.DataFrame(columns, schema=JUDGMENT_SCHEMA)

@@ -23,17 +23,17 @@ and field. Anything unexpected on the way (a line laid out otherwise, a key the 
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 import sqlite3
+from array import array
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import PrivateAttr, TypeAdapter, ValidationError
 
-from reportbench.digest import collector_paused, seen_sha256, speed_caches_writable
+from reportbench.digest import MEMO_PATH, collector_paused, memoise_written, seen_sha256, speed_caches_writable
 from reportbench.types import Report, Sentence, Source
 
 WRITTEN_PATH = Path(".reportbench") / "cache" / "written-reports.sqlite"
@@ -125,8 +125,9 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
     """The reports of `<run_dir>/reports.jsonl` (what `systems.read_reports` returns), sentences validated lazily.
 
     An invalid line raises ValueError naming the file, the line and the field, as `read_reports` does. The file
-    is mapped, not read: only each line's fields but the sentences are copied out; the sentences are read from
-    the file when first asked for (it is checked to be the same file then)."""
+    is mapped, not read (a file `system@` registered with its layout: each line's head read at its offsets):
+    only each line's fields but the sentences are copied out; the sentences are read from the file when first
+    asked for (it is checked to be the same file then)."""
     path = Path(run_dir) / "reports.jsonl"
     reports: list[Report] = []
     with open(path, "rb") as f:
@@ -134,10 +135,16 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
         if stat.st_size == 0:
             return reports
         sha = seen_sha256(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
-        ours = sha is not None and _is_registered(sha)
+        ours, layout = _registered(sha) if sha is not None else (False, None)
         READS["constructed" if ours else "validated"] += 1
+        source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
+        if layout is not None:
+            with collector_paused():
+                laid_out = _read_laid_out(f.fileno(), layout, stat.st_size, source, ours)
+            if laid_out is not None:
+                READS["laid_out"] += 1  # the same lines as the scan below finds, without scanning ~70 KB each
+                return laid_out
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data, collector_paused():
-            source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
             pos, lineno = 0, 0
             while pos < stat.st_size:
                 end = data.find(b"\n", pos)
@@ -148,12 +155,52 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
                 if data[start : start + 1] != b"{" and not data[start:stop].strip():
                     continue
                 report = _head(data, start, stop, source, lineno, ours)
-                if report is None:  # not laid out as our writer writes it: validated whole, with its message
-                    try:
-                        report = Report.model_validate_json(data[start:stop])
-                    except ValueError as exc:
-                        raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
-                reports.append(report)
+                # not laid out as our writer writes it: validated whole, with its message
+                reports.append(report if report is not None else _whole(data, start, stop, path, lineno))
+    return reports
+
+
+def _whole(data: mmap.mmap, start: int, stop: int, path: Path, lineno: int) -> Report:
+    try:
+        return Report.model_validate_json(data[start:stop])
+    except ValueError as exc:
+        raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
+
+
+def _read_laid_out(fd: int, layout: array, size: int, source: _Source, ours: bool) -> list[Report] | None:
+    """The reports of a file our writer wrote, each line's head read at the offsets `system@` stored (`_layout`):
+    two reads per line of only its head, nothing else of the file touched (mapping it faulted in every page a
+    scan passed). The stored layout is keyed by the file's sha256, so it fits; what is read is checked anyway (a
+    damaged registry row is never trusted): each head's ends must be the keys and brackets, each line must end at
+    a newline or the file's end, the lines must follow each other. None when anything does not fit."""
+    reports: list[Report] = []
+    n_sent, n_src = len(_SENTENCES_KEY), len(_SOURCES_KEY)
+    expected = 0
+    for i in range(0, len(layout), 4):
+        start, a, b, stop = layout[i : i + 4]
+        if start != expected or not start < a < b < stop <= size:
+            return None
+        part1 = os.pread(fd, a + n_sent + 1 - start, start)  # the fields up to `,"sentences":[`
+        part2 = os.pread(fd, stop + 1 - b + 1, b - 1)  # `]` then `,"sources":` up to the line's end and newline
+        if part1[-n_sent - 1 : -1] != _SENTENCES_KEY or part1[-1:] != b"[" or part1[:1] != b"{":
+            return None
+        if part2[:1] != b"]" or part2[1 : 1 + n_src] != _SOURCES_KEY:
+            return None
+        tail = part2[stop - b + 1 :]  # what follows the line: its newline (after a `\r`), or nothing at the end
+        if stop == size and tail:
+            return None
+        if stop < size and tail not in (b"\n", b"\r"):
+            return None
+        expected = stop + (1 if tail == b"\n" else 2)
+        with memoryview(part1) as p1, memoryview(part2) as p2:
+            head = b"".join((p1[: -n_sent - 1], p2[1 : stop - b + 1]))
+        first = a + n_sent
+        report = _from_head(head, source, i // 4 + 1, (first, b - first), ours)
+        if report is None:
+            return None
+        reports.append(report)
+    if expected < size and os.pread(fd, 1, expected):  # lines after the stored ones
+        return None
     return reports
 
 
@@ -173,21 +220,40 @@ class _Source:
 
 
 def _head(
-    data: mmap.mmap, start: int, stop: int, source: _Source, lineno: int, ours: bool = False
+    data: mmap.mmap,
+    start: int,
+    stop: int,
+    source: _Source,
+    lineno: int,
+    ours: bool = False,
+    keys: tuple[int, int] | None = None,
 ) -> StoredReport | None:
     """The report of one line with its sentences left in the file, or None when the line is not laid out as our
     writer lays it out (or its fields but the sentences do not validate: the caller validates it whole).
-    `ours`: the file is one `system@` registered as written (`register_written`): its fields are constructed."""
-    a = data.find(_SENTENCES_KEY, start, stop)
-    if a < 0:
-        return None
-    b = data.rfind(_SOURCES_KEY, a, stop)  # the same key as the first one after the sentences: it occurs once
+    `ours`: the file is one `system@` registered as written (`register_written`): its fields are constructed.
+    `keys`: where the sentences and sources keys are (the registered layout), else found by scanning."""
+    if keys is None:
+        a = data.find(_SENTENCES_KEY, start, stop)
+        if a < 0:
+            return None
+        b = data.rfind(_SOURCES_KEY, a, stop)  # the same key as the first one after the sentences: it occurs once
+    else:
+        a, b = keys
     first = a + len(_SENTENCES_KEY)
     if b < first + 2 or data[first : first + 1] != b"[" or data[b - 1 : b] != b"]":
         return None
-    head = data[start:a] + data[b:stop]
+    with memoryview(data) as view:  # one copy of the line's head, not three
+        head = b"".join((view[start:a], view[b:stop]))
+    return _from_head(head, source, lineno, (first, b - first), ours)
+
+
+def _from_head(
+    head: bytes, source: _Source, lineno: int, sentences: tuple[int, int], ours: bool
+) -> StoredReport | None:
+    """The report of a line's head (the line without its sentences, which stay in the file at `sentences`:
+    offset, length), or None when its fields but the sentences do not validate."""
     where = f"{source.path}: line {lineno}"
-    private = {"_raw_sentences": (source, first, b - first), "_where": where}
+    private = {"_raw_sentences": (source, *sentences), "_where": where}
     report = _construct_report(head, private) if ours else None
     if report is not None:
         return report
@@ -203,41 +269,90 @@ def _head(
 
 
 # --------------------------------------------------------------------------------- files our writer wrote
-READS = {"constructed": 0, "validated": 0}  # files read each way in this process (tests count them)
+READS = {"constructed": 0, "validated": 0, "laid_out": 0}  # files read each way in this process (tests count them)
 
 
-def register_written(path: Path | str, registry: Path | str = WRITTEN_PATH) -> None:
+def register_written(path: Path | str, registry: Path | str = WRITTEN_PATH, memo: Path | str = MEMO_PATH) -> None:
     """Record that `path` (a run folder's reports.jsonl, as `system@` just wrote it from validated reports) holds
-    exactly what our writer wrote: its sha256 goes to the registry. A cache: when it cannot be written, the judge
-    stage validates the file as before (also while the speed caches are read-only: `reportbench estimate`)."""
+    exactly what our writer wrote: its sha256 goes to the registry, with where each line's sentences and sources
+    start (`_layout`: the reader then finds neither a line's end nor its keys by scanning ~70 KB per report). And
+    the run folder's files, just written, are memoised with their sha256 (`digest.memoise_written`, sound although
+    they are racily new: argued there), so the judge stage's first run does not hash them again. A cache: when it
+    cannot be written, the judge stage hashes and validates the file as before (also while the speed caches are
+    read-only: `reportbench estimate`)."""
     if not speed_caches_writable():
         return
+    path = Path(path)
     try:
-        with open(path, "rb") as fh:
-            sha = hashlib.file_digest(fh, "sha256").hexdigest()
+        sha = memoise_written(path.parent, memo).get(path.name)
+        if sha is None:
+            return
+        layout = _layout(path)
         Path(registry).parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(str(registry), timeout=5)
         try:
             with db:
                 db.execute("CREATE TABLE IF NOT EXISTS written (sha256 TEXT PRIMARY KEY)")
+                db.execute("CREATE TABLE IF NOT EXISTS layout (sha256 TEXT PRIMARY KEY, offsets BLOB)")
                 db.execute("INSERT OR IGNORE INTO written VALUES (?)", (sha,))
+                if layout is not None:
+                    db.execute("INSERT OR REPLACE INTO layout VALUES (?, ?)", (sha, layout.tobytes()))
         finally:
             db.close()
     except (OSError, sqlite3.Error):
         pass
 
 
-def _is_registered(sha: str, registry: Path | str = WRITTEN_PATH) -> bool:
+def _layout(path: Path) -> array | None:
+    """(line start, `,"sentences":` key, `,"sources":` key, line end) of every line, as `read_stored_reports`
+    finds them by scanning; None when a line is not laid out as our writer lays it out (it is read by scanning)."""
+    offsets = array("Q")
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return offsets
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            pos = 0
+            while pos < size:
+                end = data.find(b"\n", pos)
+                end = size if end < 0 else end
+                start, stop, pos = pos, end, end + 1
+                if data[stop - 1 : stop] == b"\r":
+                    stop -= 1
+                a = data.find(_SENTENCES_KEY, start, stop)
+                b = data.rfind(_SOURCES_KEY, a, stop) if a >= 0 else -1
+                if data[start : start + 1] != b"{" or a < 0 or b < 0:
+                    return None  # a blank or foreign line: the reader scans the file
+                offsets.extend((start, a, b, stop))
+    return offsets
+
+
+def _registered(sha: str, registry: Path | str = WRITTEN_PATH) -> tuple[bool, array | None]:
+    """(whether `system@` registered this sha256 as written by us, the lines' layout when it stored one)."""
     if not Path(registry).is_file():
-        return False
+        return False, None
     try:
         db = sqlite3.connect(f"file:{Path(registry).resolve()}?mode=ro", uri=True, timeout=5)
         try:
-            return db.execute("SELECT 1 FROM written WHERE sha256 = ?", (sha,)).fetchone() is not None
+            if db.execute("SELECT 1 FROM written WHERE sha256 = ?", (sha,)).fetchone() is None:
+                return False, None
+            try:
+                row = db.execute("SELECT offsets FROM layout WHERE sha256 = ?", (sha,)).fetchone()
+            except sqlite3.Error:  # a registry from before the layouts
+                row = None
         finally:
             db.close()
     except sqlite3.Error:
-        return False
+        return False, None
+    if row is None or len(row[0]) % 32:
+        return True, None
+    offsets = array("Q")
+    offsets.frombytes(row[0])
+    return True, offsets
+
+
+def _is_registered(sha: str, registry: Path | str = WRITTEN_PATH) -> bool:
+    return _registered(sha, registry)[0]
 
 
 _REPORT_FIELDS = tuple(name for name in Report.model_fields if name != "sentences")
@@ -274,11 +389,17 @@ def _construct_report(head: bytes, private: dict[str, Any]) -> StoredReport | No
         return None
     built = {}
     for key, entry in sources.items():
-        if not isinstance(entry, dict) or not _SOURCE_REQUIRED <= set(entry) <= _SOURCE_KEYS:
+        if not isinstance(entry, dict):
             return None
+        names = tuple(entry)
+        fields = entry
+        if names != _SOURCE_FIELDS:  # not every field in order (as our writer writes them): checked, completed
+            if not _SOURCE_REQUIRED <= entry.keys() <= _SOURCE_KEYS:
+                return None
+            fields = _fields(Source, entry, _SOURCE_FIELDS)
         src = _new(Source)
-        _set(src, "__pydantic_fields_set__", set(entry))
-        _set(src, "__dict__", _fields(Source, entry, _SOURCE_FIELDS))
+        _set(src, "__pydantic_fields_set__", set(names))
+        _set(src, "__dict__", fields)
         _set(src, "__pydantic_extra__", None)
         _set(src, "__pydantic_private__", None)
         built[key] = src
