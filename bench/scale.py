@@ -63,8 +63,19 @@ def topic_words(i: int, k: int = 3) -> list[str]:
     return out
 
 
-def _sentence(rng: random.Random, n_words: int, cite: str = "", topic: list[str] | None = None) -> str:
-    words = [rng.choice(_WORDS) for _ in range(n_words)]
+def report_vocabulary(rng: random.Random, share: float = 0.5) -> list[str]:
+    """The part of the filler vocabulary one report writes with. Real reports differ in wording; when every
+    synthetic report used every filler word, a question made of filler words scored the same on every report,
+    and past the shift check's STATS_ROWS sample such a task's spread was ~0: at N = 2,000 the (correct) default
+    check stopped `system@` (1,486 of 2,000 reports "matching" another task)."""
+    return rng.sample(_WORDS, max(1, int(len(_WORDS) * share)))
+
+
+def _sentence(
+    rng: random.Random, n_words: int, cite: str = "", topic: list[str] | None = None,
+    vocabulary: list[str] | tuple[str, ...] = _WORDS,
+) -> str:
+    words = [rng.choice(vocabulary) for _ in range(n_words)]
     if topic:  # a report mentions its subject now and then
         words[rng.randrange(1, n_words)] = rng.choice(topic)
     words[0] = words[0].capitalize()
@@ -72,10 +83,11 @@ def _sentence(rng: random.Random, n_words: int, cite: str = "", topic: list[str]
 
 
 def synthetic_report(
-    rng: random.Random, title: str, n_words: int, n_sources: int, link_style: bool, topic: list[str] | None = None
+    rng: random.Random, title: str, n_words: int, n_sources: int, link_style: bool, topic: list[str] | None = None,
+    vocabulary: list[str] | tuple[str, ...] = _WORDS,
 ) -> str:
     """~n_words of markdown: sections of paragraphs whose sentences cite numbered sources (a third of them naming
-    the task's topic words), then a source list."""
+    the task's topic words), then a source list. `vocabulary`: the filler words its sentences use."""
     out = [f"# {title}", ""]
     words = 0
     section = 0
@@ -87,7 +99,7 @@ def synthetic_report(
             for _ in range(rng.randint(3, 6)):
                 k = rng.randint(8, 24)
                 cite = f"[{rng.randint(1, n_sources)}]" if rng.random() < 0.6 else ""
-                para.append(_sentence(rng, k, cite, topic if rng.random() < 0.33 else None))
+                para.append(_sentence(rng, k, cite, topic if rng.random() < 0.33 else None, vocabulary))
                 words += k
             out += [" ".join(para), ""]
     out += ["### Sources", ""]
@@ -161,7 +173,8 @@ def make_liveresearchbench(root: Path, n: int, words: int, seed: int = 0) -> dic
         d.mkdir(parents=True, exist_ok=True)
         srng = random.Random(seed * 1000 + s_i)
         for i, qid in enumerate(qids):
-            text = synthetic_report(srng, f"Report {qid}", words, 40, link_style=False, topic=topic_words(i))
+            text = synthetic_report(srng, f"Report {qid}", words, 40, link_style=False, topic=topic_words(i),
+                                    vocabulary=report_vocabulary(srng))
             (d / f"qid_{qid}_report.md").write_text(text, encoding="utf-8")
         folders[system] = d
     return folders
