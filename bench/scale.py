@@ -190,6 +190,7 @@ class StageCost:
     disk_mb: float
     rc: int
     tail: str = ""
+    load: float = 0.0  # the 1-minute load average when the stage started
 
 
 @dataclass
@@ -216,6 +217,7 @@ def _du_mb(paths: list[Path]) -> float:
 
 def run_measured(name: str, cmd: list[str], cwd: Path, outs: list[Path], env: dict[str, str]) -> StageCost:
     """One stage in its own process: CPU (user+sys), wall, peak RSS (os.wait4), disk of its outputs."""
+    load = os.getloadavg()[0]
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=err, stderr=err)
@@ -226,7 +228,7 @@ def run_measured(name: str, cmd: list[str], cwd: Path, outs: list[Path], env: di
     wall = time.perf_counter() - t0
     rss_mb = ru.ru_maxrss / 1024  # KiB on Linux
     return StageCost(name, ru.ru_utime + ru.ru_stime, wall, rss_mb, _du_mb(outs), proc.returncode,
-                     tail if proc.returncode else "")
+                     tail if proc.returncode else "", load)
 
 
 def _layout(work: Path) -> None:
@@ -270,6 +272,12 @@ def configure(work: Path, shape: str, folders: dict[str, Path], synth: Path) -> 
         f"compose_params(['benchmarks=[{shape}]'], Path('params.yaml'), Path('conf'))"
     )
     subprocess.run([sys.executable, "-c", code], cwd=work, check=True, env=_env())
+    return yaml.safe_load((work / "params.yaml").read_text())
+
+
+def yaml_params(work: Path) -> dict[str, Any]:
+    import yaml
+
     return yaml.safe_load((work / "params.yaml").read_text())
 
 
@@ -322,18 +330,51 @@ def _count_judgments(work: Path) -> int:
     return n
 
 
-def run_shape(shape: str, n: int, words: int, base: Path, change_one: bool, change: str = "") -> ShapeResult:
+def _recorded(work: Path) -> dict[str, StageCost]:
+    """The stages a previous `--work` run of this shape and N measured (costs.jsonl), by name."""
+    path = work / "costs.jsonl"
+    if not path.is_file():
+        return {}
+    rows = [StageCost(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return {c.stage: c for c in rows}
+
+
+def run_shape(
+    shape: str, n: int, words: int, base: Path, change_one: bool, change: str = "", resume_before: str = "",
+    stop_before: str = "",
+) -> ShapeResult:
+    """`stop_before`: stop before the first stage whose name starts with it (e.g. `judge@`), keeping the work;
+    `resume_before`: in a kept `--work` folder, take the stages measured there before it (their recorded figures)
+    and run it and every stage after it (the synthetic data is not written again)."""
     work = base / f"{shape}-{n}"
     synth = work / "synth"
     make = make_researchqa if shape == "researchqa" else make_liveresearchbench
-    print(f"[{shape} N={n}] writing {3 * n} synthetic reports ...", file=sys.stderr, flush=True)
+    recorded = _recorded(work) if resume_before else {}
     _layout(work)
-    folders = make(synth, n, words)
-    params = configure(work, shape, folders, synth)
+    if recorded:
+        print(f"[{shape} N={n}] resuming at {resume_before} in {work}", file=sys.stderr, flush=True)
+        folders = {s: synth / "systems" / s for s in (RQA_SYSTEMS if shape == "researchqa" else LRB_SYSTEMS)}
+        params = yaml_params(work)
+    else:
+        print(f"[{shape} N={n}] writing {3 * n} synthetic reports ...", file=sys.stderr, flush=True)
+        folders = make(synth, n, words)
+        params = configure(work, shape, folders, synth)
+        (work / "costs.jsonl").write_text("", encoding="utf-8")
     res = ShapeResult(shape, n)
     cmds = stage_commands(params, shape)
+    resumed = False
     for name, argv, outs in cmds:
+        if stop_before and name.startswith(stop_before):
+            break
+        resumed = resumed or bool(resume_before and name.startswith(resume_before))
+        if recorded and not resumed:
+            if name not in recorded or recorded[name].rc:
+                raise SystemExit(f"{work}: no measured {name} to resume from (costs.jsonl)")
+            res.stages.append(recorded[name])
+            continue
         cost = run_measured(name, argv, work, [work / o for o in outs], _env())
+        with open(work / "costs.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(asdict(cost)) + "\n")
         print(f"[{shape} N={n}] {name}: cpu {cost.cpu_s:.1f}s wall {cost.wall_s:.1f}s rss {cost.peak_rss_mb:.0f}MB "
               f"rc {cost.rc}", file=sys.stderr, flush=True)
         res.stages.append(cost)
@@ -418,6 +459,11 @@ def main() -> int:
                     help="the system whose reports change for that rerun (default: each shape's first system; "
                     "LiveResearchBench's first, open_deep_research, is the depth reference: its change reaches "
                     "every depth pair)")
+    ap.add_argument("--stop-before", default="", metavar="STAGE",
+                    help="stop before the first stage named so (a prefix, e.g. judge@); use with --work")
+    ap.add_argument("--resume-before", default="", metavar="STAGE",
+                    help="with --work: reuse the data and the figures measured there before this stage (a prefix, "
+                    "e.g. judge@) and run it and the stages after it")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     ns = [int(x.replace("_", "")) for x in args.n.split(",") if x]
@@ -427,7 +473,8 @@ def main() -> int:
         base = args.work or Path(tmp)
         for shape in args.shapes.split(","):
             for n in ns:
-                results.append(run_shape(shape, n, args.words, base, not args.no_change, args.change))
+                results.append(run_shape(shape, n, args.words, base, not args.no_change, args.change,
+                                         args.resume_before, args.stop_before))
     load_after = os.getloadavg()
     if args.json:
         print(json.dumps({"load_before": load, "load_after": load_after, "cpus": os.cpu_count(),
