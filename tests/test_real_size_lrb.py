@@ -422,3 +422,48 @@ def test_lrb_site_holds_one_release(
     monkeypatch.setattr(build, "render_sample_page", page)
     build.build_benchmark_site(params, B, lrb_site_root, tmp_path / "site", max_samples=1)
     assert len(seen) == 1
+
+
+def test_lrb_judge_unit_holds_no_report_while_it_judges_and_writes_the_same_records(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge unit held every report's fields for all its steps (~70 KB a report: ~350 MB at 5,000 tasks, the
+    largest part of `judge@`'s peak, issue 36); LiveResearchBench's steps only pass over the reports, so the unit
+    reads them per pass (pipeline.StreamedReports). Counted: the stored reports alive while each step is judged
+    (before: every report of the run, at every step), and the records are byte for byte those of the run."""
+    import gc
+
+    from reportbench import pipeline
+    from reportbench.reports.stored import StoredReport, read_stored_reports
+
+    root, params = lrb_run
+    system = params["plan"]["benchmarks"][B]["systems"][0]
+    member = params["plan"]["benchmarks"][B]["members"][0]
+    n_reports = len(read_stored_reports(root / "runs" / system))
+    alive: list[int] = []
+    judge = pipeline._judge
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        gc.collect()
+        alive.append(sum(1 for o in gc.get_objects() if type(o) is StoredReport))
+        return judge(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "_judge", counting)
+    out = tmp_path / "judgments"
+    pipeline.run_judge_stage(params, B, system, member, root / "releases", root / "runs" / system, out,
+                             tmp_path / "usage.json", pages_dir=root / "pages")  # fmt: skip
+    assert n_reports > 1 and len(alive) == 6  # the six judge steps (claims is computed)
+    assert max(alive) == 0, f"stored reports alive while judging: {alive} (of {n_reports})"
+    before = _tree(root / "judgments" / system / member)
+    assert before and _tree(out) == before
+
+
+def test_streamed_reports_pass_over_the_file_in_order(lrb_run: tuple[Path, dict[str, Any]]) -> None:
+    from reportbench.pipeline import StreamedReports
+    from reportbench.reports.stored import read_stored_reports
+
+    root, params = lrb_run
+    run = root / "runs" / params["plan"]["benchmarks"][B]["systems"][0]
+    streamed = StreamedReports(run)
+    assert [r.report_id for r in streamed] == [r.report_id for r in read_stored_reports(run)]
+    assert list(streamed) == read_stored_reports(run) and streamed.passes == 2 and len(streamed) > 1

@@ -27,6 +27,7 @@ import hashlib
 import mmap
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,16 +128,22 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
     An invalid line raises ValueError naming the file, the line and the field, as `read_reports` does. The file
     is mapped, not read: only each line's fields but the sentences are copied out; the sentences are read from
     the file when first asked for (it is checked to be the same file then)."""
+    with collector_paused():
+        return list(iter_stored_reports(run_dir))
+
+
+def iter_stored_reports(run_dir: Path | str) -> Iterator[Report]:
+    """`read_stored_reports` one report at a time, in file order (a judge stage that streams its reports holds
+    one at a time: pipeline.StreamedReports)."""
     path = Path(run_dir) / "reports.jsonl"
-    reports: list[Report] = []
     with open(path, "rb") as f:
         stat = os.fstat(f.fileno())
         if stat.st_size == 0:
-            return reports
+            return
         sha = seen_sha256(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
         ours = sha is not None and _is_registered(sha)
         READS["constructed" if ours else "validated"] += 1
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data, collector_paused():
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
             source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
             pos, lineno = 0, 0
             while pos < stat.st_size:
@@ -153,8 +160,7 @@ def read_stored_reports(run_dir: Path | str) -> list[Report]:
                         report = Report.model_validate_json(data[start:stop])
                     except ValueError as exc:
                         raise ValueError(f"{path}: line {lineno} is not a valid Report: {exc}") from exc
-                reports.append(report)
-    return reports
+                yield report
 
 
 class _Source:
