@@ -857,7 +857,9 @@ def score_stage(
     """
     # lazy: +210 ms to import (python -X importtime)
     from reportbench.benchmarks import ScoreContext, benchmark_files, get_benchmark
-    from reportbench.judges.runner import read_judgments  # lazy: +164 ms to import (python -X importtime)
+
+    # lazy: +164 ms to import (python -X importtime)
+    from reportbench.judges.runner import read_judgment_records, read_judgments
 
     # lazy: +155 ms to import (python -X importtime)
     from reportbench.metrics.leaderboard import build_leaderboard, per_task_columns, write_leaderboard
@@ -873,7 +875,9 @@ def score_stage(
     # read per (system, member) when the protocol asks, one system's tables held at a time (MemberTables)
     slot_j: list[Any] = []
     slot_d: list[Any] = []
-    judgments = {s: MemberTables(Path(judgments_dir) / s, members, read_judgments, None, slot_j) for s in systems}
+    # as columns, each Judgment built when read, for a score that reads them so (score_streams_judgments)
+    read = read_judgment_records if spec.score_streams_judgments else read_judgments
+    judgments = {s: MemberTables(Path(judgments_dir) / s, members, read, None, slot_j) for s in systems}
     derived = {
         s: MemberTables(Path(judgments_dir) / s, members, lambda p: pl.read_parquet(p, glob=False), "derived", slot_d)
         for s in systems

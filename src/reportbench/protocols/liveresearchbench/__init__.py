@@ -45,6 +45,7 @@ BENCHMARK = BenchmarkSpec(
     cross=_b.depth_cross,
     judge_items_per_task=True,  # claims, relevance and support: per report and its own (task, URL) verdicts
     judge_streams_reports=True,  # each step passes over the reports once, keeping only its items
+    score_streams_judgments=True,  # a task's records are looked up and built when it is scored
     task_payload=task_payload,
     description="Six DeepEval protocols; depth against the authors' Open Deep Research reports as reference.",
     task_naming=TASK_NAMING,
