@@ -441,6 +441,8 @@ def test_lrb_judge_unit_holds_no_report_while_it_judges_and_writes_the_same_reco
     import gc
 
     from reportbench import pipeline
+    from reportbench.protocols import JudgeItem
+    from reportbench.protocols.liveresearchbench import benchmark as lrb
     from reportbench.reports.stored import StoredReport, read_stored_reports
 
     root, params = lrb_run
@@ -448,19 +450,29 @@ def test_lrb_judge_unit_holds_no_report_while_it_judges_and_writes_the_same_reco
     member = params["plan"]["benchmarks"][B]["members"][0]
     n_reports = len(read_stored_reports(root / "runs" / system))
     alive: list[int] = []
+    items_alive: list[int] = []  # JudgeItems alive as each report's item is built
     judge = pipeline._judge
+    fields = lrb._report_fields
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         gc.collect()
         alive.append(sum(1 for o in gc.get_objects() if type(o) is StoredReport))
         return judge(*args, **kwargs)
 
+    def counting_items(*args: Any, **kwargs: Any) -> Any:
+        gc.collect()
+        items_alive.append(sum(1 for o in gc.get_objects() if type(o) is JudgeItem))
+        return fields(*args, **kwargs)
+
     monkeypatch.setattr(pipeline, "_judge", counting)
+    monkeypatch.setattr(lrb, "_report_fields", counting_items)
     out = tmp_path / "judgments"
     pipeline.run_judge_stage(params, B, system, member, root / "releases", root / "runs" / system, out,
                              tmp_path / "usage.json", pages_dir=root / "pages")  # fmt: skip
     assert n_reports > 1 and len(alive) == 6  # the six judge steps (claims is computed)
     assert max(alive) == 0, f"stored reports alive while judging: {alive} (of {n_reports})"
+    # at most this step's items built so far (before: the previous step's too, until this step's were built)
+    assert items_alive and max(items_alive) < n_reports, items_alive
     before = _tree(root / "judgments" / system / member)
     assert before and _tree(out) == before
 

@@ -469,6 +469,7 @@ def run_judge_stage(
     usage_all: dict[str, Any] = {}
     problems: list[_StepProblem] = []
     for step in spec.judge_steps:
+        items: list[Any] = []  # the previous step's items go before this step's are built (not two steps' at once)
         if step.kind == "compute":
             if step.compute is None:
                 raise ConfigError(f"{benchmark}: compute step {step.name!r} has no compute function")
