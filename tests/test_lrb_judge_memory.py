@@ -123,3 +123,12 @@ def test_streamed_reports_hand_back_the_mapped_pages_they_read(tmp_path: Path) -
     assert n == 600
     # before: ~size resident at the end of the pass; now: the window being read, and a page or two of slack
     assert peak * 1024 < 2 * window + (1 << 20), f"{peak} KB resident of a {size >> 10} KB file"
+    # the line heads every stage lists a run's tasks by (partial_reuse.iter_line_heads): the same
+    from reportbench.partial_reuse import iter_line_heads
+
+    base, peak, n = _rss_file_kb(), 0, 0
+    for _ in iter_line_heads(tmp_path / "reports.jsonl"):
+        n += 1
+        if n % 25 == 0:
+            peak = max(peak, _rss_file_kb() - base)
+    assert n == 600 and peak * 1024 < 2 * window + (1 << 20), f"{peak} KB resident (line heads)"

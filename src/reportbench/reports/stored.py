@@ -147,8 +147,8 @@ def iter_stored_reports(run_dir: Path | str) -> Iterator[Report]:
             source = _Source(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
             pos, lineno, mapped = 0, 0, 0
             while pos < stat.st_size:
-                if pos - mapped >= _RELEASE_BYTES:  # the lines read so far leave this process's resident pages
-                    mapped = _release(data, mapped, pos)
+                if pos - mapped >= MAPPED_WINDOW:  # the lines read so far leave this process's resident pages
+                    mapped = release_mapped(data, mapped, pos)
                 end = data.find(b"\n", pos)
                 end = stat.st_size if end < 0 else end
                 start, stop, pos, lineno = pos, end, end + 1, lineno + 1
@@ -167,12 +167,13 @@ def iter_stored_reports(run_dir: Path | str) -> Iterator[Report]:
 
 # Every page of the mapped file that was read counts in the process's resident memory until it is unmapped (~74 KB
 # a LiveResearchBench-shaped report: 372 MB at 5,000, issue 36): the pages behind the lines already read are handed
-# back every _RELEASE_BYTES (MADV_DONTNEED: a read-only file mapping reads them from the page cache if touched again)
-_RELEASE_BYTES = 8 << 20
+# back every MAPPED_WINDOW (MADV_DONTNEED: a read-only file mapping reads them from the page cache if touched again)
+MAPPED_WINDOW = 8 << 20
 
 
-def _release(data: mmap.mmap, start: int, pos: int) -> int:
-    """Hand back the mapped pages in [start, pos) (start page-aligned); the new page-aligned start."""
+def release_mapped(data: mmap.mmap, start: int, pos: int) -> int:
+    """Hand back the mapped pages in [start, pos) (start page-aligned); the new page-aligned start. Any reader
+    passing once over a large mapped file (partial_reuse.iter_line_heads too) calls it every MAPPED_WINDOW."""
     end = pos - pos % mmap.PAGESIZE
     if end > start and hasattr(data, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
         data.madvise(mmap.MADV_DONTNEED, start, end - start)
