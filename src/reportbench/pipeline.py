@@ -383,7 +383,7 @@ def judge_context(
     """What every judge step of one (system, member) reads: the judge stage and the viewer's re-rendering of its
     messages build it the same way, so the viewer shows the messages the judge was sent. `reports`: the viewer's
     reports of the pages it writes (parsed per page), instead of every report of the run."""
-    from reportbench.benchmarks import JudgeContext, get_benchmark  # lazy: +210 ms (python -X importtime)
+    from reportbench.benchmarks import JudgeContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
     from reportbench.reports.stored import read_stored_reports  # lazy: +260 ms to import (python -X importtime)
     from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
 
@@ -417,7 +417,7 @@ class StreamedReports:
         self._len: int | None = None
 
     def __iter__(self) -> Iterator[Any]:
-        from reportbench.reports.stored import iter_stored_reports  # lazy: +260 ms (python -X importtime)
+        from reportbench.reports.stored import iter_stored_reports  # lazy: +260 ms to import (python -X importtime)
 
         self.passes += 1
         n = 0
