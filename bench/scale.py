@@ -63,8 +63,19 @@ def topic_words(i: int, k: int = 3) -> list[str]:
     return out
 
 
-def _sentence(rng: random.Random, n_words: int, cite: str = "", topic: list[str] | None = None) -> str:
-    words = [rng.choice(_WORDS) for _ in range(n_words)]
+def report_vocabulary(rng: random.Random, share: float = 0.5) -> list[str]:
+    """The part of the filler vocabulary one report writes with. Real reports differ in wording; when every
+    synthetic report used every filler word, a question made of filler words scored the same on every report,
+    and past the shift check's STATS_ROWS sample such a task's spread was ~0: at N = 2,000 the (correct) default
+    check stopped `system@` (1,486 of 2,000 reports "matching" another task)."""
+    return rng.sample(_WORDS, max(1, int(len(_WORDS) * share)))
+
+
+def _sentence(
+    rng: random.Random, n_words: int, cite: str = "", topic: list[str] | None = None,
+    vocabulary: list[str] | tuple[str, ...] = _WORDS,
+) -> str:
+    words = [rng.choice(vocabulary) for _ in range(n_words)]
     if topic:  # a report mentions its subject now and then
         words[rng.randrange(1, n_words)] = rng.choice(topic)
     words[0] = words[0].capitalize()
@@ -72,10 +83,11 @@ def _sentence(rng: random.Random, n_words: int, cite: str = "", topic: list[str]
 
 
 def synthetic_report(
-    rng: random.Random, title: str, n_words: int, n_sources: int, link_style: bool, topic: list[str] | None = None
+    rng: random.Random, title: str, n_words: int, n_sources: int, link_style: bool, topic: list[str] | None = None,
+    vocabulary: list[str] | tuple[str, ...] = _WORDS,
 ) -> str:
     """~n_words of markdown: sections of paragraphs whose sentences cite numbered sources (a third of them naming
-    the task's topic words), then a source list."""
+    the task's topic words), then a source list. `vocabulary`: the filler words its sentences use."""
     out = [f"# {title}", ""]
     words = 0
     section = 0
@@ -87,7 +99,7 @@ def synthetic_report(
             for _ in range(rng.randint(3, 6)):
                 k = rng.randint(8, 24)
                 cite = f"[{rng.randint(1, n_sources)}]" if rng.random() < 0.6 else ""
-                para.append(_sentence(rng, k, cite, topic if rng.random() < 0.33 else None))
+                para.append(_sentence(rng, k, cite, topic if rng.random() < 0.33 else None, vocabulary))
                 words += k
             out += [" ".join(para), ""]
     out += ["### Sources", ""]
@@ -161,7 +173,8 @@ def make_liveresearchbench(root: Path, n: int, words: int, seed: int = 0) -> dic
         d.mkdir(parents=True, exist_ok=True)
         srng = random.Random(seed * 1000 + s_i)
         for i, qid in enumerate(qids):
-            text = synthetic_report(srng, f"Report {qid}", words, 40, link_style=False, topic=topic_words(i))
+            text = synthetic_report(srng, f"Report {qid}", words, 40, link_style=False, topic=topic_words(i),
+                                    vocabulary=report_vocabulary(srng))
             (d / f"qid_{qid}_report.md").write_text(text, encoding="utf-8")
         folders[system] = d
     return folders
@@ -177,6 +190,7 @@ class StageCost:
     disk_mb: float
     rc: int
     tail: str = ""
+    load: float = 0.0  # the 1-minute load average when the stage started
 
 
 @dataclass
@@ -203,6 +217,7 @@ def _du_mb(paths: list[Path]) -> float:
 
 def run_measured(name: str, cmd: list[str], cwd: Path, outs: list[Path], env: dict[str, str]) -> StageCost:
     """One stage in its own process: CPU (user+sys), wall, peak RSS (os.wait4), disk of its outputs."""
+    load = os.getloadavg()[0]
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=err, stderr=err)
@@ -213,7 +228,7 @@ def run_measured(name: str, cmd: list[str], cwd: Path, outs: list[Path], env: di
     wall = time.perf_counter() - t0
     rss_mb = ru.ru_maxrss / 1024  # KiB on Linux
     return StageCost(name, ru.ru_utime + ru.ru_stime, wall, rss_mb, _du_mb(outs), proc.returncode,
-                     tail if proc.returncode else "")
+                     tail if proc.returncode else "", load)
 
 
 def _layout(work: Path) -> None:
@@ -257,6 +272,12 @@ def configure(work: Path, shape: str, folders: dict[str, Path], synth: Path) -> 
         f"compose_params(['benchmarks=[{shape}]'], Path('params.yaml'), Path('conf'))"
     )
     subprocess.run([sys.executable, "-c", code], cwd=work, check=True, env=_env())
+    return yaml.safe_load((work / "params.yaml").read_text())
+
+
+def yaml_params(work: Path) -> dict[str, Any]:
+    import yaml
+
     return yaml.safe_load((work / "params.yaml").read_text())
 
 
@@ -309,18 +330,51 @@ def _count_judgments(work: Path) -> int:
     return n
 
 
-def run_shape(shape: str, n: int, words: int, base: Path, change_one: bool, change: str = "") -> ShapeResult:
+def _recorded(work: Path) -> dict[str, StageCost]:
+    """The stages a previous `--work` run of this shape and N measured (costs.jsonl), by name."""
+    path = work / "costs.jsonl"
+    if not path.is_file():
+        return {}
+    rows = [StageCost(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return {c.stage: c for c in rows}
+
+
+def run_shape(
+    shape: str, n: int, words: int, base: Path, change_one: bool, change: str = "", resume_before: str = "",
+    stop_before: str = "",
+) -> ShapeResult:
+    """`stop_before`: stop before the first stage whose name starts with it (e.g. `judge@`), keeping the work;
+    `resume_before`: in a kept `--work` folder, take the stages measured there before it (their recorded figures)
+    and run it and every stage after it (the synthetic data is not written again)."""
     work = base / f"{shape}-{n}"
     synth = work / "synth"
     make = make_researchqa if shape == "researchqa" else make_liveresearchbench
-    print(f"[{shape} N={n}] writing {3 * n} synthetic reports ...", file=sys.stderr, flush=True)
+    recorded = _recorded(work) if resume_before else {}
     _layout(work)
-    folders = make(synth, n, words)
-    params = configure(work, shape, folders, synth)
+    if recorded:
+        print(f"[{shape} N={n}] resuming at {resume_before} in {work}", file=sys.stderr, flush=True)
+        folders = {s: synth / "systems" / s for s in (RQA_SYSTEMS if shape == "researchqa" else LRB_SYSTEMS)}
+        params = yaml_params(work)
+    else:
+        print(f"[{shape} N={n}] writing {3 * n} synthetic reports ...", file=sys.stderr, flush=True)
+        folders = make(synth, n, words)
+        params = configure(work, shape, folders, synth)
+        (work / "costs.jsonl").write_text("", encoding="utf-8")
     res = ShapeResult(shape, n)
     cmds = stage_commands(params, shape)
+    resumed = False
     for name, argv, outs in cmds:
+        if stop_before and name.startswith(stop_before):
+            break
+        resumed = resumed or bool(resume_before and name.startswith(resume_before))
+        if recorded and not resumed:
+            if name not in recorded or recorded[name].rc:
+                raise SystemExit(f"{work}: no measured {name} to resume from (costs.jsonl)")
+            res.stages.append(recorded[name])
+            continue
         cost = run_measured(name, argv, work, [work / o for o in outs], _env())
+        with open(work / "costs.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(asdict(cost)) + "\n")
         print(f"[{shape} N={n}] {name}: cpu {cost.cpu_s:.1f}s wall {cost.wall_s:.1f}s rss {cost.peak_rss_mb:.0f}MB "
               f"rc {cost.rc}", file=sys.stderr, flush=True)
         res.stages.append(cost)
@@ -405,6 +459,11 @@ def main() -> int:
                     help="the system whose reports change for that rerun (default: each shape's first system; "
                     "LiveResearchBench's first, open_deep_research, is the depth reference: its change reaches "
                     "every depth pair)")
+    ap.add_argument("--stop-before", default="", metavar="STAGE",
+                    help="stop before the first stage named so (a prefix, e.g. judge@); use with --work")
+    ap.add_argument("--resume-before", default="", metavar="STAGE",
+                    help="with --work: reuse the data and the figures measured there before this stage (a prefix, "
+                    "e.g. judge@) and run it and the stages after it")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     ns = [int(x.replace("_", "")) for x in args.n.split(",") if x]
@@ -414,7 +473,8 @@ def main() -> int:
         base = args.work or Path(tmp)
         for shape in args.shapes.split(","):
             for n in ns:
-                results.append(run_shape(shape, n, args.words, base, not args.no_change, args.change))
+                results.append(run_shape(shape, n, args.words, base, not args.no_change, args.change,
+                                         args.resume_before, args.stop_before))
     load_after = os.getloadavg()
     if args.json:
         print(json.dumps({"load_before": load, "load_after": load_after, "cpus": os.cpu_count(),

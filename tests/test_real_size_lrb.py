@@ -115,15 +115,22 @@ def test_lrb_score_passes_over_each_judgment_list_a_bounded_number_of_times(
     from reportbench.release.format import Release
 
     root, params = lrb_run
-    lists: list[_Counted] = []
-    real = runner.read_judgments
+    lists: list[Any] = []
+    real = runner.read_judgment_records  # LiveResearchBench's score reads the records as columns
+
+    class Counted(runner.JudgmentRecords):  # counts the passes over all its records
+        passes = 0
+
+        def __iter__(self) -> Any:
+            self.passes += 1
+            return super().__iter__()
 
     def counting(path: Path) -> Any:
-        out = _Counted(real(path))
+        out = Counted(real(path).frame)
         lists.append(out)
         return out
 
-    monkeypatch.setattr(runner, "read_judgments", counting)
+    monkeypatch.setattr(runner, "read_judgment_records", counting)
     rubric_scans: list[str] = []  # Release.rubric scans every rubric item of the release
     real_rubric = Release.rubric
     monkeypatch.setattr(Release, "rubric", lambda self, t: rubric_scans.append(t) or real_rubric(self, t))
@@ -355,18 +362,18 @@ def test_lrb_score_holds_one_systems_judgments_at_a_time_and_reads_each_table_on
     alive: list[tuple[str, Any]] = []  # (system, weak reference to a table it read)
     reads: list[Path] = []
     held_at_read: list[int] = []  # other systems' tables alive when a system's table is read
-    real = runner.read_judgments
+    real = runner.read_judgment_records  # LiveResearchBench's score reads the records as columns
 
     def tracking(path: Path) -> Any:
         system = Path(path).parent.parent.name
         gc.collect()
         held_at_read.append(sum(1 for s, ref in alive if s != system and ref() is not None))
         reads.append(Path(path))
-        out = _Tracked(real(path))
+        out = real(path)
         alive.append((system, weakref.ref(out)))
         return out
 
-    monkeypatch.setattr(runner, "read_judgments", tracking)
+    monkeypatch.setattr(runner, "read_judgment_records", tracking)
     pipeline.score_stage(params, B, root / "releases", root / "runs", root / "judgments", tmp_path / "s",
                          tmp_path / "m", cross_dir=root / "cross")
     n_systems = len(params["plan"]["benchmarks"][B]["systems"])
@@ -422,3 +429,114 @@ def test_lrb_site_holds_one_release(
     monkeypatch.setattr(build, "render_sample_page", page)
     build.build_benchmark_site(params, B, lrb_site_root, tmp_path / "site", max_samples=1)
     assert len(seen) == 1
+
+
+def test_lrb_judge_unit_holds_no_report_while_it_judges_and_writes_the_same_records(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge unit held every report's fields for all its steps (~70 KB a report: ~350 MB at 5,000 tasks, the
+    largest part of `judge@`'s peak, issue 36); LiveResearchBench's steps only pass over the reports, so the unit
+    reads them per pass (pipeline.StreamedReports). Counted: the stored reports alive while each step is judged
+    (before: every report of the run, at every step), and the records are byte for byte those of the run."""
+    import gc
+
+    from reportbench import pipeline
+    from reportbench.protocols import JudgeItem
+    from reportbench.protocols.liveresearchbench import benchmark as lrb
+    from reportbench.reports.stored import StoredReport, read_stored_reports
+
+    root, params = lrb_run
+    system = params["plan"]["benchmarks"][B]["systems"][0]
+    member = params["plan"]["benchmarks"][B]["members"][0]
+    n_reports = len(read_stored_reports(root / "runs" / system))
+    alive: list[int] = []
+    items_alive: list[int] = []  # JudgeItems alive as each report's item is built
+    judge = pipeline._judge
+    fields = lrb._report_fields
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        gc.collect()
+        alive.append(sum(1 for o in gc.get_objects() if type(o) is StoredReport))
+        return judge(*args, **kwargs)
+
+    def counting_items(*args: Any, **kwargs: Any) -> Any:
+        gc.collect()
+        items_alive.append(sum(1 for o in gc.get_objects() if type(o) is JudgeItem))
+        return fields(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "_judge", counting)
+    monkeypatch.setattr(lrb, "_report_fields", counting_items)
+    out = tmp_path / "judgments"
+    pipeline.run_judge_stage(params, B, system, member, root / "releases", root / "runs" / system, out,
+                             tmp_path / "usage.json", pages_dir=root / "pages")  # fmt: skip
+    assert n_reports > 1 and len(alive) == 6  # the six judge steps (claims is computed)
+    assert max(alive) == 0, f"stored reports alive while judging: {alive} (of {n_reports})"
+    # at most this step's items built so far (before: the previous step's too, until this step's were built)
+    assert items_alive and max(items_alive) < n_reports, items_alive
+    before = _tree(root / "judgments" / system / member)
+    assert before and _tree(out) == before
+
+
+def test_streamed_reports_pass_over_the_file_in_order(lrb_run: tuple[Path, dict[str, Any]]) -> None:
+    from reportbench.pipeline import StreamedReports
+    from reportbench.reports.stored import read_stored_reports
+
+    root, params = lrb_run
+    run = root / "runs" / params["plan"]["benchmarks"][B]["systems"][0]
+    streamed = StreamedReports(run)
+    assert [r.report_id for r in streamed] == [r.report_id for r in read_stored_reports(run)]
+    assert list(streamed) == read_stored_reports(run) and streamed.passes == 2 and len(streamed) > 1
+
+
+def test_lrb_score_builds_a_tasks_judgments_only_while_it_scores_it(
+    lrb_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`score@` held one system's judgment records as validated pydantic objects (~36 KB a task: ~540 MB at
+    5,000 tasks × 3, issue 36). It keeps them as columns (judges.runner.JudgmentRecords) and builds a task's
+    Judgments when it scores that task. Counted: the Judgments alive when each system's citation accuracy is
+    scored (before: every record of the system's report-level steps), and the metrics byte for byte the run's."""
+    import gc
+
+    from reportbench import pipeline
+    from reportbench.judges.base import Judgment
+    from reportbench.judges.runner import read_judgments
+    from reportbench.protocols.liveresearchbench import benchmark as lrb
+
+    root, params = lrb_run
+    system = params["plan"]["benchmarks"][B]["systems"][0]
+    member = params["plan"]["benchmarks"][B]["members"][0]
+    n_records = len(read_judgments(root / "judgments" / system / member / "presentation.parquet"))
+    alive: list[int] = []
+    real = lrb._accuracy_rows
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        gc.collect()
+        alive.append(sum(1 for o in gc.get_objects() if type(o) is Judgment))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lrb, "_accuracy_rows", counting)
+    pipeline.score_stage(params, B, root / "releases", root / "runs", root / "judgments", tmp_path / "s",
+                         tmp_path / "m", cross_dir=root / "cross")  # fmt: skip
+    assert n_records > 1 and len(alive) == len(params["plan"]["benchmarks"][B]["systems"])
+    # at most the last task's record of the step scored last (before: every record of the system's steps)
+    assert max(alive) <= 1, f"Judgments alive while scoring: {alive} ({n_records} presentation records a system)"
+    for name in ("leaderboard.json", "systems.json", "extra.json"):
+        assert (tmp_path / "m" / name).read_bytes() == (root / "metrics" / name).read_bytes(), name
+    assert _tree(tmp_path / "s") == _tree(root / "scores")
+
+
+def test_judgment_records_give_the_judgments_read_judgments_gives(lrb_run: tuple[Path, dict[str, Any]]) -> None:
+    from reportbench.judges.runner import read_judgment_records, read_judgments
+
+    root, params = lrb_run
+    system = params["plan"]["benchmarks"][B]["systems"][0]
+    member = params["plan"]["benchmarks"][B]["members"][0]
+    for path in sorted((root / "judgments" / system / member).glob("*.parquet")):
+        records, full = read_judgment_records(path), read_judgments(path)
+        assert list(records) == full and len(records) == len(full), path.name
+        assert records.n_ok() == sum(1 for j in full if j.ok)
+        if full:
+            assert records[0] == full[0] and records[-1] == full[-1] and records[1:3] == full[1:3]
+            by = records.rows_by("task_id")
+            for tid, rows in by.items():
+                assert records.at(rows) == [j for j in full if j.input_ids.get("task_id") == tid]

@@ -229,6 +229,12 @@ class BenchmarkSpec:
     # every judge step's items of a task depend on that task's report and judgments alone (compute and derive
     # steps included): the viewer re-renders the messages of the pages it writes from those tasks only
     judge_items_per_task: bool = False
+    # its judge steps only iterate `ctx.reports` (a pass each, no indexing, nothing kept): the judge stage reads
+    # the unit's reports from the run folder on each pass instead of holding them all (issue 36: ~70 KB a report)
+    judge_streams_reports: bool = False
+    # its score reads judgment lists by iterating them, `len`, and the JudgmentRecords methods (n_ok, rows_by, at):
+    # `score@` hands it each file's records as columns, a Judgment built per record read (judges.runner)
+    score_streams_judgments: bool = False
 
 
 @dataclass(frozen=True)

@@ -383,21 +383,56 @@ def judge_context(
     """What every judge step of one (system, member) reads: the judge stage and the viewer's re-rendering of its
     messages build it the same way, so the viewer shows the messages the judge was sent. `reports`: the viewer's
     reports of the pages it writes (parsed per page), instead of every report of the run."""
-    from reportbench.benchmarks import JudgeContext  # lazy: +210 ms to import (python -X importtime)
+    from reportbench.benchmarks import JudgeContext, get_benchmark  # lazy: +210 ms to import (python -X importtime)
     from reportbench.reports.stored import read_stored_reports  # lazy: +260 ms to import (python -X importtime)
     from reportbench.systems import read_outcomes  # lazy: +61 ms to import (python -X importtime)
 
+    if reports is None:  # system@ wrote them: sentences validated when a step reads them
+        streams = get_benchmark(benchmark).judge_streams_reports
+        reports = StreamedReports(Path(run_dir)) if streams else read_stored_reports(run_dir)
     return JudgeContext(
         benchmark=benchmark,
         system=system,
         member=member,
         params=benchmark_params(params, benchmark),
         release=_unit_release(release_dir, benchmark),
-        # system@ wrote them: sentences validated when a step reads them
-        reports=read_stored_reports(run_dir) if reports is None else reports,
+        reports=reports,
         outcomes=read_outcomes(run_dir),
         pages=_load_pages(pages_dir),
     )
+
+
+class StreamedReports:
+    """A run folder's stored reports, read from its `reports.jsonl` on each pass (`iter_stored_reports`), one
+    report held at a time: for a benchmark whose judge steps only pass over `ctx.reports`
+    (`BenchmarkSpec.judge_streams_reports`).
+
+    Why: a judge unit held every report's fields (~70 KB a LiveResearchBench-shaped report: ~350 MB at 5,000
+    tasks, issue 36) for all its steps. Each pass reads the file again (file order, as `read_stored_reports`):
+    a few milliseconds a report, against the memory of all of them."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.passes = 0  # passes over the file (tests count them)
+        self._len: int | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        from reportbench.reports.stored import iter_stored_reports  # lazy: +260 ms to import (python -X importtime)
+
+        self.passes += 1
+        n = 0
+        for report in iter_stored_reports(self.run_dir):
+            n += 1
+            yield report
+        self._len = n
+
+    def __len__(self) -> int:
+        if self._len is None:
+            self._len = sum(1 for _ in self)
+        return self._len
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
 
 
 def run_judge_stage(
@@ -434,6 +469,7 @@ def run_judge_stage(
     usage_all: dict[str, Any] = {}
     problems: list[_StepProblem] = []
     for step in spec.judge_steps:
+        items: list[Any] = []  # the previous step's items go before this step's are built (not two steps' at once)
         if step.kind == "compute":
             if step.compute is None:
                 raise ConfigError(f"{benchmark}: compute step {step.name!r} has no compute function")
@@ -822,7 +858,9 @@ def score_stage(
     """
     # lazy: +210 ms to import (python -X importtime)
     from reportbench.benchmarks import ScoreContext, benchmark_files, get_benchmark
-    from reportbench.judges.runner import read_judgments  # lazy: +164 ms to import (python -X importtime)
+
+    # lazy: +164 ms to import (python -X importtime)
+    from reportbench.judges.runner import read_judgment_records, read_judgments
 
     # lazy: +155 ms to import (python -X importtime)
     from reportbench.metrics.leaderboard import build_leaderboard, per_task_columns, write_leaderboard
@@ -838,7 +876,9 @@ def score_stage(
     # read per (system, member) when the protocol asks, one system's tables held at a time (MemberTables)
     slot_j: list[Any] = []
     slot_d: list[Any] = []
-    judgments = {s: MemberTables(Path(judgments_dir) / s, members, read_judgments, None, slot_j) for s in systems}
+    # as columns, each Judgment built when read, for a score that reads them so (score_streams_judgments)
+    read = read_judgment_records if spec.score_streams_judgments else read_judgments
+    judgments = {s: MemberTables(Path(judgments_dir) / s, members, read, None, slot_j) for s in systems}
     derived = {
         s: MemberTables(Path(judgments_dir) / s, members, lambda p: pl.read_parquet(p, glob=False), "derived", slot_d)
         for s in systems

@@ -322,6 +322,12 @@ def _write_failed(path: Path, exc: BaseException) -> FatalError:
 
 
 def read_judgments(path: str | Path) -> list[Judgment]:
+    """Every record of a judgments file, as Judgments (`read_judgment_records`, all built)."""
+    return list(read_judgment_records(path))
+
+
+def read_judgment_records(path: str | Path) -> JudgmentRecords:
+    """A judgments file's records kept as its columns, each built as a Judgment when read (JudgmentRecords)."""
     try:
         df = pl.read_parquet(path, glob=False)
     except pl.exceptions.PolarsError as exc:
@@ -329,11 +335,68 @@ def read_judgments(path: str | Path) -> list[Judgment]:
             f"{path} is damaged or truncated (was the disk full when it was written?): "
             f"{str(exc).splitlines()[0][:200]}; rerun the stage that writes it"
         ) from None
-    out = []
-    for row in df.iter_rows(named=True):
-        row["input_ids"] = json.loads(row["input_ids"]) if row.get("input_ids") else {}
-        out.append(Judgment.model_validate(row))
-    return out
+    return JudgmentRecords(df)
+
+
+def _judgment(row: dict[str, Any]) -> Judgment:
+    row["input_ids"] = json.loads(row["input_ids"]) if row.get("input_ids") else {}
+    return Judgment.model_validate(row)
+
+
+class JudgmentRecords(Sequence[Judgment]):
+    """One judgments file's records as columns (a polars frame), a Judgment built for each record only when it is
+    read, and dropped by the reader: the same Judgments, in the stored order, as `read_judgments` gives.
+
+    Why: `score@` held a system's judgment records as validated pydantic objects (~36 KB a LiveResearchBench-shaped
+    task, ~540 MB at 5,000 × 3 members' steps, issue 36); as columns they are their bytes. `n_ok` counts from the
+    status column and `rows_by(key)` groups row positions by an input id, so a score can look a task's records up
+    (`at`) without building the others."""
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    def __iter__(self) -> Any:
+        for row in self.frame.iter_rows(named=True):
+            yield _judgment(row)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [_judgment(r) for r in self.frame[index].iter_rows(named=True)]
+        n = self.frame.height
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError(index)
+        return _judgment(self.frame.row(i, named=True))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> list[Judgment]:
+        return list(self) + list(other)
+
+    def n_ok(self) -> int:
+        """How many records are ok (`Judgment.ok`), from the status column."""
+        return int((self.frame["status"] == "ok").sum()) if self.frame.height else 0
+
+    def rows_by(self, key: str) -> dict[Any, list[int]]:
+        """input id `key`'s value -> the positions of its records, in stored order (None: records without it)."""
+        out: dict[Any, list[int]] = {}
+        if not self.frame.height:
+            return out
+        for i, ids in enumerate(self.frame["input_ids"].to_list()):
+            out.setdefault(json.loads(ids).get(key) if ids else None, []).append(i)
+        return out
+
+    def at(self, positions: Sequence[int]) -> list[Judgment]:
+        """The records at `positions`, built, in that order."""
+        if not positions:
+            return []
+        return [_judgment(r) for r in self.frame[list(positions)].iter_rows(named=True)]
 
 
 # ------------------------------------------------------------------------------------------------

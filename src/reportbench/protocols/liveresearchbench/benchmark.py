@@ -605,9 +605,9 @@ def score(ctx: ScoreContext) -> ScoreResult:
             step = STEP_OF[criterion]
             cov[criterion] = {}
             for m in members:
-                got = [j for j in jud.get(m, {}).get(step, []) if j.ok]
+                n_ok = _n_ok(jud.get(m, {}).get(step, []))
                 expected_n = sum(1 for t in by_task if criterion != "coverage" or _coverage_of(coverage_ids, ctx, t))
-                cov[criterion][m] = {"n_graded": len(got), "n_expected": expected_n}
+                cov[criterion][m] = {"n_graded": n_ok, "n_expected": expected_n}
         for t in ctx.release.tasks:
             tid = t.task_id
             if tid not in by_task:
@@ -691,6 +691,7 @@ def score(ctx: ScoreContext) -> ScoreResult:
             }
         breakdown[s] = presentation_breakdown(jud, members)  # now: the stage holds one system's judgments
         systems_out.append(SystemScore(s, per_task, summary))
+        del by_tid  # this system's records go before the next system's are read
     extra = {
         "eval_date": ctx.release.meta.provenance.get("eval_date"),
         "grading_coverage": coverage_report,
@@ -743,17 +744,43 @@ def _non_answers(reports: Iterable[Any]) -> dict[str, list[str]]:
     return out
 
 
-def _judgments_by_task(jud: Mapping[str, Any], members: list[str]) -> dict[str, dict[str, dict[str, list[Any]]]]:
+def _n_ok(js: Any) -> int:
+    """How many of a step's judgments are ok (from the status column of stored records: none built)."""
+    n_ok = getattr(js, "n_ok", None)
+    return n_ok() if n_ok is not None else sum(1 for j in js if j.ok)
+
+
+class _TaskRecords:
+    """task -> its judgments of one step, in stored order, built when the task is looked up (`get`): the stored
+    records (judges.runner.JudgmentRecords) stay columns; a task's Judgments live while it is scored."""
+
+    def __init__(self, records: Any) -> None:
+        self._records, self._rows = records, records.rows_by("task_id")
+
+    def get(self, task_id: Any, default: Any = None) -> Any:
+        rows = self._rows.get(task_id)
+        return default if rows is None else self._records.at(rows)
+
+
+def _by_task(js: Any) -> Any:
+    """task -> its judgments of one step, in their stored order (see `_judgments_by_task`)."""
+    if hasattr(js, "rows_by"):
+        return _TaskRecords(js)
+    grouped: dict[str, list[Any]] = {}
+    for j in js:
+        grouped.setdefault(j.input_ids.get("task_id"), []).append(j)
+    return grouped
+
+
+def _judgments_by_task(jud: Mapping[str, Any], members: list[str]) -> dict[str, dict[str, Any]]:
     """member -> step -> task -> its judgments, in their stored order: the rows of a task are looked up, not found
-    by scanning every judgment of the step once per task (quadratic in tasks)."""
-    out: dict[str, dict[str, dict[str, list[Any]]]] = {}
+    by scanning every judgment of the step once per task (quadratic in tasks). Stored records are grouped by
+    position and built per task (issue 36: every Judgment of a system held at once was ~36 KB a task)."""
+    out: dict[str, dict[str, Any]] = {}
     for m in members:
         out[m] = {}
         for step, js in (jud.get(m) or {}).items():
-            grouped: dict[str, list[Any]] = {}
-            for j in js:
-                grouped.setdefault(j.input_ids.get("task_id"), []).append(j)
-            out[m][step] = grouped
+            out[m][step] = _by_task(js)
     return out
 
 
@@ -958,16 +985,14 @@ def _accuracy_rows(s: str, ctx: ScoreContext, members: list[str], scoring: Mappi
     # member (ClaimRows): Python tuples of every pair held at once were ~45 KB a task (issue 36)
     pairs_of: dict[str, ClaimRows] = {}
     relevant_of: dict[str, dict[str, dict[str, bool | None]]] = {}
-    support_of: dict[str, dict[str, list[Any]]] = {}
+    support_of: dict[str, Any] = {}
     for m in members:
         pairs_of[m] = ClaimRows(_claim_columns(ctx.derived.get(s, {}).get(m, {})))
         steps = ctx.judgments.get(s, {}).get(m, {})
         relevant_of[m] = {}
         for (task, u), v in _relevant(steps.get("relevance", [])).items():
             relevant_of[m].setdefault(task, {})[u] = v
-        support_of[m] = {}
-        for j in steps.get("support", []):
-            support_of[m].setdefault(j.input_ids.get("task_id"), []).append(j)
+        support_of[m] = _by_task(steps.get("support", []))  # built per task when its records are stored
     rows = []
     for t in ctx.release.tasks:
         tid = t.task_id
