@@ -13,7 +13,10 @@ from reportbench import digest
 
 pytestmark = pytest.mark.core
 
-LATER = time.time_ns() + 3600 * 10**9  # a clock an hour on: every file is old enough to be memoised
+def later() -> int:
+    """A clock an hour on: every file written so far is old enough to be memoised. Read at each call, not at
+    import: a slow suite (CI at load 20 took 78 min) reached a module-level "hour on" before these tests ran."""
+    return time.time_ns() + 3600 * 10**9
 
 
 @pytest.fixture
@@ -40,34 +43,34 @@ def _run(root: Path) -> Path:
 
 def test_an_unchanged_folder_is_not_read_again(tmp_path: Path, hashed: list[str]) -> None:
     run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
-    first = digest.memo_tree_digest(run, memo, now_ns=LATER)
+    first = digest.memo_tree_digest(run, memo, now_ns=later())
     assert sorted(hashed) == ["outcomes.jsonl", "reports.jsonl"]
-    assert digest.memo_tree_digest(run, memo, now_ns=LATER) == first
+    assert digest.memo_tree_digest(run, memo, now_ns=later()) == first
     assert len(hashed) == 2  # the second digest read no file
     assert digest.memo_tree_digest(run, None) == first  # the memo changes the cost, never the digest
 
 
 def test_a_same_size_edit_with_its_mtime_put_back_is_hashed_again(tmp_path: Path, hashed: list[str]) -> None:
     run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
-    first = digest.memo_tree_digest(run, memo, now_ns=LATER)
+    first = digest.memo_tree_digest(run, memo, now_ns=later())
     f = run / "reports.jsonl"
     st = f.stat()
     f.write_text('{"report_id": "r2"}\n' * 100)  # the same size
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the same mtime (DVC's key alone would not see it)
     assert f.stat().st_size == st.st_size and f.stat().st_mtime_ns == st.st_mtime_ns
-    assert digest.memo_tree_digest(run, memo, now_ns=LATER) != first
+    assert digest.memo_tree_digest(run, memo, now_ns=later()) != first
     assert hashed.count("reports.jsonl") == 2 and hashed.count("outcomes.jsonl") == 1
 
 
 def test_a_file_replaced_by_another_is_hashed_again(tmp_path: Path, hashed: list[str]) -> None:
     run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
-    first = digest.memo_tree_digest(run, memo, now_ns=LATER)
+    first = digest.memo_tree_digest(run, memo, now_ns=later())
     f = run / "outcomes.jsonl"
     tmp = tmp_path / "new"
     tmp.write_text('{"ok": fals}\n')
     os.utime(tmp, ns=(f.stat().st_atime_ns, f.stat().st_mtime_ns))
     tmp.replace(f)  # a new inode with the same size and mtime
-    assert digest.memo_tree_digest(run, memo, now_ns=LATER) != first
+    assert digest.memo_tree_digest(run, memo, now_ns=later()) != first
     assert hashed.count("outcomes.jsonl") == 2
 
 
@@ -89,7 +92,7 @@ def test_a_file_written_within_the_same_tick_is_not_memoised(tmp_path: Path, has
 def test_a_corrupt_memo_is_ignored(tmp_path: Path, hashed: list[str]) -> None:
     run, memo = _run(tmp_path), tmp_path / "memo.sqlite"
     memo.write_bytes(b"not a database" * 100)
-    first = digest.memo_tree_digest(run, memo, now_ns=LATER)
+    first = digest.memo_tree_digest(run, memo, now_ns=later())
     assert first == digest.memo_tree_digest(run, None)
 
 
@@ -101,14 +104,14 @@ def test_read_only_speed_caches_read_the_memo_but_create_and_store_nothing(tmp_p
 
     run, memo, registry, releases = _run(tmp_path), tmp_path / "m.sqlite", tmp_path / "w.sqlite", tmp_path / "rel"
     with digest.speed_caches_read_only():
-        first = digest.memo_tree_digest(run, memo=memo, now_ns=LATER)
+        first = digest.memo_tree_digest(run, memo=memo, now_ns=later())
         register_written(run / "reports.jsonl", registry)
         assert cached_release(run, "deepscholar", lambda: {"tasks": 1}, cache_dir=releases) == {"tasks": 1}
     assert not memo.exists() and not registry.exists() and not releases.exists()
-    digest.memo_tree_digest(run, memo=memo, now_ns=LATER)  # writable again: memoised
+    digest.memo_tree_digest(run, memo=memo, now_ns=later())  # writable again: memoised
     hashed.clear()
     with digest.speed_caches_read_only():
-        assert digest.memo_tree_digest(run, memo=memo, now_ns=LATER) == first
+        assert digest.memo_tree_digest(run, memo=memo, now_ns=later()) == first
     assert hashed == []  # read from the memo
 
 
@@ -140,7 +143,7 @@ def test_files_written_in_a_tick_the_file_systems_clock_has_not_left_are_not_mem
         run / "reports.jsonl"
     )
     hashed.clear()
-    digest.memo_tree_digest(run, memo, now_ns=LATER)
+    digest.memo_tree_digest(run, memo, now_ns=later())
     assert sorted(hashed) == ["outcomes.jsonl", "reports.jsonl"]  # nothing was memoised: both hashed again
     monkeypatch.setattr(digest, "_fs_now", lambda folder: newest + 1)  # one tick on: memoised
     run2 = tmp_path / "run2"
