@@ -656,6 +656,7 @@ def run_steps(scenario: Scenario, repo: Path, tmp_path: Path, prefix: list[str] 
     shell = Shell(repo, base_env(tmp_path / "home", bin_dir), prefix)
     outcomes: dict[str, Outcome] = {}
     results: list[Outcome] = []
+    t0, cpu0 = time.perf_counter(), _children_cpu()
     try:
         for step in scenario.steps:
             text = substitute(doc_text(step), shell.exp)
@@ -670,6 +671,10 @@ def run_steps(scenario: Scenario, repo: Path, tmp_path: Path, prefix: list[str] 
                           f"\n{done.output[-3000:]}\n")
     finally:
         shell.close()
+        # the whole scenario: its steps, waits and the servers it started; not a DVC queue's workers (`dvc queue
+        # start` detaches them: their CPU reaches no test's children)
+        print(f"[{time.perf_counter() - t0:6.1f} s, cpu {_children_cpu() - cpu0:6.1f} s] scenario {scenario.name}",
+              flush=True)
     return results
 
 
