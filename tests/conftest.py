@@ -189,7 +189,6 @@ MODULE_COST = {
     "tests/test_live_dvc.py": 35,
     "tests/test_kill_judge.py": 35,
     "tests/test_judge_faults.py": 30,
-    "tests/test_subset.py": 25,
     "tests/test_scale_dvc.py": 25,
     "tests/test_dvc_pipeline.py": 25,
 }
