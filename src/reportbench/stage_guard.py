@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import logging
 import os
 import select
 import signal
@@ -112,8 +113,6 @@ def _skip_teardown_when_finished() -> None:
     registered earlier (logging's flush: run here; a compiled library's own hook, e.g. polars', skipped with the
     teardown: os._exit stops its threads)."""
     if _finished and not _terminating.is_set():
-        import logging
-
         logging.shutdown()
         _exit_now(0)
 
