@@ -42,6 +42,11 @@ def _rb_cpu_log():
                             "litellm": "litellm" in sys.modules}) + "\\n")
 if os.environ.get("RB_CPU_LOG"):
     atexit.register(_rb_cpu_log)
+    _rb_real_exit = os._exit
+    def _rb_logged_exit(code):  # a finished stage exits by os._exit after its exit hooks (stage_guard.exit_ok)
+        _rb_cpu_log()
+        _rb_real_exit(code)
+    os._exit = _rb_logged_exit
 """
 
 
