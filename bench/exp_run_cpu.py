@@ -42,6 +42,11 @@ def _rb_cpu_log():
                             "litellm": "litellm" in sys.modules}) + "\\n")
 if os.environ.get("RB_CPU_LOG"):
     atexit.register(_rb_cpu_log)
+    _rb_real_exit = os._exit
+    def _rb_logged_exit(code):  # a finished stage exits by os._exit after its exit hooks (stage_guard.exit_ok)
+        _rb_cpu_log()
+        _rb_real_exit(code)
+    os._exit = _rb_logged_exit
 """
 
 
@@ -74,13 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--exp", default="-S judge=llm -S judge.model=openai/gpt-4.1", help="dvc exp run's flags")
     ap.add_argument("--port", type=int, default=18765, help="the stub server's port (loopback)")
+    ap.add_argument("--rev", default=None, help="copy this commit's files instead of the working tree (A/B runs)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="rb-exp-cpu-") as tmp:
         work, hook_dir, log = Path(tmp) / "repo", Path(tmp) / "hook", Path(tmp) / "cpu.jsonl"
         work.mkdir()
         hook_dir.mkdir()
         (hook_dir / "sitecustomize.py").write_text(HOOK)
-        copy_repo(work)
+        copy_repo(work, args.rev)
         env = {**os.environ, "PYTHONPATH": str(hook_dir), "DVC_NO_ANALYTICS": "1", "OPENAI_API_KEY": "dummy",
                "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@invalid", "GIT_COMMITTER_NAME": "bench",
                "GIT_COMMITTER_EMAIL": "bench@invalid"}

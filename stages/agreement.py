@@ -6,7 +6,7 @@ from pathlib import Path
 from reportbench.pipeline import setup_logging
 from reportbench.preflight import stage_params
 from reportbench.stage_errors import exit_on_error
-from reportbench.stage_guard import guard_stage
+from reportbench.stage_guard import exit_ok, guard_stage
 
 if __name__ == "__main__":
     guard_stage()  # dies with dvc; SIGTERM/SIGHUP stop its children too (docs/reliability.md)
@@ -38,3 +38,4 @@ if __name__ == "__main__":
             pages_dir=args.pages,
             cross_dir=args.cross,
         )
+    exit_ok()  # done: exit 0 without the interpreter's teardown (reportbench.stage_guard)

@@ -9,7 +9,7 @@ from reportbench.pipeline import setup_logging
 from reportbench.preflight import stage_params
 from reportbench.site.build import DEFAULT_MAX_SAMPLES, build_benchmark_site, build_index, build_site
 from reportbench.stage_errors import exit_on_error
-from reportbench.stage_guard import guard_stage
+from reportbench.stage_guard import exit_ok, guard_stage
 
 if __name__ == "__main__":
     guard_stage()  # dies with dvc; SIGTERM/SIGHUP stop its children too (docs/reliability.md)
@@ -40,3 +40,4 @@ if __name__ == "__main__":
                   f"({c['reused_pages']} unchanged, reused)")
         else:
             print(f"site: {build_index(params, Path('.'), args.site)}")
+    exit_ok()  # done: exit 0 without the interpreter's teardown (reportbench.stage_guard)

@@ -7,7 +7,7 @@ from pathlib import Path
 from reportbench.pipeline import cross_stage, setup_logging
 from reportbench.preflight import stage_params
 from reportbench.stage_errors import exit_on_error
-from reportbench.stage_guard import guard_stage
+from reportbench.stage_guard import exit_ok, guard_stage
 
 if __name__ == "__main__":
     guard_stage()
@@ -22,3 +22,4 @@ if __name__ == "__main__":
         cross_stage(
             stage_params(), args.benchmark, args.release, args.runs, args.out, enforce_bounds=True, reuse=True
         )
+    exit_ok()  # done: exit 0 without the interpreter's teardown (reportbench.stage_guard)

@@ -10,7 +10,7 @@ from pathlib import Path
 from reportbench.pipeline import run_benchmark_judge_stage, setup_logging
 from reportbench.preflight import stage_params
 from reportbench.stage_errors import exit_on_error
-from reportbench.stage_guard import guard_stage
+from reportbench.stage_guard import exit_ok, guard_stage
 
 if __name__ == "__main__":
     guard_stage()
@@ -27,3 +27,4 @@ if __name__ == "__main__":
         run_benchmark_judge_stage(
             stage_params(), args.benchmark, args.release, args.runs, args.out, args.usage, pages_dir=args.pages
         )
+    exit_ok()  # done: exit 0 without the interpreter's teardown (reportbench.stage_guard)

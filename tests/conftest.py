@@ -189,7 +189,6 @@ MODULE_COST = {
     "tests/test_live_dvc.py": 35,
     "tests/test_kill_judge.py": 35,
     "tests/test_judge_faults.py": 30,
-    "tests/test_subset.py": 25,
     "tests/test_scale_dvc.py": 25,
     "tests/test_dvc_pipeline.py": 25,
 }
@@ -208,16 +207,46 @@ def _cost(item: pytest.Item) -> float:
     return DEFAULT_COST
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def _needs_template(item: pytest.Item) -> bool:
+    """Whether the test copies the session's reproduced pipeline (`reproduced_template`): through its fixtures, or as
+    a docs scenario that starts from the reproduced state (it asks for the fixture at run time)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return "reproduced_template" in getattr(item, "fixturenames", ()) or any(
+        getattr(value, "state", None) == "reproduced" for value in params.values())
+
+
+def template_first_order(units: list[str], cost: dict[str, float], needs_template: set[str], workers: int) -> list[str]:
+    """`units` longest first, except that the first template unit leads and the next `workers - 1` are the longest
+    units that do not need the template: xdist hands the first unit to each worker, so one worker builds the template
+    (a full `dvc repro`, under a file lock) while the others run work that does not wait for it. Longest first
+    alone gave both workers a docs scenario: one built the template, the other sat on the lock for the whole build."""
+    ranked = sorted(units, key=lambda u: -cost[u])
+    first = next((u for u in ranked if u in needs_template), None)
+    if first is None:
+        return ranked
+    others = [u for u in ranked if u not in needs_template][: max(workers - 1, 0)]
+    lead = [first, *others]
+    return lead + [u for u in ranked if u not in lead]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that need an agent kind's venv run last: CI builds those venvs in the background meanwhile (.ci/run),
     so the tests before them never wait for the build (docs/agents.md §11.5). Before them, the units by cost, the
-    longest first; a unit's tests stay together and in file order (stable sort)."""
+    longest first, led by one template unit and, on the other workers, units that do not need the template
+    (template_first_order); a unit's tests stay together and in file order (stable sort)."""
     unit_cost: dict[str, float] = {}
+    needs_template: set[str] = set()
     for item in items:
         unit = _unit(item.nodeid)
         unit_cost[unit] = unit_cost.get(unit, MODULE_COST.get(unit, 0.0)) + _cost(item)
-    items.sort(key=lambda item: (bool(getattr(getattr(item, "module", None), "NEEDS_AGENT_VENV", False)),
-                                 -unit_cost[_unit(item.nodeid)]))
+        if _needs_template(item):
+            needs_template.add(unit)
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    last = {_unit(i.nodeid) for i in items if getattr(getattr(i, "module", None), "NEEDS_AGENT_VENV", False)}
+    order = template_first_order([u for u in unit_cost if u not in last], unit_cost, needs_template, workers)
+    order += sorted(last, key=lambda u: -unit_cost[u])
+    rank = {unit: n for n, unit in enumerate(order)}
+    items.sort(key=lambda item: rank[_unit(item.nodeid)])
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
 import resource
@@ -45,11 +46,12 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from docs_commands import DocCommand, census, extract, normalize
 from dvc_helpers import Reproduced, copy_repo_state, copy_working_tree
@@ -455,6 +457,67 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 
+# ---------------------------------------------------------------- what a documented command's results must hold
+# Checked in the scenario's own repository right after the command (`run` runs a further command there, with the
+# scenario's environment, and returns its output): CI makes each of these DVC runs once. They were the checks of
+# tests/test_subset.py and tests/test_newcomer_walkthrough.py, which repeated the same command in a copy of the same
+# reproduced template.
+SUBSET_NOTICE = "not comparable with full runs"
+
+
+def subset_release_results(repo: Path, outputs: dict[str, str], run: Callable[[str], str]) -> None:
+    """docs/scale.md's `dvc exp run -S benchmarks.deer.release.limit=2`: a `-limit2` release with its own metrics
+    folder, the notice on every output and the site, and `dvc metrics diff` never pairing a subset number with a full
+    run's (issue 32, tests/test_subset.py)."""
+    ran = set(re.findall(r"Running stage '([^']+)'", outputs["dvc exp run -S benchmarks.deer.release.limit=2"]))
+    assert "release@deer" in ran and all("@deer" in s or s == "site" for s in ran), ran
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    assert params["benchmarks"]["deer"]["release"]["limit"] == 2
+    assert params["plan"]["benchmarks"]["deer"]["release"] == "demo-limit2"
+    manifest = json.loads((repo / "data/releases/deer/demo-limit2/release.json").read_text())
+    assert (manifest["subset"]["n"], manifest["subset"]["of"]) == (2, 3)
+    metrics = repo / "metrics/deer/demo-limit2"
+    board = json.loads((metrics / "leaderboard.json").read_text())
+    assert board["meta"]["notice"].startswith("subset 2 of 3 tasks") and all(r["n_tasks"] == 2 for r in board["rows"])
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.html"):
+        assert SUBSET_NOTICE in (metrics / name).read_text(), name
+    site = repo / "site"
+    assert SUBSET_NOTICE in (site / "benchmarks/deer/demo-limit2/index.html").read_text()
+    assert "subset 2 of 3" in (site / "index.html").read_text()
+    # the full run's files are untouched, and DVC never compares the two: each path is only on one side
+    assert "notice" not in json.loads((repo / "metrics/deer/demo/leaderboard.json").read_text())["meta"]
+    diff = json.loads(run("dvc metrics diff --json --all") or "{}")
+    paired = [p for p, keys in diff.items() if "demo-limit2" in p for v in keys.values() if v.get("old") is not None]
+    assert not paired, paired
+    assert any("deer/demo-limit2" in p for p in diff), sorted(diff)
+
+
+def walkthrough_results(repo: Path, outputs: dict[str, str], run: Callable[[str], str]) -> None:
+    """docs/systems.md's "Bring your own system" walk-through: what it promises (issue 24, item 1,
+    tests/test_newcomer_walkthrough.py)."""
+    group = (repo / "conf" / "deepscholar" / "systems" / "my_systems.yaml").read_text()
+    assert group.startswith("# @package benchmarks.deepscholar.systems\n") and "my_system:" in group
+    board = json.loads((repo / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
+    assert "my_system" in {r["system"] for r in board["rows"]}
+    assert "careful_writer" in {r["system"] for r in board["rows"]}  # the demo systems stay
+    assert "my_system" in (repo / "metrics" / "deepscholar" / "demo" / "leaderboard.md").read_text()
+    estimate = outputs["reportbench estimate --system my_system judge=llm judge.model=openai/gpt-4.1"]
+    assert "judge@deepscholar (my_system)" in estimate and "openai/gpt-4.1" in estimate
+    # a bare compose keeps the system (it used to drop it and delete its outputs)
+    run("reportbench compose")
+    assert (repo / "data" / "runs" / "deepscholar" / "demo" / "my_system" / "reports.jsonl").is_file()
+    assert "my_system" in (repo / "params.yaml").read_text()
+
+
+ResultCheck = Callable[[Path, dict[str, str], Callable[[str], str]], None]
+RESULT_CHECKS: dict[tuple[str, str], ResultCheck] = {
+    # (scenario, the command as it runs) -> checked right after that command's first run
+    ("scale-limits", "dvc exp run -S benchmarks.deer.release.limit=2"): subset_release_results,
+    ("systems-walkthrough", "reportbench view --benchmark deepscholar --system my_system --task demo-0001 --text"):
+        walkthrough_results,
+}
+
+
 # ================================================================================================ machinery
 def documented() -> list[DocCommand]:
     return extract(REPO).commands
@@ -656,13 +719,17 @@ def run_steps(scenario: Scenario, repo: Path, tmp_path: Path, prefix: list[str] 
     shell = Shell(repo, base_env(tmp_path / "home", bin_dir), prefix)
     outcomes: dict[str, Outcome] = {}
     results: list[Outcome] = []
+    t0, cpu0 = time.perf_counter(), _children_cpu()
     try:
         for step in scenario.steps:
             text = substitute(doc_text(step), shell.exp)
             done = outcomes.get(normalize(text))  # the same command in two docs runs once
             if done is None:  # (a documented server started twice would find its port taken: it runs once too)
                 done = outcomes[normalize(text)] = shell.run(step, text)
-            results.append(Outcome(step, done.ran, done.rc, done.output, done.seconds, done.cpu))
+                results.append(Outcome(step, done.ran, done.rc, done.output, done.seconds, done.cpu))
+                results += result_check(scenario, shell, outcomes, done)
+            else:
+                results.append(Outcome(step, done.ran, done.rc, done.output, done.seconds, done.cpu))
             print(f"[{done.seconds:6.1f} s, cpu {done.cpu:6.1f} s] exit {done.rc} {step.doc}: "
                   f"{done.ran.splitlines()[0][:100]}", flush=True)
             with open(tmp_path / "outputs.log", "a") as log:  # every command's output, kept with pytest's tmp
@@ -670,7 +737,33 @@ def run_steps(scenario: Scenario, repo: Path, tmp_path: Path, prefix: list[str] 
                           f"\n{done.output[-3000:]}\n")
     finally:
         shell.close()
+        # the whole scenario: its steps, waits and the servers it started; not a DVC queue's workers (`dvc queue
+        # start` detaches them: their CPU reaches no test's children)
+        print(f"[{time.perf_counter() - t0:6.1f} s, cpu {_children_cpu() - cpu0:6.1f} s] scenario {scenario.name}",
+              flush=True)
     return results
+
+
+def result_check(scenario: Scenario, shell: Shell, outcomes: dict[str, Outcome], done: Outcome) -> list[Outcome]:
+    """RESULT_CHECKS' check for the command that just ran (when it did what its doc says): an Outcome that fails
+    with the check's message, or nothing."""
+    name = normalize(done.ran)
+    checker = RESULT_CHECKS.get((scenario.name, name))
+    if checker is None or not done.ok:
+        return []
+
+    def run(text: str) -> str:
+        proc = subprocess.run([*shell.prefix, "bash", "-c", text], cwd=shell.cwd, env=shell.env, capture_output=True,
+                              text=True, timeout=900)
+        assert proc.returncode == 0, f"`{text}` exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-3000:]}"
+        return proc.stdout
+
+    step = Step(done.step.doc, done.step.cmd)
+    try:
+        checker(shell.cwd, {key: o.output for key, o in outcomes.items()}, run)
+    except AssertionError as exc:
+        return [Outcome(step, f"{checker.__name__} after `{name}`", 1, (str(exc) or repr(exc))[-3000:], 0.0)]
+    return []
 
 
 def check(results: list[Outcome]) -> None:
@@ -726,6 +819,13 @@ def test_key_and_network_commands_are_marked_and_run_against_stubs() -> None:
           f"known broken: {len(KNOWN_BROKEN)}")
     assert len(ran) + len(elsewhere) + len(by_ci) + len(impossible) == len(commands)
     assert all(c.needs for c in impossible)
+
+
+def test_result_checks_follow_a_command_their_scenario_runs() -> None:
+    """A RESULT_CHECKS entry whose command its scenario no longer runs would never be checked: it fails here."""
+    runs = {(sc.name, normalize(substitute(doc_text(s), "exp"))) for sc in SCENARIOS for s in sc.steps}
+    orphans = [key for key in RESULT_CHECKS if key not in runs]
+    assert not orphans, f"RESULT_CHECKS for commands their scenario does not run: {orphans}"
 
 
 def _uses_stub(scenario: Scenario) -> bool:

@@ -1,22 +1,18 @@
 """docs/systems.md's "Bring your own system" walk-through, followed literally (issue 24, item 1): every command of
-the section's `bash` blocks is extracted from the doc and run as written (bash, in order) in a copy of the session's
-reproduced working tree (conftest.py `reproduced_template`: a clone where `dvc repro` has run, so the walk-through's
-`dvc repro` pays only for what is new, as the doc says); then the results it promises are checked. Offline
-(default judge), one benchmark."""
+the section's `bash` blocks, as written and in order, is the docs test's `systems-walkthrough` scenario
+(tests/test_docs_commands.py: run in a copy of the session's reproduced working tree, conftest.py
+`reproduced_template`, so the walk-through's `dvc repro` pays only for what is new, as the doc says); the results it
+promises are checked there, right after its last command (`walkthrough_results`). Offline (default judge), one
+benchmark. Here: the section is there, and the scenario is exactly its commands."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from dvc_helpers import Reproduced, copy_repo_state, run_ok, subprocess_env
-
-pytestmark = pytest.mark.integration
-
+pytestmark = pytest.mark.core
 SECTION = "## Bring your own system: the whole path"
 
 
@@ -39,28 +35,16 @@ def test_doc_has_the_walkthrough(repo_root: Path) -> None:
     assert not any("conf/systems/" in c for c in cmds)
 
 
-def test_systems_md_walkthrough_runs_as_written(
-    repo_root: Path, reproduced_template: Reproduced, tmp_path: Path
-) -> None:
-    repo = copy_repo_state(reproduced_template.path, tmp_path / "repo")
-    for stale in ("overrides.yaml", "my_reports"):  # a clean clone has neither
-        assert not (repo / stale).exists(), f"{stale} in the working tree: remove it before running this test"
-    outputs = {}
-    for cmd in walkthrough_commands((repo_root / "docs" / "systems.md").read_text()):
-        proc = subprocess.run(
-            ["bash", "-c", cmd], cwd=repo, env=subprocess_env(), capture_output=True, text=True, timeout=1200
-        )
-        assert proc.returncode == 0, f"`{cmd}` (docs/systems.md) failed:\n{(proc.stdout + proc.stderr)[-4000:]}"
-        outputs[cmd] = proc.stdout + proc.stderr
-    group = (repo / "conf" / "deepscholar" / "systems" / "my_systems.yaml").read_text()
-    assert group.startswith("# @package benchmarks.deepscholar.systems\n") and "my_system:" in group
-    board = json.loads((repo / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
-    assert "my_system" in {r["system"] for r in board["rows"]}
-    assert "careful_writer" in {r["system"] for r in board["rows"]}  # the demo systems stay
-    assert "my_system" in (repo / "metrics" / "deepscholar" / "demo" / "leaderboard.md").read_text()
-    estimate = next(v for k, v in outputs.items() if k.startswith("reportbench estimate"))
-    assert "judge@deepscholar (my_system)" in estimate and "openai/gpt-4.1" in estimate
-    # a bare compose keeps the system (it used to drop it and delete its outputs)
-    run_ok(["reportbench", "compose"], repo)
-    assert (repo / "data" / "runs" / "deepscholar" / "demo" / "my_system" / "reports.jsonl").is_file()
-    assert "my_system" in (repo / "params.yaml").read_text()
+def test_the_docs_test_runs_the_walkthrough_as_written_in_order(repo_root: Path) -> None:
+    """The walk-through runs once in CI: as the docs test's `systems-walkthrough` scenario (in a copy of the
+    session's reproduced template, with a user's environment), its commands exactly these, in this order; what the
+    walk-through promises is checked there right after its last command (test_docs_commands.walkthrough_results:
+    the system group file, the leaderboard rows, the estimate's line, a bare compose keeping the system). This
+    test used to run the same commands in a copy of its own."""
+    from test_docs_commands import RESULT_CHECKS, SCENARIOS, doc_text, walkthrough_results
+
+    [scenario] = [s for s in SCENARIOS if s.name == "systems-walkthrough"]
+    assert scenario.state == "reproduced"
+    expected = walkthrough_commands((repo_root / "docs" / "systems.md").read_text())
+    assert [doc_text(step) for step in scenario.steps] == expected
+    assert RESULT_CHECKS[("systems-walkthrough", expected[-1])] is walkthrough_results

@@ -3,15 +3,14 @@
 The rule (the N tasks with the smallest sha256(task_id), in release order) on all six demos, in process; the
 subset recorded in release.json, CARD.md and on every leaderboard output; reports of the full release's other tasks
 ignored by the system stage and by `reportbench check`; bad limits as one error line; the authors' real data where
-../shared has it (skips without); and ONE DVC end-to-end run of `dvc exp run -S benchmarks.deer.release.limit=2`.
+../shared has it (skips without). The ONE DVC end-to-end run, `dvc exp run -S benchmarks.deer.release.limit=2`, is
+docs/scale.md's command: the docs test runs it and checks its results (see the end of this file).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -266,35 +265,7 @@ def test_check_of_the_authors_lrb_reports_against_a_subset(
 
 
 # ------------------------------------------------------------------------------------------------ DVC, once
-@pytest.mark.integration
-def test_dvc_exp_run_with_a_limit_builds_a_separate_subset_release(
-    reproduced_template: Any, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """The documented switch through DVC: a `-limit2` release with its own metrics folder, the notice on every
-    output and the site, and `dvc metrics diff` never pairing a subset number with a full run's."""
-    from dvc_helpers import copy_repo_state, run_ok
-
-    repo = copy_repo_state(reproduced_template.path, tmp_path_factory.mktemp("subset") / "repo")
-    dvc = [sys.executable, "-m", "dvc"]
-    out = run_ok([*dvc, "exp", "run", "-S", "benchmarks.deer.release.limit=2"], repo, timeout=900)
-    ran = set(re.findall(r"Running stage '([^']+)'", out.stdout + out.stderr))
-    assert "release@deer" in ran and all("@deer" in s or s == "site" for s in ran), ran
-    params = yaml.safe_load((repo / "params.yaml").read_text())
-    assert params["benchmarks"]["deer"]["release"]["limit"] == 2
-    assert params["plan"]["benchmarks"]["deer"]["release"] == "demo-limit2"
-    manifest = json.loads((repo / "data/releases/deer/demo-limit2/release.json").read_text())
-    assert (manifest["subset"]["n"], manifest["subset"]["of"]) == (2, 3)
-    metrics = repo / "metrics/deer/demo-limit2"
-    board = json.loads((metrics / "leaderboard.json").read_text())
-    assert board["meta"]["notice"].startswith("subset 2 of 3 tasks") and all(r["n_tasks"] == 2 for r in board["rows"])
-    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.html"):
-        assert NOTICE in (metrics / name).read_text(), name
-    site = repo / "site"
-    assert NOTICE in (site / "benchmarks/deer/demo-limit2/index.html").read_text()
-    assert "subset 2 of 3" in (site / "index.html").read_text()
-    # the full run's files are untouched, and DVC never compares the two: each path is only on one side
-    assert "notice" not in json.loads((repo / "metrics/deer/demo/leaderboard.json").read_text())["meta"]
-    diff = json.loads(run_ok([*dvc, "metrics", "diff", "--json", "--all"], repo).stdout or "{}")
-    paired = [p for p, keys in diff.items() if "demo-limit2" in p for v in keys.values() if v.get("old") is not None]
-    assert not paired, paired
-    assert any("deer/demo-limit2" in p for p in diff), sorted(diff)
+# The DVC end-to-end run is docs/scale.md's own command, `dvc exp run -S benchmarks.deer.release.limit=2`, which the
+# docs test's `scale-limits` scenario runs from the session's reproduced template: its results (the `-limit2` release,
+# the notice on every output and the site, `dvc metrics diff` never pairing a subset with a full run) are checked
+# there, right after it (tests/test_docs_commands.py `subset_release_results`), so CI runs it once.
