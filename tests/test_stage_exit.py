@@ -51,19 +51,19 @@ def read(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
 
 
-def test_a_finished_stage_runs_its_exit_hooks_and_skips_the_teardown(tmp_path: Path) -> None:
-    proc, out = run_stage(tmp_path, "ok")
-    assert proc.returncode == 0, proc.stderr
+@pytest.mark.parametrize(
+    ("how", "status", "teardown"),
+    [
+        ("ok", 0, ""),  # a finished stage: exit hooks run, the interpreter's teardown does not
+        ("fail", 3, "torn down"),  # a failing stage: its status and the usual teardown
+    ],
+)
+def test_a_stage_runs_its_exit_hooks_and_tears_down_only_when_it_failed(
+    tmp_path: Path, how: str, status: int, teardown: str
+) -> None:
+    proc, out = run_stage(tmp_path, how)
+    assert proc.returncode == status, proc.stderr
     assert proc.stdout == "stdout line"
     assert read(Path(f"{out}.hook")) == "hook ran"
     assert "a record written at exit" in read(Path(f"{out}.log"))
-    assert read(Path(f"{out}.teardown")) == ""  # the interpreter's teardown did not run
-
-
-def test_a_failing_stage_exits_with_its_status_and_the_usual_teardown(tmp_path: Path) -> None:
-    proc, out = run_stage(tmp_path, "fail")
-    assert proc.returncode == 3, proc.stderr
-    assert proc.stdout == "stdout line"
-    assert read(Path(f"{out}.hook")) == "hook ran"
-    assert "a record written at exit" in read(Path(f"{out}.log"))
-    assert read(Path(f"{out}.teardown")) == "torn down"
+    assert read(Path(f"{out}.teardown")) == teardown
