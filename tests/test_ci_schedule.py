@@ -79,3 +79,13 @@ def test_a_units_tests_stay_together_in_file_order() -> None:
     assert ids.index("tests/test_dvc_tidy.py::test_b") == ids.index("tests/test_dvc_tidy.py::test_a") + 1
     first = ids.index("tests/test_estimate_offline.py::test_a")
     assert ids.index("tests/test_estimate_offline.py::test_b") == first + 1
+
+
+def test_units_of_equal_cost_keep_their_collection_order_in_every_process() -> None:
+    """xdist stops the run when two workers collect different orders: ties are broken by collection order, never by
+    a set's order (which differs per process with string hash randomisation)."""
+    agents = SimpleNamespace(NEEDS_AGENT_VENV=True)
+    names = [f"tests/test_agent_kind{n:02d}.py" for n in range(20)]
+    items = [FakeItem("tests/test_unit.py::test_a"), *(FakeItem(f"{n}::test_a", (), None, agents) for n in names)]
+    conftest.pytest_collection_modifyitems(SimpleNamespace(), items)  # type: ignore[arg-type]
+    assert [conftest._unit(i.nodeid) for i in items] == ["tests/test_unit.py", *names]
