@@ -952,22 +952,37 @@ def _field_trigger_automaton() -> ahocorasick_rs.AhoCorasick:
     return ahocorasick_rs.AhoCorasick(list(_FIELD_TRIGGERS), matchkind=ahocorasick_rs.MatchKind.Standard)
 
 
+@functools.lru_cache(maxsize=1024)
+def _inert(ch: str) -> bool:
+    """A non-ASCII character that changes nothing `scan` does to an ASCII text holding it: punctuation or a symbol
+    ('—', '’', '“') that normalisation keeps as it is, lower-case as itself, no word character (`\\w`: no run of
+    _deleet), no blank or digit (`\\s`, `\\d`), no invisible tag character. (Letters are never inert: under re.I
+    'ſ' and the Kelvin sign match ASCII letters.)"""
+    return (
+        unicodedata.category(ch)[0] in "PS"
+        and _normalised_char(ch) == ch
+        and ch.lower() == ch
+        and not (ch.isalnum() or ch.isspace() or ch.isdecimal() or ch == "_")
+        and not 0xE0000 <= ord(ch) <= 0xE007F
+    )
+
+
 def fields_to_scan(texts: list[str]) -> set[int]:
-    """The indexes of the `texts` whose `scan` may find something; `scan` of every other one is [] (a report's
+    r"""The indexes of the `texts` whose `scan` may find something; `scan` of every other one is [] (a report's
     ~80 reference fields are checked in one pass over them joined, not scanned one by one).
 
-    Always scanned: a non-ASCII text (normalisation can make letters of it) and one with a line break (joining a
-    soft break can make a keyword). The others, joined by '\n' (no trigger, run or score is made by one), are
-    flagged where one of _FIELD_TRIGGERS occurs in them or in their leetspeak reading (`_deleet` reads runs of
-    word characters, which a '\n' ends: the joined reading is each text's reading), where a slash score may start
-    (a digit, blanks, '/', blanks, a digit: flagged from the '/' back to the digit) or where 24 base64 characters
-    stand in a row (what `_encoded_runs` needs)."""
+    Always scanned: a text with a non-ASCII character that is not `_inert` (normalisation can make letters of it)
+    and one with a line break (joining a soft break can make a keyword). The others, joined by '\n' (no trigger,
+    run or score is made by one), are flagged where one of _FIELD_TRIGGERS occurs in them or in their leetspeak
+    reading (`_deleet` reads runs of word characters, which a '\n' ends: the joined reading is each text's
+    reading), where a slash score may start (a digit, blanks, '/', blanks, a digit: flagged at the digit found
+    back from the '/') or where 24 base64 characters stand in a row (what `_encoded_runs` needs)."""
     must: set[int] = set()
     plain: list[int] = []
     for i, text in enumerate(texts):
         if not text:
             continue  # scan("") == []
-        if "\n" in text or not text.isascii():
+        if "\n" in text or not (text.isascii() or all(map(_inert, set("".join(_NON_ASCII_RUN.findall(text)))))):
             must.add(i)
         else:
             plain.append(i)
@@ -989,6 +1004,8 @@ def fields_to_scan(texts: list[str]) -> set[int]:
         must.add(plain[k])
         return k
 
+    if len(joined.lower()) != len(joined):  # cannot happen (_inert characters lower-case to themselves)
+        return must | set(plain)
     leet = _deleet(joined)
     readings = (joined.lower(),) if leet == joined else (joined.lower(), leet.lower())
     if len(leet) != len(joined):  # cannot happen (_deleet keeps positions); be safe, scan every one
@@ -1002,7 +1019,7 @@ def fields_to_scan(texts: list[str]) -> set[int]:
             d -= 1
         if d >= 0 and joined[d].isdecimal():
             flag(d)
-    mapped = joined.encode("ascii").translate(_BASE64_BYTES)
+    mapped = joined.encode("ascii", "replace").translate(_BASE64_BYTES)  # (as _base64_segments maps it)
     at = 0
     while (i := mapped.find(_BASE64_GATE, at)) >= 0:
         at = ends[flag(i)] + 1
