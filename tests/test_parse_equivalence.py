@@ -1433,3 +1433,64 @@ def test_reference_fields_are_scanned_only_where_a_finding_may_be(tmp_path: Path
     fields = [t for t in scanned if "Widgets work" not in t]
     assert len(scanned) - len(fields) == 2
     assert sorted(fields) == sorted([report.sources["7"].title, report.sources["7"].raw])
+
+
+# ------------------------------------------------------------------ reference titles: id noise and APA behind literals
+
+_TITLE_PIECES = (
+    "Smith, J. & Lee, K. (2020). ", "Title of the paper. ", "Systematic review", " ", ": ", ", ", "(", ")",
+    "(2021)", "(n.d.)", "arXiv:2401.12345", "ARXIV : x", "arxiv", "ArXiv", "2401.12345v2", "2401.1234", "1234.5678",
+    "[2401.12345]", " 2401.12345 ", "hep-th/9901001", "math.GT/0309136", "cs/0112017", "/1234567", "/123456",
+    "doi:10.1000/xyz", "DOI : abc", "do", "Available at: ", "AVAILABLE FROM", "available", "Avail", "2024", "12345",
+    "—", "’", "ı", "İ", "ſ", "\u212a", "é", "\u0663\u0664\u0665\u0666.\u0667\u0668\u0669\u0660", "\t", "et al",
+    "and", "Document 3: ", "[ ]", "https://a.org/p", "[L](https://b.org/2401.12345)",
+)
+
+
+def _titles(seed: int, n: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_TITLE_PIECES) for _ in range(rng.randint(1, 10))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_reference_titles_clean_as_before(seed: int) -> None:
+    """The id-noise and APA patterns run only on titles holding what their matches hold: the same titles (random
+    mixes of ids in every style and case, the case-folding outliers, non-ASCII digits, APA entries)."""
+    from reportbench.reports.references import clean_reference_title
+
+    for text in _titles(seed, 3000) + random_texts(seed + 20, 300, 12):
+        assert clean_reference_title(text) == _ref_clean_reference_title(text), text
+
+
+def test_shared_reference_titles_clean_as_before(shared_dir: Path) -> None:
+    from reportbench.reports.references import clean_reference_title, parse_reference_entries, split_reference_section
+
+    texts = []
+    for path in _shared_folder_reports(shared_dir):
+        if path.is_file():
+            section = split_reference_section(path.read_text(encoding="utf-8", errors="replace"))[1]
+            texts += [e.text for e in parse_reference_entries(section or "")[0]]
+    if not texts:
+        pytest.skip("no shared reports found")
+    for text in texts:
+        assert clean_reference_title(text) == _ref_clean_reference_title(text), text
+
+
+def test_plain_reference_titles_skip_the_id_and_apa_patterns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted: a title with no id, 'arxiv', 'doi', 'available' or '(' runs neither pattern; one with each does."""
+    from reportbench.reports import references
+
+    counts: Counter[str] = Counter()
+
+    class Counted(_CountedPattern):
+        def sub(self, *args: object):  # type: ignore[no-untyped-def]
+            self.counts[self.key] += 1
+            return self.rx.sub(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(references, "_ID_NOISE_RE", Counted(references._ID_NOISE_RE, counts, "id"))
+    monkeypatch.setattr(references, "_APA_RE", Counted(references._APA_RE, counts, "apa"))
+    for i in range(40):
+        references.clean_reference_title(f"Widget {i} study \u2014 results: https://w{i}.example/widget/{i}")
+    assert counts == Counter()
+    references.clean_reference_title("Smith, J. & Lee, K. (2020). A study. arXiv:2401.12345")
+    assert counts == Counter({"id": 1, "apa": 1})
