@@ -1494,3 +1494,89 @@ def test_plain_reference_titles_skip_the_id_and_apa_patterns(monkeypatch: pytest
     assert counts == Counter()
     references.clean_reference_title("Smith, J. & Lee, K. (2020). A study. arXiv:2401.12345")
     assert counts == Counter({"id": 1, "apa": 1})
+
+
+# ------------------------------------------------------------------ reference URLs normalised on the first link
+
+
+class _RefUrlResolver:
+    """citations._UrlResolver as it was (verbatim): every reference URL normalised when the scan starts."""
+
+    def __init__(self, sources, scan) -> None:  # type: ignore[no-untyped-def]
+        self._sources = sources
+        self._scan = scan
+        self._by_url: dict[str, str] = {}
+        for key, src in sources.items():
+            if src.url:
+                self._by_url.setdefault(citations.normalize_url(src.url), key)
+
+    def key_for(self, url: str, link_text: str | None = None) -> str:
+        url = citations.clean_url(url)
+        norm = citations.normalize_url(url)
+        if norm in self._by_url:
+            return self._by_url[norm]
+        title = link_text.strip() if link_text and not citations.is_citation_label(link_text) else None
+        if title and citations._AUTHOR_DATE_RE.search(title):
+            title = None
+        self._scan.link_sources[url] = citations.Source(key=url, url=url, title=title,
+                                                        arxiv_id=citations.arxiv_id_from_url(url))
+        self._by_url[norm] = url
+        return url
+
+
+_URLS = ("https://a.org/p", "https://www.a.org/p/", "http://a.org/p?utm_source=x", "https://b.org/q#frag",
+         "http://[2001:db8::1]:8080/x", "http://[abc/x", "http://abc]/x", "http://a\u2100b.org/x", "https://é.org/x",
+         "www.c.org/z", "https://d.org/(x)", "https://e.org/p.", None, "")
+
+
+def _citation_cases(seed: int, n: int) -> list[tuple[str, dict[str, citations.Source]]]:
+    rng = random.Random(seed)
+    body_pieces = ("Claim [1]. ", "Claim [2, 3]. ", "See [a](https://a.org/p). ", "At https://b.org/q#frag now. ",
+                   "(https://www.a.org/p/) ", "<http://[abc/x> ", "[T](http://a\u2100b.org/x) ", "Plain text. ",
+                   "[^1] ", "【2†source】 ", "\\[[A' 2020](https://e.org/p.)\\] ")
+    cases = []
+    for _ in range(n):
+        body = "".join(rng.choice(body_pieces) for _ in range(rng.randint(0, 12)))
+        sources = {str(k): citations.Source(key=str(k), url=rng.choice(_URLS)) for k in range(1, rng.randint(1, 8))}
+        cases.append((body, sources))
+    return cases
+
+
+def _scan_outcome(body: str, sources: dict[str, citations.Source]) -> str:
+    try:
+        scan = citations.scan_citations(body, sources)
+    except Exception as exc:  # noqa: BLE001 - the same error is the same outcome
+        return f"{type(exc).__name__}: {exc}"
+    return repr((scan.markers, {k: v.model_dump() for k, v in scan.link_sources.items()}, scan.warnings))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_citations_resolve_as_when_every_reference_url_was_normalised_first(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same markers, link sources, warnings and errors (unbalanced IPv6 brackets, NFKC-unsafe hosts in the
+    reference list or the body) as the resolver that normalised every reference URL up front."""
+    cases = _citation_cases(seed, 1500)
+    new = [_scan_outcome(body, sources) for body, sources in cases]
+    monkeypatch.setattr(citations, "_UrlResolver", _RefUrlResolver)
+    old = [_scan_outcome(body, sources) for body, sources in cases]
+    assert new == old
+    assert any(o.startswith("ValueError") for o in old)  # the error cases are reached
+
+
+def test_reference_urls_are_not_normalised_for_a_body_without_links(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted: 40 numbered sources and a body citing them by number only: no URL is normalised."""
+    calls: list[str] = []
+    original = citations.normalize_url
+
+    def counting(url: str) -> str:
+        calls.append(url)
+        return original(url)
+
+    monkeypatch.setattr(citations, "normalize_url", counting)
+    sources = {str(i): citations.Source(key=str(i), url=f"https://w{i}.example/widget/{i}") for i in range(1, 41)}
+    scan = citations.scan_citations("Widgets work [1][7]. They scale [3-5].", sources)
+    assert [m.keys for m in scan.markers] == [("1",), ("7",), ("3", "4", "5")]
+    assert calls == []
+    citations.scan_citations("Widgets work (https://w7.example/widget/7).", sources)
+    assert len(calls) == 41  # every reference URL, then the link's
