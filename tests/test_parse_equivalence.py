@@ -1580,3 +1580,92 @@ def test_reference_urls_are_not_normalised_for_a_body_without_links(monkeypatch:
     assert calls == []
     citations.scan_citations("Widgets work (https://w7.example/widget/7).", sources)
     assert len(calls) == 41  # every reference URL, then the link's
+
+
+# ------------------------------------------------------------------ reference Sources built without re-validating
+
+
+def _ref_source_from_entry(entry, key):  # type: ignore[no-untyped-def]
+    """references.source_from_entry as it was (verbatim but for the module prefix): a validated Source."""
+    from reportbench.reports import references as r
+
+    text = entry.text
+    url = None
+    link = citations.LINK_RE.search(text) if "](" in text else None
+    if link:
+        url = citations.clean_url(link.group("url"))
+    else:
+        v6 = r._IPV6_URL_RE.search(text) if "://[" in text else None
+        bare = citations.BARE_URL_RE.search(text) if "http" in text else None
+        if v6 and (not bare or v6.start() <= bare.start()):
+            url = citations.clean_url(v6.group("url"))
+        elif bare:
+            url = citations.clean_url(bare.group("url"))
+    doi_match = r.DOI_RE.search(text) if "10." in text else None
+    doi = doi_match.group(1).rstrip(".,;)") if doi_match else None
+    return citations.Source(key=key, title=r.clean_reference_title(text), url=url,
+                            arxiv_id=arxiv_ids.first_arxiv_id(text), doi=doi, raw=text)
+
+
+def _assert_same_source(a: citations.Source, b: citations.Source) -> None:
+    assert a == b
+    assert a.__dict__ == b.__dict__ and all(type(a.__dict__[k]) is type(b.__dict__[k]) for k in a.__dict__)
+    assert a.model_fields_set == b.model_fields_set
+    assert (a.__pydantic_extra__, a.__pydantic_private__) == (b.__pydantic_extra__, b.__pydantic_private__)
+    assert a.model_dump_json() == b.model_dump_json()
+    for src in (a, b):  # what _without_injections does to a source later
+        src.title = "changed"
+        src.key = "k"
+    assert a.model_dump_json() == b.model_dump_json()
+
+
+def _assert_entries_give_the_validated_sources(entries: list) -> None:  # type: ignore[type-arg]
+    from reportbench.reports.references import source_from_entry
+
+    for entry in entries:
+        key = entry.label if entry.label is not None else ""
+        _assert_same_source(source_from_entry(entry, key), _ref_source_from_entry(entry, key))
+
+
+def test_reference_sources_are_the_validated_ones() -> None:
+    """source_from_entry's Source (built from values already of their field's type) equals the validated Source in
+    values, fields set, extras, private state and JSON, before and after a field is assigned (random and crafted
+    entries); a key of no str is still validated, and refused."""
+    from reportbench.reports.references import ReferenceEntry, source_from_entry
+
+    _assert_entries_give_the_validated_sources(
+        [ReferenceEntry(label=str(i % 7) if i % 3 else None, text=t)
+         for i, t in enumerate(_titles(9, 1500) + random_texts(21, 200, 12))])
+    with pytest.raises(ValueError):
+        source_from_entry(ReferenceEntry(label=None, text="x"), key=None)  # type: ignore[arg-type]
+
+
+def test_shared_reference_sources_are_the_validated_ones(shared_dir: Path) -> None:
+    from reportbench.reports.references import parse_reference_entries, split_reference_section
+
+    entries = []
+    for path in _shared_folder_reports(shared_dir):
+        if path.is_file():
+            section = split_reference_section(path.read_text(encoding="utf-8", errors="replace"))[1]
+            entries += parse_reference_entries(section or "")[0]
+    if not entries:
+        pytest.skip("no shared reports found")
+    _assert_entries_give_the_validated_sources(entries)
+
+
+def test_reference_sources_are_not_validated_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted: 40 entries build 40 Sources and run the Source validator for none of them."""
+    from reportbench.reports.references import sources_from_section
+
+    calls: list[object] = []
+    original = citations.Source.__init__
+
+    def counting(self, **data):  # type: ignore[no-untyped-def]
+        calls.append(data)
+        original(self, **data)
+
+    monkeypatch.setattr(citations.Source, "__init__", counting)
+    section = "\n".join(f"[{i}] Widget {i} study: https://w{i}.example/widget/{i}" for i in range(1, 41))
+    sources, _ = sources_from_section(section)
+    assert len(sources) == 40 and sources["7"].url == "https://w7.example/widget/7"
+    assert calls == []
