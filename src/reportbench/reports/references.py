@@ -216,13 +216,14 @@ def source_from_entry(entry: ReferenceEntry, key: str) -> Source:
             url = clean_url(bare.group("url"))
     doi_match = DOI_RE.search(text) if "10." in text else None
     doi = doi_match.group(1).rstrip(".,;)") if doi_match else None
-    fields = {"key": key, "title": clean_reference_title(text), "url": url, "arxiv_id": first_arxiv_id(text),
-              "doi": doi, "raw": text}
-    if all(value is None or type(value) is str for value in fields.values()) and isinstance(key, str):
-        # every value is already what validating it gives (a str or None, as the fields are typed): the same
-        # Source, same values and same fields set, without running the validator once per entry
-        return Source.model_construct(**fields)
-    return Source(**fields)
+    return Source(
+        key=key,
+        title=clean_reference_title(text),
+        url=url,
+        arxiv_id=first_arxiv_id(text),
+        doi=doi,
+        raw=text,
+    )
 
 
 def sources_from_section(section: str | None) -> tuple[dict[str, Source], list[str]]:
