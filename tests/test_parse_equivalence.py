@@ -1407,9 +1407,15 @@ def test_shared_reference_fields_left_unscanned_have_no_finding(shared_dir: Path
 
 def test_joined_leetspeak_reading_is_each_fields_reading() -> None:
     """What fields_to_scan relies on: `_deleet` of the fields joined by '\\n' is their readings joined."""
+    def as_ascii(text: str) -> str:
+        return text.encode("ascii", "replace").decode("ascii")
+
     for fields in _random_fields(5, 300):
         plain = [t for t in fields if t and "\n" not in t]
         assert injection._deleet("\n".join(plain)) == "\n".join(injection._deleet(t) for t in plain)
+        # and with inert characters read as '?' (how fields_to_scan reads them): the same reading, '?' for each
+        inert = [t for t in plain if all(c.isascii() or injection._inert(c) for c in t)]
+        assert injection._deleet(as_ascii("\n".join(inert))) == as_ascii("\n".join(map(injection._deleet, inert)))
 
 
 def test_reference_fields_are_scanned_only_where_a_finding_may_be(tmp_path: Path,

@@ -1006,8 +1006,12 @@ def fields_to_scan(texts: list[str]) -> set[int]:
 
     if len(joined.lower()) != len(joined):  # cannot happen (_inert characters lower-case to themselves)
         return must | set(plain)
-    leet = _deleet(joined)
-    readings = (joined.lower(),) if leet == joined else (joined.lower(), leet.lower())
+    # the leetspeak reading of the text with each (inert) non-ASCII character as '?': no word character either, so
+    # the same runs are read the same way, by the ASCII path of _deleet; no trigger holds '?' or a non-ASCII one
+    # that an inert text could hold
+    ascii_joined = joined if joined.isascii() else joined.encode("ascii", "replace").decode("ascii")
+    leet = _deleet(ascii_joined)
+    readings = (joined.lower(),) if leet == ascii_joined else (joined.lower(), leet.lower())
     if len(leet) != len(joined):  # cannot happen (_deleet keeps positions); be safe, scan every one
         return must | set(plain)
     for low in readings:
@@ -1019,7 +1023,7 @@ def fields_to_scan(texts: list[str]) -> set[int]:
             d -= 1
         if d >= 0 and joined[d].isdecimal():
             flag(d)
-    mapped = joined.encode("ascii", "replace").translate(_BASE64_BYTES)  # (as _base64_segments maps it)
+    mapped = ascii_joined.encode("ascii").translate(_BASE64_BYTES)  # (as _base64_segments maps the text)
     at = 0
     while (i := mapped.find(_BASE64_GATE, at)) >= 0:
         at = ends[flag(i)] + 1
