@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
 import re
 import unicodedata
@@ -936,6 +937,103 @@ def neutralize(text: str) -> tuple[str, list[Finding]]:
     cleaned = cut(text, removal_spans(text, findings))
     cleaned = re.sub(r"\n{3,}", "\n\n", cleaned)
     return cleaned, findings
+
+
+# What a short field (a reference entry's title or raw text) holds when `scan` can find anything in it, for an ASCII
+# text without line breaks: a keyword (`_directive_hits`' windows open only at one, or at a slash score), a reversed
+# keyword, a role word with which `_ROLE_ORDER` opens ("judge" ... are keywords already), '{' (forged verdict JSON),
+# '<' (HTML comments, hidden elements, '<<<' tokens), '>>>' tokens or a code fence. Searched lower-cased: on ASCII
+# text that is exactly what the case-insensitive patterns read.
+_FIELD_TRIGGERS = (*_KEYWORDS, *_REVERSED_KEYWORDS, "system", "assistant", "developer", "<", "{", ">>>", "```", "~~~")
+
+
+@functools.lru_cache(maxsize=1)
+def _field_trigger_automaton() -> ahocorasick_rs.AhoCorasick:
+    return ahocorasick_rs.AhoCorasick(list(_FIELD_TRIGGERS), matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
+@functools.lru_cache(maxsize=1024)
+def _inert(ch: str) -> bool:
+    """A non-ASCII character that changes nothing `scan` does to an ASCII text holding it: punctuation or a symbol
+    ('—', '’', '“') that normalisation keeps as it is, lower-case as itself, no word character (`\\w`: no run of
+    _deleet), no blank or digit (`\\s`, `\\d`), no invisible tag character. (Letters are never inert: under re.I
+    'ſ' and the Kelvin sign match ASCII letters.)"""
+    return (
+        unicodedata.category(ch)[0] in "PS"
+        and _normalised_char(ch) == ch
+        and ch.lower() == ch
+        and not (ch.isalnum() or ch.isspace() or ch.isdecimal() or ch == "_")
+        and not 0xE0000 <= ord(ch) <= 0xE007F
+    )
+
+
+def fields_to_scan(texts: list[str]) -> set[int]:
+    r"""The indexes of the `texts` whose `scan` may find something; `scan` of every other one is [] (a report's
+    ~80 reference fields are checked in one pass over them joined, not scanned one by one).
+
+    Always scanned: a text with a non-ASCII character that is not `_inert` (normalisation can make letters of it)
+    and one with a line break (joining a soft break can make a keyword). The others, joined by '\n' (no trigger,
+    run or score is made by one), are flagged where one of _FIELD_TRIGGERS occurs in them or in their leetspeak
+    reading (`_deleet` reads runs of word characters, which a '\n' ends: the joined reading is each text's
+    reading), where a slash score may start (a digit, blanks, '/', blanks, a digit: flagged at the digit found
+    back from the '/') or where 24 base64 characters stand in a row (what `_encoded_runs` needs)."""
+    must: set[int] = set()
+    plain: list[int] = []
+    for i, text in enumerate(texts):
+        if not text:
+            continue  # scan("") == []
+        if "\n" in text or not (text.isascii() or all(map(_inert, set("".join(_NON_ASCII_RUN.findall(text)))))):
+            must.add(i)
+        else:
+            plain.append(i)
+    if not plain:
+        return must
+    joined = "\n".join(texts[i] for i in plain)
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for i in plain:
+        starts.append(pos)
+        pos += len(texts[i])
+        ends.append(pos)
+        pos += 1
+
+    def flag(at: int) -> int:
+        """Flag the text holding position `at` (a separator: the one before it); its index in `plain`."""
+        k = bisect.bisect_right(starts, at) - 1
+        must.add(plain[k])
+        return k
+
+    if len(joined.lower()) != len(joined):  # cannot happen (_inert characters lower-case to themselves)
+        return must | set(plain)
+    # the leetspeak reading of the text with each (inert) non-ASCII character as '?': no word character either, so
+    # the same runs are read the same way, by the ASCII path of _deleet; no trigger holds '?' or a non-ASCII one
+    # that an inert text could hold
+    ascii_joined = joined if joined.isascii() else joined.encode("ascii", "replace").decode("ascii")
+    leet = _deleet(ascii_joined)
+    readings = (joined.lower(),) if leet == ascii_joined else (joined.lower(), leet.lower())
+    if len(leet) != len(joined):  # cannot happen (_deleet keeps positions); be safe, scan every one
+        return must | set(plain)
+    for low in readings:
+        for _, start, _ in _field_trigger_automaton().find_matches_as_indexes(low, overlapping=True):
+            flag(start)
+    for m in _SLASH_THEN_DIGIT.finditer(joined):
+        d = m.start() - 1
+        while d >= 0 and joined[d].isspace():
+            d -= 1
+        if d >= 0 and joined[d].isdecimal():
+            flag(d)
+    mapped = ascii_joined.encode("ascii").translate(_BASE64_BYTES)  # (as _base64_segments maps the text)
+    at = 0
+    while (i := mapped.find(_BASE64_GATE, at)) >= 0:
+        at = ends[flag(i)] + 1
+    return must
+
+
+def neutralize_all(texts: list[str]) -> list[tuple[str, list[Finding]]]:
+    """`[neutralize(t) for t in texts]`, scanning only the texts `fields_to_scan` names."""
+    scanned = fields_to_scan(texts)
+    return [neutralize(t) if i in scanned else (t, []) for i, t in enumerate(texts)]
 
 
 WARNING_PREFIX = "judge-directed text removed before judging"

@@ -506,7 +506,7 @@ def _without_injections(
 ) -> tuple[str, list[Marker] | None, list[str]]:
     """The body and sources with judge-directed spans cut (markers, when given, shifted to match)."""
     # lazy: +21 ms to import (python -X importtime)
-    from reportbench.injection import cut, describe, neutralize, removal_spans, scan, shift
+    from reportbench.injection import Finding, cut, describe, neutralize, neutralize_all, removal_spans, scan, shift
 
     warnings: list[str] = []
     findings = scan(body)
@@ -521,17 +521,35 @@ def _without_injections(
                 for m in markers
             ]
         warnings.append(describe(findings, where="the body"))
-    for key, src in sources.items():
-        removed = []
-        for field_name in ("title", "abstract", "raw"):
-            value = getattr(src, field_name)
-            if isinstance(value, str) and value:
-                cleaned, found = neutralize(value)
-                if found:
-                    setattr(src, field_name, cleaned.strip() or None)
-                    removed.extend(found)
-        if removed:
-            warnings.append(describe(removed, where=f"reference {key!r}"))
+    if len({id(src) for src in sources.values()}) < len(sources):
+        # one Source under two keys: the second sees what cleaning the first left (field by field, as always)
+        for key, src in sources.items():
+            removed_here: list[Finding] = []
+            for field_name in ("title", "abstract", "raw"):
+                value = getattr(src, field_name)
+                if isinstance(value, str) and value:
+                    cleaned, found = neutralize(value)
+                    if found:
+                        setattr(src, field_name, cleaned.strip() or None)
+                        removed_here.extend(found)
+            if removed_here:
+                warnings.append(describe(removed_here, where=f"reference {key!r}"))
+        return body, markers, warnings
+    # every source's fields at once: the ones no scan can flag are picked out in one pass (fields_to_scan)
+    fields = [
+        (key, src, field_name, value)
+        for key, src in sources.items()
+        for field_name in ("title", "abstract", "raw")
+        if isinstance(value := getattr(src, field_name), str) and value
+    ]
+    results = neutralize_all([value for _, _, _, value in fields])
+    removed: dict[str, list[Finding]] = {}
+    for (key, src, field_name, _), (cleaned, found) in zip(fields, results, strict=True):
+        if found:
+            setattr(src, field_name, cleaned.strip() or None)
+            removed.setdefault(key, []).extend(found)
+    for key, found in removed.items():  # (in the sources' order, as fields are)
+        warnings.append(describe(found, where=f"reference {key!r}"))
     return body, markers, warnings
 
 

@@ -151,12 +151,24 @@ class _UrlResolver:
     def __init__(self, sources: Mapping[str, Source], scan: CitationScan) -> None:
         self._sources = sources
         self._scan = scan
-        self._by_url: dict[str, str] = {}
-        for key, src in sources.items():
+        self._by_url: dict[str, str] | None = None
+        # The reference URLs are normalised when the first link is resolved (a body with no link or bare URL never
+        # needs them), unless one of them could make `normalize_url` raise: urlsplit refuses only a netloc with
+        # an unbalanced '[' / ']' or non-ASCII characters; such a list is normalised here, as it always was.
+        if not all(src.url.isascii() and "[" not in src.url and "]" not in src.url
+                   for src in sources.values() if src.url):
+            self._by_url = self._reference_urls()
+
+    def _reference_urls(self) -> dict[str, str]:
+        by_url: dict[str, str] = {}
+        for key, src in self._sources.items():
             if src.url:
-                self._by_url.setdefault(normalize_url(src.url), key)
+                by_url.setdefault(normalize_url(src.url), key)
+        return by_url
 
     def key_for(self, url: str, link_text: str | None = None) -> str:
+        if self._by_url is None:
+            self._by_url = self._reference_urls()
         url = clean_url(url)
         norm = normalize_url(url)
         if norm in self._by_url:

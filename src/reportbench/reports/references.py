@@ -151,6 +151,13 @@ _ID_NOISE_RE = re.compile(
     r"|\bAvailable (?:at|from)\s*:?",
     re.IGNORECASE,
 )
+# What every _ID_NOISE_RE match holds: the word 'arxiv', 'doi' or 'available' (any case), or an id, new style
+# (4 digits, '.', 4 digits) or old style ('/', 7 digits). A title holding none of these is left as it is without
+# trying the pattern's alternatives at every position. The words are looked for lower-cased, which is what re.I
+# reads on a title whose non-ASCII characters are no word characters (only letters such as 'ı', 'ſ' or the Kelvin
+# sign match ASCII ones under re.I; a title holding a non-ASCII letter or digit runs the pattern).
+_ID_DIGITS_RE = re.compile(r"\d{4}\.\d{4}|/\d{7}")
+_NON_ASCII_WORD_RE = re.compile(r"[^\W\x00-\x7f]")
 _LEADING_LINK_RE = re.compile(rf"^\s*+\\?\[?\s*+{LINK_RE.pattern}\s*+\\?\]?")
 _DOCUMENT_PREFIX_RE = re.compile(r"^\s*Document\s+\d+\s*:\s*", re.IGNORECASE)
 
@@ -172,11 +179,14 @@ def clean_reference_title(text: str) -> str | None:
         title = BARE_URL_RE.sub("", title)
     if "10." in title:
         title = DOI_RE.sub("", title)
-    title = _ID_NOISE_RE.sub("", title)
+    if (not title.isascii() and _NON_ASCII_WORD_RE.search(title)) or "arxiv" in (low := title.lower()) or (
+        "doi" in low or "available" in low or _ID_DIGITS_RE.search(title)
+    ):
+        title = _ID_NOISE_RE.sub("", title)  # (else no match: see _ID_DIGITS_RE)
     title = re.sub(r"^\s*\\?\[\s*\\?\]\s*", "", title)
     title = title.replace("】", " ").replace("\t", " ")
     title = _DOCUMENT_PREFIX_RE.sub("", title)
-    apa = _APA_RE.match(title)
+    apa = _APA_RE.match(title) if "(" in title else None  # (every match holds a '(')
     if apa and re.search(r",|&|\bet al\b|\band\b", apa.group("authors")):
         first = re.split(r"(?<=[.?!])\s+(?=[A-Z(\[])", apa.group("rest").strip(), maxsplit=1)[0]
         title = first
