@@ -421,6 +421,22 @@ def _perplexity(
 
 
 # ---------------------------------------------------------------------------------------------- Gemini
+def import_client(cfg: AgentSystemConfig) -> None:
+    """Import the backend's client in the calling thread, before the system's worker threads start: each task
+    builds its client in its own thread, and a package imported for the first time by several threads at once can
+    fail in all but one (google-genai loads its modules lazily; once seen in CI: 1 of 3 Gemini tasks reached the
+    provider). The runner's report adapters are imported first for the same reason."""
+    import httpx  # noqa: F401  (every backend's transport; _billing_possible reads its exceptions)
+
+    backend = backend_of(cfg)
+    if backend == "openai":
+        import openai  # noqa: F401
+    elif backend == "gemini":
+        from google import genai  # noqa: F401
+        from google.genai import types  # noqa: F401
+        from google.genai._gaos.utils.retries import RetryConfig  # noqa: F401
+
+
 def _gemini_client(cfg: AgentSystemConfig) -> Any:
     """google-genai's client with every retry off: `HttpRetryOptions(attempts=0)` still leaves one retry in
     google-genai 2.34.0's Interactions client (seen against the replay: two creates for one call), so the

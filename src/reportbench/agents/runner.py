@@ -470,6 +470,11 @@ def run_agent_system(
     # lazy: +56 ms to import (python -X importtime)
     import reportbench.reports  # noqa: F401  (its __init__ registers every built-in adapter)
 
+    if cfg.kind == "provider_deep_research":  # its client too, before the threads (provider.import_client)
+        from reportbench.agents.provider import import_client  # lazy: +1 ms to import (python -X importtime)
+
+        import_client(cfg)
+
     collector = RunCollector([t.task_id for t in tasks])
     records: dict[str, TaskRecord] = {}
     try:
