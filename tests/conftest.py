@@ -246,7 +246,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # strings differs per process (hash randomisation; CI stopped on "Different tests were collected")
     last = list(dict.fromkeys(
         _unit(i.nodeid) for i in items if getattr(getattr(i, "module", None), "NEEDS_AGENT_VENV", False)))
-    order = template_first_order([u for u in unit_cost if u not in set(last)], unit_cost, needs_template, workers)
+    at_end = set(last)
+    order = template_first_order([u for u in unit_cost if u not in at_end], unit_cost, needs_template, workers)
     order += sorted(last, key=lambda u: -unit_cost[u])
     rank = {unit: n for n, unit in enumerate(order)}
     items.sort(key=lambda item: rank[_unit(item.nodeid)])
