@@ -19,7 +19,10 @@ process, unit reuse on with an empty unit cache (every unit judged, as on a firs
   own); stub, the CPU of the whole judging phase (`run_judgments_sync`: the client, the event loop, the HTTP
   wire), since interleaved awaiting calls cannot be told apart;
 - overhead per judgment = (stage CPU - judge CPU) / judgments, and the slope between two N (the per-judgment
-  cost with every per-stage constant cancelled out).
+  cost with every per-stage constant cancelled out). A judgment here is one judge call: ResearchQA's coverage
+  step asks one call per answer with all of its 6-8 rubric items (the authors' batch of <= 8). The same overhead
+  is also shown per rubric item labelled, the unit issue 36 counts ResearchQA's judging in ("~1.35 M coverage
+  judgments" = queries x systems x rubric items; its "µs per item" figures are per rubric item).
 
 What the stages before the judge leave (as `dvc repro` leaves it) stays between runs: the sha256 and line layout
 of each `reports.jsonl` `system@` wrote (`.reportbench/cache/written-reports.sqlite`: such a file is read without
@@ -240,15 +243,31 @@ def child(mode: str, url: str | None, profile: str | None) -> int:
     steps = [s for summary in summaries for s in summary["steps"].values()]
     judged = (judge_cpu if mode == "offline" else phase_cpu)[0]
     items = sum(int(s.get("items") or 0) for s in steps)
+    labels = _rubric_labels(Path(f"data/judgments/{b}/{r}"))
     print(json.dumps({
         "mode": mode, "judgments": items, "calls": sum(int(s.get("calls") or 0) for s in steps),
         "failed": sum(int(s.get("failed") or 0) for s in steps), "imports_cpu_s": round(imports_cpu, 3),
         "stage_cpu_s": round(stage_cpu, 3), "judge_cpu_s": round(judged, 3), "wall_s": round(wall, 3),
         "overhead_us": round(1e6 * (stage_cpu - judged) / max(items, 1), 1),
+        "rubric_items": labels, "overhead_us_per_rubric_item": round(1e6 * (stage_cpu - judged) / max(labels, 1), 1),
         "gc_outside_judge_us": round(1e6 * gc_outside[0] / max(items, 1), 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }))  # fmt: skip
     return 0
+
+
+def _rubric_labels(judgments_dir: Path) -> int:
+    """The rubric items the stage's records label: each coverage judgment (one judge call, one per report) labels
+    its batch's items (`input_ids.items`, comma-separated; <= 8 a call, so one call per answer). The issue counts
+    ResearchQA's work in these (its "1.35 M coverage judgments" are queries x systems x rubric items), so the
+    overhead is shown per call and per rubric item labelled."""
+    import polars as pl
+
+    total = 0
+    for path in sorted(judgments_dir.rglob("coverage.parquet")):
+        ids = pl.read_parquet(path, columns=["input_ids"])["input_ids"].to_list()
+        total += sum(len(json.loads(x)["items"].split(",")) for x in ids)
+    return total
 
 
 def main() -> int:
@@ -304,19 +323,23 @@ def main() -> int:
             lo, hi = cells[0], cells[-1]
             d_over = (hi["stage_cpu_s"] - hi["judge_cpu_s"]) - (lo["stage_cpu_s"] - lo["judge_cpu_s"])
             slopes[mode] = round(1e6 * d_over / (hi["judgments"] - lo["judgments"]), 1)
+            if hi["rubric_items"] > lo["rubric_items"]:
+                slopes[f"{mode} per rubric item"] = round(1e6 * d_over / (hi["rubric_items"] - lo["rubric_items"]), 1)
     load = os.getloadavg()
     if args.json:
         print(json.dumps({"rows": rows, "slope_us": slopes, "load": load}, indent=2))
         return 0
     print(f"\njudge@researchqa, 3 folder systems; run-folder digests {args.digests}; "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")  # fmt: skip
-    print("| N | judge | judgments | stage CPU | judge CPU | outside the judge, per judgment | wall | peak RSS |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| N | judge | judgments (calls) | rubric items labelled | stage CPU | judge CPU | outside the judge, per "
+          "judgment | per rubric item | wall | peak RSS |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         judge = "offline" if r["mode"] == "offline" else "stub fast path (judging phase)"
         print(
-            f"| {r['n']:,} | {judge} | {r['judgments']:,} | {r['stage_cpu_s']:.2f} s | {r['judge_cpu_s']:.2f} s | "
-            f"**{r['overhead_us']:,.0f} µs** | {r['wall_s']:.1f} s | {r['peak_rss_mb']} MB |"
+            f"| {r['n']:,} | {judge} | {r['judgments']:,} | {r['rubric_items']:,} | {r['stage_cpu_s']:.2f} s | "
+            f"{r['judge_cpu_s']:.2f} s | **{r['overhead_us']:,.0f} µs** | "
+            f"**{r['overhead_us_per_rubric_item']:,.1f} µs** | {r['wall_s']:.1f} s | {r['peak_rss_mb']} MB |"
         )
     for mode, us in slopes.items():
         print(f"{mode}: marginal overhead between the smallest and largest N: {us:,.0f} µs per judgment")

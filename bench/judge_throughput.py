@@ -257,7 +257,9 @@ def grow_researchqa(out: Path, n: int) -> Path:
 
 
 class _TimedJudge:
-    """Wraps a judge: CPU seconds spent inside its calls (the offline judge computes without awaiting)."""
+    """Wraps a judge: CPU seconds spent inside its calls. The offline judge computes without awaiting, and the
+    runner calls its `judge_now` in a plain loop (runner.run_computed), never `__call__`: both are timed (timing
+    only `__call__` counted the whole offline judge as the stage's overhead)."""
 
     def __init__(self, judge: Any, spent: list[float]) -> None:
         self._judge, self._spent = judge, spent
@@ -271,6 +273,19 @@ class _TimedJudge:
             return await self._judge(*args)
         finally:
             self._spent[0] += time.process_time() - t0
+
+    @property
+    def judge_now(self) -> Any:
+        inner = self._judge.judge_now  # AttributeError for a judge without one: the runner awaits `__call__`
+
+        def timed(*args: Any) -> Any:
+            t0 = time.process_time()
+            try:
+                return inner(*args)
+            finally:
+                self._spent[0] += time.process_time() - t0
+
+        return timed
 
 
 def stage_bench(args: argparse.Namespace) -> int:
@@ -338,7 +353,7 @@ def stage_bench(args: argparse.Namespace) -> int:
         head += f"  stage CPU {r['stage_cpu_s']} s"
         if r["run"] == "offline":  # the offline judge computes without awaiting: its calls' CPU is its own
             print(f"{head} (judge {r['judge_cpu_s']} s), wall {r['wall_s']} s  "
-                  f"overhead {r['overhead_us_per_item']} us/item")  # fmt: skip
+                  f"overhead {r['overhead_us_per_item']} us/judgment")  # fmt: skip
         else:  # awaiting calls interleave: only the stage's totals mean something
             print(f"{head}, wall {r['wall_s']} s  {r['calls']} calls, {r['calls_per_s']} calls/s, "
                   f"{1e3 * r['stage_cpu_s'] / max(r['calls'], 1):.2f} ms CPU per call")  # fmt: skip
