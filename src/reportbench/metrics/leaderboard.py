@@ -302,6 +302,7 @@ def build_leaderboard(
                 **({"flagged_reports": int(s["flagged_reports"])} if "flagged_reports" in s else {}),
             }
         )
+        _explain_undefined_overall(rows[-1], names, overall, protocol)
     _rank_rows(rows, summaries, overall, release_tasks, task_sets, min_task_share, tie_break)
     ratings = rating_intervals(extra_metrics)
     has_tasks = per_task is not None and per_task.height > 0
@@ -353,6 +354,24 @@ def build_leaderboard(
     if task_sets is not None and has_tasks:
         lb.shared = shared_task_comparison(rows, per_task, names, protocol, task_sets, release_tasks)
     return lb
+
+
+def _explain_undefined_overall(row: dict[str, Any], names: Sequence[str], overall: str | None,
+                               protocol: str | None) -> None:
+    """An undefined combined score names what it lacks (`overall_reason`, `geomean_all_reason`: "RefCov: no_labels;
+    DocImp: no_counts"), so no output shows a bare "—" for it (docs/reading-scores.md)."""
+    why = row["undefined_reason"]
+    for key, parts in (
+        ("overall_value", row.get("overall_metrics") or (names if overall in ("geomean", "mean") else [overall])),
+        ("geomean_all", names),
+    ):
+        v = row.get(key)
+        if overall is None or key not in row or not (v is None or (isinstance(v, float) and math.isnan(v))):
+            continue
+        lacking = [f"{_label(m, protocol)}: {why.get(m, 'undefined')}" for m in parts if m in why]
+        row["overall_reason" if key == "overall_value" else "geomean_all_reason"] = (
+            "; ".join(lacking) if lacking else "undefined"
+        )
 
 
 TIE_BREAKS = (None, "arithmetic_mean")
@@ -552,6 +571,12 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     return f"{v:.{digits}f}"
 
 
+def _fmt_why(v: float | None, reason: str | None) -> str:
+    """A combined score, or "— (what it lacks)" when undefined."""
+    text = _fmt(v)
+    return f"— ({reason or 'undefined'})" if text == "—" else text
+
+
 def _fmt_p(p: float) -> str:
     if math.isnan(p):
         return "—"
@@ -623,8 +648,8 @@ def to_markdown(lb: Leaderboard) -> str:
         cells = [rank] if show_overall else []
         cells.append(name)
         cells += [_cell(r, m, _is_rating(lb, m)) for m in lb.metrics]
-        cells += [_fmt(r["overall_value"])] if show_overall else []
-        cells += [_fmt(r.get("geomean_all"))] if show_all else []
+        cells += [_fmt_why(r["overall_value"], r.get("overall_reason"))] if show_overall else []
+        cells += [_fmt_why(r.get("geomean_all"), r.get("geomean_all_reason"))] if show_all else []
         cells += [tasks_cell(r), str(r["n_failed_items"])]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")

@@ -217,7 +217,10 @@ def leaderboard_table(d: BenchmarkData) -> str:
             )
         if olabel:
             key = "overall_value" if "overall_value" in r else "geomean"
-            cells.append(ncell(r.get(key), lsrc("rows", i, key), overall_digits))
+            if is_number(r.get(key)) or not r.get("overall_reason"):
+                cells.append(ncell(r.get(key), lsrc("rows", i, key), overall_digits))
+            else:  # undefined: "—" with what it lacks, never a bare dash
+                cells.append(f'<td data-sort=""><span class="na">— ({esc(str(r["overall_reason"]))})</span></td>')
         cells.append(ncell(r.get("n_tasks"), lsrc("rows", i, "n_tasks"), 0))
         n_failed_tasks = r.get("n_failed_tasks") or 0
         if n_failed_tasks:  # "k failed" with the first reason, never a bare count
