@@ -150,3 +150,17 @@ def test_an_undefined_combined_score_names_what_it_lacks() -> None:
 
     page = leaderboard_table(BenchmarkData("deepscholar", "r", "metrics/deepscholar/r", full.as_dict()))
     assert "— (RefCov: no_labels; DocImp: no_labels)" in page
+
+
+def test_no_paired_difference_through_an_undefined_system_value() -> None:
+    """DeepScholar's public release: DocImp was "— (no_counts)" for every system, yet the paired table showed a
+    mean difference 0.000 over the per-task zeros the evidence rule had set aside. Now: no number, the reason."""
+    a, b = _scores("a", {"document_importance": [0.0] * 4}), _scores("b", {"document_importance": [0.0] * 4})
+    for s in (a, b):
+        s.summary["metrics"]["document_importance"].update(mean=math.nan, reason="no_counts: no citation counts")
+    lb = from_scores([a, b])
+    pw = next(p for p in lb.pairwise if p["metric"] == "document_importance")
+    assert math.isnan(pw["mean_diff"]) and pw["n"] == 0 and pw["diff_ci"] is None
+    assert pw["note"] == "undefined system value: a no_counts, b no_counts"
+    row = "| DocImp | a | b | — | — | — | — | — | 0 | undefined system value: a no_counts, b no_counts |"
+    assert row in to_markdown(lb)

@@ -318,12 +318,21 @@ def build_leaderboard(
     pairwise: list[dict[str, Any]] = []
     if has_tasks:
         systems = [r["system"] for r in rows]
+        why_of = {r["system"]: r["undefined_reason"] for r in rows}
         for m in names:
             spec = _spec(m, protocol)
             if spec is not None and spec.aggregation == "rating":
                 continue  # a cross-system rating has no per-task values to pair; its intervals come with it
             for a, b in combinations(systems, 2):
                 va, vb = task_vals[(a, m)], task_vals[(b, m)]
+                # a system whose value is undefined (e.g. DocImp "no_counts": its per-task zeros are no evidence)
+                # is not compared through those per-task values: no mean difference, the reason instead
+                why = [f"{s} {why_of[s][m]}" for s in (a, b) if m in why_of[s]]
+                if why:
+                    test = {"t": math.nan, "p": math.nan, "n": 0, "mean_diff": math.nan,
+                            "note": "undefined system value: " + ", ".join(why)}  # fmt: skip
+                    pairwise.append({"metric": m, "system_a": a, "system_b": b, **test, "diff_ci": None})
+                    continue
                 test = paired_ttest(va, vb).as_dict()
                 lo, hi = paired_bootstrap_diff_ci(va, vb, n_boot=N_BOOT, seed=0)
                 diff_ci = None if math.isnan(lo) else [lo, hi]
