@@ -150,3 +150,17 @@ def test_add_folder_that_maps_onto_no_task_says_so_now(repo: Path, capsys: pytes
     assert "reportbench check elsewhere -b deepscholar" in err
     assert main(["systems", "add", "deepscholar", "mine2", "--folder", "mine"]) == 0  # the demo's own: no warning
     assert "warning" not in capsys.readouterr().err
+
+
+def test_a_compose_after_a_release_switch_names_a_few_stale_outputs_not_all(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Switching to a real release left 42 demo outputs; compose printed every one on one line, calling them
+    "systems" (most were releases). Now: the count, the first few, what they are, and --prune."""
+    for k in range(12):
+        (repo / "data" / "runs" / "deepscholar" / "demo" / f"ghost{k:02d}").mkdir(parents=True)
+    capsys.readouterr()
+    assert main(["compose"]) == 0
+    out = capsys.readouterr().out
+    assert "kept 12 outputs of stages no longer planned" in out and "… (12 in all)" in out and "--prune" in out
+    assert "ghost00" in out and "ghost11" not in out

@@ -326,6 +326,9 @@ def stale_workspace(params: dict[str, Any]) -> list[Path]:
     return out
 
 
+STALE_SHOWN = 8  # names printed by a compose that keeps stale outputs (a release switch leaves dozens)
+
+
 def _report_stale(params: dict[str, Any], *, prune: bool) -> None:
     """Name the outputs and lock entries of systems that left the config; delete them only with `--prune`."""
     plan = params.get("plan") or {}
@@ -338,9 +341,10 @@ def _report_stale(params: dict[str, Any], *, prune: bool) -> None:
             )
         if files or lock:
             names = [str(f) for f in files] + [f"{LOCK_FILE}:{e}" for e in lock]
+            shown = ", ".join(names[:STALE_SHOWN]) + (f", … ({len(names)} in all)" if len(names) > STALE_SHOWN else "")
             print(
-                f"kept {len(names)} outputs of systems no longer configured: {', '.join(names)}; "
-                "`reportbench compose --prune` deletes them (DVC's cache keeps a copy)"
+                f"kept {len(names)} outputs of stages no longer planned (releases, systems; e.g. of a release you "
+                f"switched away from): {shown}; `reportbench compose --prune` deletes them (DVC's cache keeps a copy)"
             )
         return
     dropped = prune_lock(plan) if LOCK_FILE.is_file() else []
