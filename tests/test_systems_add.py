@@ -164,3 +164,17 @@ def test_a_compose_after_a_release_switch_names_a_few_stale_outputs_not_all(
     out = capsys.readouterr().out
     assert "kept 12 outputs of stages no longer planned" in out and "… (12 in all)" in out and "--prune" in out
     assert "ghost00" in out and "ghost11" not in out
+
+
+def test_compose_warns_when_a_planned_release_reads_a_missing_source(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`researchqa/release=researchqa` without ../shared/data/researchqa: `dvc repro` stopped with DVC's bare
+    "[Errno 2] No such file or directory". compose now names the key, the doc and the way back."""
+    capsys.readouterr()
+    assert main(["compose", "benchmarks=[researchqa]", "researchqa/release=researchqa"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: release@researchqa reads ../shared/data/researchqa (benchmarks.researchqa.release.source)" in err
+    assert "docs/researchqa.md" in err and "compose --reset" in err
+    assert main(["compose", "--reset", "benchmarks=[deepscholar]"]) == 0  # the demo's data is here: no warning
+    assert "warning: release@" not in capsys.readouterr().err
