@@ -531,11 +531,18 @@ def shared_task_comparison(
                 continue
             tv = _task_values(per_task, s, m)
             values[s][m] = nan_mean(tv.get(t, math.nan) for t in shared).mean
+    # an undefined cell's reason: the system's own (e.g. no_counts), else no shared task defines it
+    why = {
+        s: {m: (r["undefined_reason"].get(m) or "undefined on the shared tasks")
+            for m, v in values[s].items() if math.isnan(v)}
+        for r in rows if (s := str(r["system"])) in values
+    }  # fmt: skip
     return {
         "n_tasks": len(shared),
         "task_ids": shared,
         "metrics": metrics,
         "values": values,
+        "why": {s: w for s, w in why.items() if w},  # system -> metric -> reason of a "—" cell
         "left_out": left_out,  # system -> why it is not in the comparison
         "why_no_tasks": why_none,  # set when n_tasks is 0: the comparison never collapses silently
         "note": "means over the tasks every listed system has a report for (macro mean of defined values); "
@@ -687,7 +694,8 @@ def to_markdown(lb: Leaderboard) -> str:
             lines.append("|" + "|".join(["---"] * (len(sh["metrics"]) + 1)) + "|")
             for sys_name, vals in sh["values"].items():
                 shown = _labels(lb).get(str(sys_name), str(sys_name))
-                lines.append(f"| {shown} | " + " | ".join(_fmt(vals[m]) for m in sh["metrics"]) + " |")
+                why = (sh.get("why") or {}).get(str(sys_name)) or {}
+                lines.append(f"| {shown} | " + " | ".join(_fmt_why(vals[m], why.get(m)) for m in sh["metrics"]) + " |")
     if lb.pairwise:
         lines += ["", "Paired t-tests (A − B, over tasks both define); p (FDR) = Benjamini–Hochberg adjusted over "
                   "all the tests below:", ""]

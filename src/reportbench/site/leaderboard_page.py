@@ -647,7 +647,11 @@ def reading_html(d: BenchmarkData) -> str:
             for m in ms:
                 digits = digits_for(_info(d, m))
                 src = d.src("leaderboard.json", "shared_tasks", "values", sys_name, m)
-                cells.append(ncell(vals.get(m), src, digits))
+                why = ((shared.get("why") or {}).get(sys_name) or {}).get(m)
+                if why and not is_number(vals.get(m)):  # "—" with its reason, never bare
+                    cells.append(f'<td data-sort=""><span class="na">— ({esc(str(why))})</span></td>')
+                else:
+                    cells.append(ncell(vals.get(m), src, digits))
             body.append(f"<tr>{''.join(cells)}</tr>")
         n = num(shared.get("n_tasks"), d.src("leaderboard.json", "shared_tasks", "n_tasks"), 0)
         out.append(
