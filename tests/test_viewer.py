@@ -203,3 +203,20 @@ def test_an_unmapped_file_is_no_task_and_another_release_is_viewable(
     from reportbench.site.samples import view_command
 
     assert view_command(load_system(tmp_path, B, other, S, ["main"]), T).endswith(f"-t {T} --release {other}")
+
+
+def test_view_of_a_release_whose_run_data_is_gone_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After another `dvc exp run`, a release's metrics/ stayed but its data/runs/ was gone: `reportbench view`
+    printed the index path only, and the system pages listed no task. Now one warning names the systems."""
+    make_run(tmp_path)
+    lb = build_leaderboard([{"system": S, "protocol": B, "n_tasks": 2,
+                             "metrics": {"citation_precision": {"mean": 1.0, "n_defined": 1}}}],
+                           metrics=["citation_precision"], protocol=B)  # fmt: skip
+    (tmp_path / "metrics" / B / R).mkdir(parents=True)
+    (tmp_path / "metrics" / B / R / "leaderboard.json").write_text(json.dumps(lb.as_dict(), default=str))
+    common = ["view", "--root", str(tmp_path), "--out", str(tmp_path / "out"), "-b", B]
+    assert main(common) == 0
+    assert "warning" not in capsys.readouterr().err
+    shutil.rmtree(tmp_path / "data" / "runs" / B / R / S)
+    assert main(common) == 0
+    assert f"warning: no run data for {S} in " in capsys.readouterr().err

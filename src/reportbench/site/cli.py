@@ -101,6 +101,14 @@ def _run(args: argparse.Namespace) -> int:
                 f"no scored run of {benchmark}/{release}: {root / 'metrics' / benchmark / release / 'leaderboard.json'}"
                 f" is missing (`dvc repro score@{benchmark}` writes it); one task: add -s <system> -t <task>"
             )
+        runs = root / "data" / "runs" / benchmark / release
+        absent = [s for s in entry.get("systems") or [] if not (runs / str(s) / "outcomes.jsonl").is_file()]
+        if absent:  # pages without tasks: say so here, not only on the page
+            print(
+                f"warning: no run data for {', '.join(map(str, absent))} in {runs}/ (the leaderboard is from an "
+                f"earlier run): their pages list no task; `dvc repro` (or `dvc exp apply <exp>`) brings the run back",
+                file=sys.stderr,
+            )
         print(index)
         return 0
     if args.system not in systems:
