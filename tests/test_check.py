@@ -192,3 +192,20 @@ def test_check_escapes_control_characters_in_file_names(
     raw = capsys.readouterr().out
     assert "\x1b" not in raw and "\u202e" not in raw and "\U000e0041" not in raw
     assert any(m["file"].endswith("q3\u202e\U000e0041.md") for m in json.loads(raw)["mapping"])
+
+
+@pytest.mark.core
+def test_check_text_says_what_a_closer_task_score_is() -> None:
+    """A report scoring higher on another task is printed with the scores' basis (the shift check's method) and
+    whether it was flagged — the real LRB reference reports printed a bare "best match X (3.082 vs own 2.533)"."""
+    from reportbench.systems.check import CheckResult, render_text
+
+    row = {"task_id": "t1", "adapter": "markdown", "sources": 3, "reference_list": True, "unresolved_markers": 0,
+           "flags": [], "best_task": "t2", "best_score": 3.082, "own_score": 2.533}  # fmt: skip
+    result = CheckResult("liveresearchbench", "f", "qid", reports=[row],
+                         shift={"method": "bm25 (sparse), column z-scores"})  # fmt: skip
+    text = render_text(result)
+    assert ("closer to t2 (bm25 (sparse), column z-scores: 3.082 vs 2.533 for its own task; under the margin, not "
+            "flagged)") in text  # fmt: skip
+    row["flags"] = ["mapping_suspect"]
+    assert "3.082 vs 2.533 for its own task)" in render_text(result)

@@ -125,3 +125,42 @@ def test_an_unsandboxed_system_says_so_wherever_its_name_appears(three: list[Sys
     rows = {r["system"]: r for r in json.loads(paths["json"].read_text())["rows"]}
     assert rows["high"]["sandbox"] == "unsandboxed" and "sandbox" not in rows["low"]
     assert ">unsandboxed</span>" in paths["html"].read_text()
+
+
+def test_an_undefined_combined_score_names_what_it_lacks() -> None:
+    """A geomean that is undefined (a part has no value) shows "— (<metric>: <code>)", never a bare "—": in the
+    markdown (overall and "GeoMean (all 7)") and in leaderboard.json (`overall_reason`, `geomean_all_reason`)."""
+    names = list(METRIC_NAMES)
+    means = {m: 0.5 for m in names} | {"reference_coverage": math.nan, "document_importance": math.nan}
+    summary = {"system": "x", "protocol": "deepscholar", "n_tasks": 2,
+               "metrics": {m: {"mean": v, "n_defined": 0 if math.isnan(v) else 2,
+                               **({"reason": "no_labels: no labels"} if math.isnan(v) else {})}
+                           for m, v in means.items()}}  # fmt: skip
+    covered = [m for m in names if not math.isnan(means[m])]
+    sub = build_leaderboard([summary], metrics=names, protocol="deepscholar", overall_metrics=covered)
+    row = sub.rows[0]
+    assert row["geomean_all_reason"] == "RefCov: no_labels; DocImp: no_labels"
+    assert "overall_reason" not in row  # the covered geomean is defined
+    md = to_markdown(sub)
+    assert "| — (RefCov: no_labels; DocImp: no_labels) |" in md
+    full = build_leaderboard([summary], metrics=names, protocol="deepscholar")
+    assert full.rows[0]["overall_reason"] == "RefCov: no_labels; DocImp: no_labels"
+    assert "| — (RefCov: no_labels; DocImp: no_labels) |" in to_markdown(full)
+    from reportbench.site.leaderboard_page import BenchmarkData, leaderboard_table
+
+    page = leaderboard_table(BenchmarkData("deepscholar", "r", "metrics/deepscholar/r", full.as_dict()))
+    assert "— (RefCov: no_labels; DocImp: no_labels)" in page
+
+
+def test_no_paired_difference_through_an_undefined_system_value() -> None:
+    """DeepScholar's public release: DocImp was "— (no_counts)" for every system, yet the paired table showed a
+    mean difference 0.000 over the per-task zeros the evidence rule had set aside. Now: no number, the reason."""
+    a, b = _scores("a", {"document_importance": [0.0] * 4}), _scores("b", {"document_importance": [0.0] * 4})
+    for s in (a, b):
+        s.summary["metrics"]["document_importance"].update(mean=math.nan, reason="no_counts: no citation counts")
+    lb = from_scores([a, b])
+    pw = next(p for p in lb.pairwise if p["metric"] == "document_importance")
+    assert math.isnan(pw["mean_diff"]) and pw["n"] == 0 and pw["diff_ci"] is None
+    assert pw["note"] == "undefined system value: a no_counts, b no_counts"
+    row = "| DocImp | a | b | — | — | — | — | — | 0 | undefined system value: a no_counts, b no_counts |"
+    assert row in to_markdown(lb)

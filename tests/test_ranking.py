@@ -176,3 +176,24 @@ def test_a_benchmark_without_an_overall_score_says_why_nothing_is_ranked(tmp_pat
     assert "has no overall score" in html and 'title="rank by the overall score' not in html  # no rank column
     assert re.search(r'<td class="fail"[^>]*title="first failed task t5: exit code 2; stderr: boom">.*?1</span> '
                      r'failed <span class="cnt">exit code 2</span></td>', html)
+
+
+def test_an_undefined_shared_task_cell_says_why() -> None:
+    """DeepScholar's public release: RefCov/DocImp cells of the shared-task table were a bare "—" (md and site).
+    Now the system's own reason, or that no shared task defines the metric."""
+    sets = {"full": set(TASKS), "tiny": {"t0", "t1"}}
+    pt = per_task({"full": {t: 0.5 for t in TASKS}, "tiny": {"t0": 0.9, "t1": float("nan")}})
+    pt = pt.with_columns(
+        pl.when((pl.col("system") == "full") & (pl.col("metric") == "y") & pl.col("task_id").is_in(["t0", "t1"]))
+        .then(float("nan")).otherwise(pl.col("value")).alias("value")
+    )  # fmt: skip
+    s = [summary("tiny", 0.9, float("nan"), n_missing=4), summary("full", 0.5, 0.5)]
+    s[0]["metrics"]["y"]["reason"] = "no_counts: no citation counts"
+    lb = build_leaderboard(s, pt, overall="mean", release_tasks=TASKS, task_sets=sets)
+    assert lb.shared["why"] == {"tiny": {"y": "no_counts"}, "full": {"y": "undefined on the shared tasks"}}
+    md = to_markdown(lb)
+    assert "| tiny | 0.900 | — (no_counts) |" in md and "| full | 0.500 | — (undefined on the shared tasks) |" in md
+    from reportbench.site.leaderboard_page import BenchmarkData, reading_html
+
+    page = reading_html(BenchmarkData("b", "r", "metrics/b/r", json.loads(json.dumps(lb.as_dict(), default=str))))
+    assert "— (no_counts)" in page and "— (undefined on the shared tasks)" in page

@@ -43,16 +43,22 @@ def test_a_table_that_needs_a_key_says_how_and_exits_2() -> None:
     assert run_table("nope/table", _args())[0] == 2
 
 
+@pytest.mark.parametrize("with_pack", [True, False], ids=["as-configured", "no-pack"])
 def test_deer_csai1_mean_616_from_the_authors_judgments(shared_dir: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        repo_root: Path) -> None:
+                                                        repo_root: Path, tmp_path: Path, with_pack: bool) -> None:
     if not (shared_dir / "data" / "deer" / "csai" / "gpt5.2_fast" / "others" / "0001.json").is_file():
         pytest.skip("../shared/data/deer is not present")
     monkeypatch.chdir(repo_root)
     monkeypatch.setenv("REPORTBENCH_SHARED", str(shared_dir))
+    if not with_pack:  # a user without the authors' pack (no mirror, an empty cache)
+        monkeypatch.setenv("REPORTBENCH_AUTHORS_MIRROR", str(tmp_path / "no-mirror"))
+        monkeypatch.setenv("REPORTBENCH_AUTHORS_CACHE", str(tmp_path / "no-cache"))
     code, lines = run_table("deer/csai-1", _args())
     assert code == 0, "\n".join(lines)
     mean = next(ln for ln in lines if ln.startswith("MEAN"))
     assert "6.1600" in mean and "6.160000" in mean and "  ok" in mean and "OUTSIDE" not in mean
+    if "pack is not here" in mean:  # says what ran instead, and the fix
+        assert "replayed against our prompts" in mean and "REPORTBENCH_AUTHORS_MIRROR" in mean
     # the same from the scoring functions alone (no judge stage)
     from reportbench.reproduce import run_deer_csai1
 

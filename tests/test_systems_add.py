@@ -134,3 +134,47 @@ def test_ls_and_other_filters_read_the_same_configuration(repo: Path, capsys: py
     assert main(["view", "--benchmark", "deepscholar", "--system", "nope"]) == 2
     err = capsys.readouterr().err
     assert "my_system" in err and "careful_writer" in err  # the choices include the added system
+
+
+def test_add_folder_that_maps_onto_no_task_says_so_now(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A newcomer added the authors' LRB reports (qid_<id>_report.md) to the demo release: `systems add` said
+    nothing and `dvc repro` stopped later. Now it warns at once with the stage's own message and where to go."""
+    other = repo / "elsewhere"
+    other.mkdir()
+    for name in ("2501.00001v1.md", "2501.00002v1.md"):  # ids of no task of the demo release
+        (other / name).write_text("## Related Work\n\nText [1].\n\n## References\n\n[1] A. https://example.org/a\n")
+    assert main(["systems", "add", "deepscholar", "theirs", "--folder", "elsewhere"]) == 0  # written all the same
+    err = capsys.readouterr().err
+    assert "warning: systems.theirs: the reports in elsewhere do not map onto the release's 3 tasks" in err
+    assert "2 file(s) map to no task" in err and "reportbench ls releases" in err
+    assert "reportbench check elsewhere -b deepscholar" in err
+    assert main(["systems", "add", "deepscholar", "mine2", "--folder", "mine"]) == 0  # the demo's own: no warning
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_a_compose_after_a_release_switch_names_a_few_stale_outputs_not_all(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Switching to a real release left 42 demo outputs; compose printed every one on one line, calling them
+    "systems" (most were releases). Now: the count, the first few, what they are, and --prune."""
+    for k in range(12):
+        (repo / "data" / "runs" / "deepscholar" / "demo" / f"ghost{k:02d}").mkdir(parents=True)
+    capsys.readouterr()
+    assert main(["compose"]) == 0
+    out = capsys.readouterr().out
+    assert "kept 12 outputs of stages no longer planned" in out and "… (12 in all)" in out and "--prune" in out
+    assert "ghost00" in out and "ghost11" not in out
+
+
+def test_compose_warns_when_a_planned_release_reads_a_missing_source(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`researchqa/release=researchqa` without ../shared/data/researchqa: `dvc repro` stopped with DVC's bare
+    "[Errno 2] No such file or directory". compose now names the key, the doc and the way back."""
+    capsys.readouterr()
+    assert main(["compose", "benchmarks=[researchqa]", "researchqa/release=researchqa"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: release@researchqa reads ../shared/data/researchqa (benchmarks.researchqa.release.source)" in err
+    assert "docs/researchqa.md" in err and "compose --reset" in err
+    assert main(["compose", "--reset", "benchmarks=[deepscholar]"]) == 0  # the demo's data is here: no warning
+    assert "warning: release@" not in capsys.readouterr().err

@@ -4,6 +4,7 @@ judgment with its failure reason and raw output, flags, cross-system rows, and `
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -13,6 +14,7 @@ from reportbench.cli import main
 from reportbench.judges.base import Judgment
 from reportbench.judges.runner import write_judgments
 from reportbench.metrics.aggregate import metric_row, rows_frame
+from reportbench.metrics.leaderboard import build_leaderboard
 from reportbench.reports.base import load_report
 from reportbench.site.samples import load_system, render_sample_page, render_system_page, render_text
 
@@ -161,3 +163,60 @@ def test_view_cli_writes_a_page_and_fails_in_one_line(tmp_path: Path, capsys: py
         assert main([*common, *argv]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and expect in err and err.count("\n") == 1, err
+
+
+def test_an_unmapped_file_is_no_task_and_another_release_is_viewable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Real DeepScholar baselines: openscholar/execution_time.csv is an `unmapped` outcome (task_id "") — it got a
+    sample page `x-e3b0c442.html` and a blank task row. And `reportbench view -b <b> --release <R>` for a run
+    params.yaml no longer plans (after `reportbench compose --reset`) built the planned release's pages instead,
+    printing a path that did not exist."""
+    make_run(tmp_path)
+    run = tmp_path / "data" / "runs" / B / R / S
+    with (run / "outcomes.jsonl").open("a") as f:
+        f.write(json.dumps({"task_id": "", "status": "unmapped", "reason": "'x' is not a task id",
+                            "path": "in/x.csv", "report_id": None, "flags": []}) + "\n")  # fmt: skip
+    sd = load_system(tmp_path, B, R, S, ["main"])
+    assert "" not in sd.task_ids and sd.task_ids == [T, "task-2"]
+    # the same run under another release name, while params.yaml plans R
+    other = "public"
+    shutil.copytree(tmp_path / "data" / "runs" / B / R, tmp_path / "data" / "runs" / B / other)
+    out = tmp_path / "out"
+    common = ["view", "--root", str(tmp_path), "--out", str(out), "-b", B]
+    assert main([*common, "--release", other, "-s", S, "-t", T, "--text"]) == 0
+    assert capsys.readouterr().out.startswith(f"{B} / {other} / {S} / {T}")
+    assert main([*common, "--release", other]) == 2  # not scored yet: says so, prints no path
+    assert "no scored run of deepscholar/public" in capsys.readouterr().err
+    (tmp_path / "metrics" / B / other).mkdir(parents=True)
+    lb = build_leaderboard([{"system": S, "protocol": B, "n_tasks": 2,
+                             "metrics": {"citation_precision": {"mean": 1.0, "n_defined": 1}}}],
+                           metrics=["citation_precision"], protocol=B)  # fmt: skip
+    (tmp_path / "metrics" / B / other / "leaderboard.json").write_text(json.dumps(lb.as_dict(), default=str))
+    assert main([*common, "--release", other]) == 0  # that release's pages, at the path printed
+    index = Path(capsys.readouterr().out.strip())
+    assert index == out / "benchmarks" / B / other / "index.html" and index.is_file()
+    assert (index.parent / "samples" / S / f"{T}.html").is_file()
+    assert main([*common, "--release", "nope", "-s", S, "-t", T]) == 2
+    err = capsys.readouterr().err
+    assert "no run of deepscholar release 'nope'" in err and f"releases with runs: {other}, {R}" in err
+    from reportbench.site.samples import view_command
+
+    assert view_command(load_system(tmp_path, B, other, S, ["main"]), T).endswith(f"-t {T} --release {other}")
+
+
+def test_view_of_a_release_whose_run_data_is_gone_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After another `dvc exp run`, a release's metrics/ stayed but its data/runs/ was gone: `reportbench view`
+    printed the index path only, and the system pages listed no task. Now one warning names the systems."""
+    make_run(tmp_path)
+    lb = build_leaderboard([{"system": S, "protocol": B, "n_tasks": 2,
+                             "metrics": {"citation_precision": {"mean": 1.0, "n_defined": 1}}}],
+                           metrics=["citation_precision"], protocol=B)  # fmt: skip
+    (tmp_path / "metrics" / B / R).mkdir(parents=True)
+    (tmp_path / "metrics" / B / R / "leaderboard.json").write_text(json.dumps(lb.as_dict(), default=str))
+    common = ["view", "--root", str(tmp_path), "--out", str(tmp_path / "out"), "-b", B]
+    assert main(common) == 0
+    assert "warning" not in capsys.readouterr().err
+    shutil.rmtree(tmp_path / "data" / "runs" / B / R / S)
+    assert main(common) == 0
+    assert f"warning: no run data for {S} in " in capsys.readouterr().err

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -282,8 +283,29 @@ def _cmd_compose(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {args.out} (overrides: {shown})")
     if Path(args.out) == PARAMS_FILE:
-        _report_stale(load_params(args.out), prune=args.prune)
+        params = load_params(args.out)
+        _report_stale(params, prune=args.prune)
+        for line in missing_release_sources(params):
+            print(line, file=sys.stderr)
     return 0
+
+
+def missing_release_sources(params: Mapping[str, Any], root: Path = Path(".")) -> list[str]:
+    """One `warning:` per planned release whose local `source` (a DVC dependency of `release@<b>`) is absent:
+    `dvc repro` would stop there with DVC's bare "No such file or directory", naming neither the key nor the fix."""
+    out = []
+    for b, entry in ((params.get("plan") or {}).get("benchmarks") or {}).items():
+        source = str((entry or {}).get("source") or "")
+        if not source or "://" in source or (root / source).exists():
+            continue
+        out.append(
+            f"warning: release@{b} reads {source} (benchmarks.{b}.release.source), which does not exist: "
+            f"`dvc repro` stops there. Put the data there (docs/{b.replace('_', '-')}.md says where it comes from) or "
+            f"point "
+            f"benchmarks.{b}.release.source (and .path) at your copy; `reportbench compose --reset` goes back to "
+            "the demo"
+        )
+    return out
 
 
 def _prune_workspace(params: dict[str, Any]) -> None:
@@ -326,6 +348,9 @@ def stale_workspace(params: dict[str, Any]) -> list[Path]:
     return out
 
 
+STALE_SHOWN = 8  # names printed by a compose that keeps stale outputs (a release switch leaves dozens)
+
+
 def _report_stale(params: dict[str, Any], *, prune: bool) -> None:
     """Name the outputs and lock entries of systems that left the config; delete them only with `--prune`."""
     plan = params.get("plan") or {}
@@ -338,9 +363,10 @@ def _report_stale(params: dict[str, Any], *, prune: bool) -> None:
             )
         if files or lock:
             names = [str(f) for f in files] + [f"{LOCK_FILE}:{e}" for e in lock]
+            shown = ", ".join(names[:STALE_SHOWN]) + (f", … ({len(names)} in all)" if len(names) > STALE_SHOWN else "")
             print(
-                f"kept {len(names)} outputs of systems no longer configured: {', '.join(names)}; "
-                "`reportbench compose --prune` deletes them (DVC's cache keeps a copy)"
+                f"kept {len(names)} outputs of stages no longer planned (releases, systems; e.g. of a release you "
+                f"switched away from): {shown}; `reportbench compose --prune` deletes them (DVC's cache keeps a copy)"
             )
         return
     dropped = prune_lock(plan) if LOCK_FILE.is_file() else []

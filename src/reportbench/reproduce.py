@@ -155,7 +155,10 @@ def run_deer_csai1_pipeline(args: argparse.Namespace) -> list[Cell]:
     means = summary.get("metrics") or {}
     cells = [Cell(f"dimension {d}", float(v), _metric_mean(means, d), 0.005) for d, v in final["score_avgs"].items()]
     expected_mean = round(sum(final["score_avgs"].values()) / len(final["score_avgs"]), 2)
-    note = "" if summary["prompts"] == "authors" else "the authors' prompt pack is not here: judged under ours"
+    note = "" if summary["prompts"] == "authors" else (
+        "their recorded answers replayed against our prompts: the authors' prompt pack is not here "
+        "(set REPORTBENCH_AUTHORS_MIRROR or fill the cache: docs/prompt-packs.md)"
+    )
     cells.append(Cell("MEAN", expected_mean, _metric_mean(means, "deer_mean"), 0.005, note=note))
     return cells
 

@@ -141,11 +141,40 @@ def _cmd_add(args: argparse.Namespace) -> int:
     params = load_params()
     _report_stale(params, prune=False)
     release = (params["plan"]["benchmarks"].get(args.benchmark) or {}).get("release")
+    if args.folder and (problem := folder_mapping_problem(args.benchmark, args.name, Path(args.folder), str(release))):
+        # what the system stage would stop on, said now (names only, no report read), with where to go next
+        print(f"warning: {problem}", file=sys.stderr)
+        print(f"warning: these reports may answer another release of {args.benchmark} (`reportbench ls releases`): "
+              f"`reportbench compose {args.benchmark}/release=<name>`; per file: `reportbench check {args.folder} "
+              f"-b {args.benchmark}`", file=sys.stderr)  # fmt: skip
     print("next:")
     print("  dvc repro                     # runs only the stages of what is new")
     print(f"  cat metrics/{args.benchmark}/{release}/leaderboard.md   # {args.name} is a row")
     print(f"  reportbench view --benchmark {args.benchmark} --system {args.name} --task <task_id> --text")
     return 0
+
+
+def folder_mapping_problem(benchmark: str, name: str, folder: Path, release_name: str) -> str | None:
+    """The mapping error the system stage would stop on for this folder against the planned release (the built
+    one, else its conf built in memory), by the benchmark's file-naming rule; None when it maps or the release
+    cannot be read here (the stage still checks)."""
+    # lazy: +35 ms to import (python -X importtime)
+    from reportbench.systems.check import load_release_for_check
+    from reportbench.systems.folder import allowed_missing_share, discover_for, mapping_error, naming_for
+
+    try:
+        try:
+            rel = load_release_for_check(benchmark, None)
+        except Exception:  # noqa: BLE001 - not built yet: the release's conf, as `reportbench check --release`
+            rel = load_release_for_check(benchmark, release_name)
+        ids = [t.task_id for t in rel.tasks]
+        naming = naming_for(benchmark)
+        rows = discover_for("check", {"path": str(folder)}, ids, naming, None).rows
+    except Exception:  # noqa: BLE001 - nothing to say here; the system stage checks with the full rules
+        return None
+    mapped = {r.task_id for r in rows if r.status == "mapped"}
+    missing = [t for t in ids if t not in mapped]
+    return mapping_error(name, str(folder), rows, missing, len(ids), allowed_missing_share(name, None), naming)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -302,6 +302,7 @@ def build_leaderboard(
                 **({"flagged_reports": int(s["flagged_reports"])} if "flagged_reports" in s else {}),
             }
         )
+        _explain_undefined_overall(rows[-1], names, overall, protocol)
     _rank_rows(rows, summaries, overall, release_tasks, task_sets, min_task_share, tie_break)
     ratings = rating_intervals(extra_metrics)
     has_tasks = per_task is not None and per_task.height > 0
@@ -317,12 +318,21 @@ def build_leaderboard(
     pairwise: list[dict[str, Any]] = []
     if has_tasks:
         systems = [r["system"] for r in rows]
+        why_of = {r["system"]: r["undefined_reason"] for r in rows}
         for m in names:
             spec = _spec(m, protocol)
             if spec is not None and spec.aggregation == "rating":
                 continue  # a cross-system rating has no per-task values to pair; its intervals come with it
             for a, b in combinations(systems, 2):
                 va, vb = task_vals[(a, m)], task_vals[(b, m)]
+                # a system whose value is undefined (e.g. DocImp "no_counts": its per-task zeros are no evidence)
+                # is not compared through those per-task values: no mean difference, the reason instead
+                why = [f"{s} {why_of[s][m]}" for s in (a, b) if m in why_of[s]]
+                if why:
+                    test = {"t": math.nan, "p": math.nan, "n": 0, "mean_diff": math.nan,
+                            "note": "undefined system value: " + ", ".join(why)}  # fmt: skip
+                    pairwise.append({"metric": m, "system_a": a, "system_b": b, **test, "diff_ci": None})
+                    continue
                 test = paired_ttest(va, vb).as_dict()
                 lo, hi = paired_bootstrap_diff_ci(va, vb, n_boot=N_BOOT, seed=0)
                 diff_ci = None if math.isnan(lo) else [lo, hi]
@@ -353,6 +363,24 @@ def build_leaderboard(
     if task_sets is not None and has_tasks:
         lb.shared = shared_task_comparison(rows, per_task, names, protocol, task_sets, release_tasks)
     return lb
+
+
+def _explain_undefined_overall(row: dict[str, Any], names: Sequence[str], overall: str | None,
+                               protocol: str | None) -> None:
+    """An undefined combined score names what it lacks (`overall_reason`, `geomean_all_reason`: "RefCov: no_labels;
+    DocImp: no_counts"), so no output shows a bare "—" for it (docs/reading-scores.md)."""
+    why = row["undefined_reason"]
+    for key, parts in (
+        ("overall_value", row.get("overall_metrics") or (names if overall in ("geomean", "mean") else [overall])),
+        ("geomean_all", names),
+    ):
+        v = row.get(key)
+        if overall is None or key not in row or not (v is None or (isinstance(v, float) and math.isnan(v))):
+            continue
+        lacking = [f"{_label(m, protocol)}: {why.get(m, 'undefined')}" for m in parts if m in why]
+        row["overall_reason" if key == "overall_value" else "geomean_all_reason"] = (
+            "; ".join(lacking) if lacking else "undefined"
+        )
 
 
 TIE_BREAKS = (None, "arithmetic_mean")
@@ -503,11 +531,18 @@ def shared_task_comparison(
                 continue
             tv = _task_values(per_task, s, m)
             values[s][m] = nan_mean(tv.get(t, math.nan) for t in shared).mean
+    # an undefined cell's reason: the system's own (e.g. no_counts), else no shared task defines it
+    why = {
+        s: {m: (r["undefined_reason"].get(m) or "undefined on the shared tasks")
+            for m, v in values[s].items() if math.isnan(v)}
+        for r in rows if (s := str(r["system"])) in values
+    }  # fmt: skip
     return {
         "n_tasks": len(shared),
         "task_ids": shared,
         "metrics": metrics,
         "values": values,
+        "why": {s: w for s, w in why.items() if w},  # system -> metric -> reason of a "—" cell
         "left_out": left_out,  # system -> why it is not in the comparison
         "why_no_tasks": why_none,  # set when n_tasks is 0: the comparison never collapses silently
         "note": "means over the tasks every listed system has a report for (macro mean of defined values); "
@@ -550,6 +585,12 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
     return f"{v:.{digits}f}"
+
+
+def _fmt_why(v: float | None, reason: str | None) -> str:
+    """A combined score, or "— (what it lacks)" when undefined."""
+    text = _fmt(v)
+    return f"— ({reason or 'undefined'})" if text == "—" else text
 
 
 def _fmt_p(p: float) -> str:
@@ -623,8 +664,8 @@ def to_markdown(lb: Leaderboard) -> str:
         cells = [rank] if show_overall else []
         cells.append(name)
         cells += [_cell(r, m, _is_rating(lb, m)) for m in lb.metrics]
-        cells += [_fmt(r["overall_value"])] if show_overall else []
-        cells += [_fmt(r.get("geomean_all"))] if show_all else []
+        cells += [_fmt_why(r["overall_value"], r.get("overall_reason"))] if show_overall else []
+        cells += [_fmt_why(r.get("geomean_all"), r.get("geomean_all_reason"))] if show_all else []
         cells += [tasks_cell(r), str(r["n_failed_items"])]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
@@ -653,7 +694,8 @@ def to_markdown(lb: Leaderboard) -> str:
             lines.append("|" + "|".join(["---"] * (len(sh["metrics"]) + 1)) + "|")
             for sys_name, vals in sh["values"].items():
                 shown = _labels(lb).get(str(sys_name), str(sys_name))
-                lines.append(f"| {shown} | " + " | ".join(_fmt(vals[m]) for m in sh["metrics"]) + " |")
+                why = (sh.get("why") or {}).get(str(sys_name)) or {}
+                lines.append(f"| {shown} | " + " | ".join(_fmt_why(vals[m], why.get(m)) for m in sh["metrics"]) + " |")
     if lb.pairwise:
         lines += ["", "Paired t-tests (A − B, over tasks both define); p (FDR) = Benjamini–Hochberg adjusted over "
                   "all the tests below:", ""]

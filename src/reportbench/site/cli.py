@@ -26,14 +26,41 @@ def _choices(names: list[str], limit: int = 12) -> str:
     return shown + (f", … ({len(names)} in all)" if len(names) > limit else "")
 
 
-def _resolve(params: dict[str, Any], benchmark: str | None, release: str | None) -> tuple[str, str, dict[str, Any]]:
+def _resolve(
+    params: dict[str, Any], benchmark: str | None, release: str | None, root: Path = Path(".")
+) -> tuple[str, str, dict[str, Any]]:
+    """The benchmark, release and plan entry to show. A `--release` other than the planned one (a run params.yaml
+    no longer plans, e.g. after `reportbench compose --reset`) takes its systems from what that run scored."""
     plan = (params.get("plan") or {}).get("benchmarks") or {}
     if benchmark is None:
         raise ViewError(f"--benchmark is required here; enabled: {_choices(sorted(plan))}")
     if benchmark not in plan:
         raise ViewError(f"unknown benchmark {benchmark!r}; enabled in params.yaml: {_choices(sorted(plan))}")
     entry = dict(plan[benchmark])
-    return benchmark, release or str(entry.get("release")), entry
+    planned = str(entry.get("release"))
+    if release is None or release == planned:
+        return benchmark, planned, entry
+    systems = _scored_systems(root, benchmark, release)
+    if systems is None:
+        runs = root / "data" / "runs" / benchmark
+        found = sorted(d.name for d in runs.iterdir() if d.is_dir()) if runs.is_dir() else []
+        scored = root / "metrics" / benchmark / release / "systems.json"
+        raise ViewError(
+            f"no run of {benchmark} release {release!r}: neither {scored} nor {runs / release}/ exists "
+            f"(releases with runs: {_choices(found) or 'none'}; params.yaml plans {planned!r})"
+        )
+    return benchmark, release, {**entry, "release": release, "systems": systems}
+
+
+def _scored_systems(root: Path, benchmark: str, release: str) -> list[str] | None:
+    """The systems of a release's run: those its score stage wrote (systems.json), else its run folders."""
+    import json
+
+    scored = root / "metrics" / benchmark / release / "systems.json"
+    if scored.is_file():
+        return [str(s) for s in json.loads(scored.read_text(encoding="utf-8"))]
+    runs = root / "data" / "runs" / benchmark / release
+    return sorted(d.name for d in runs.iterdir() if d.is_dir()) if runs.is_dir() else None
 
 
 def _cmd(args: argparse.Namespace) -> int:
@@ -59,15 +86,30 @@ def _run(args: argparse.Namespace) -> int:
         counts = build_site(params, root, out, max_samples=args.max_samples)
         print(f"{out / 'index.html'}  ({counts['benchmark_pages']} benchmarks, {counts['sample_pages']} samples)")
         return 0
-    benchmark, release, entry = _resolve(params, args.benchmark, args.release)
+    benchmark, release, entry = _resolve(params, args.benchmark, args.release, root)
     systems = [str(s) for s in entry.get("systems") or []]
     if args.system is None:
         if args.task is not None:
             raise ViewError(f"--task needs --system; systems of {benchmark}: {_choices(systems)}")
         from reportbench.site.build import build_benchmark_site  # lazy: +394 ms to import (python -X importtime)
 
-        build_benchmark_site(params, benchmark, root, out, max_samples=args.max_samples)
-        print(out / "benchmarks" / benchmark / release / "index.html")
+        plan = {**(params.get("plan") or {}), "benchmarks": {**params["plan"]["benchmarks"], benchmark: entry}}
+        build_benchmark_site({**params, "plan": plan}, benchmark, root, out, max_samples=args.max_samples)
+        index = out / "benchmarks" / benchmark / release / "index.html"
+        if not index.is_file():  # never print a path that was not written
+            raise ViewError(
+                f"no scored run of {benchmark}/{release}: {root / 'metrics' / benchmark / release / 'leaderboard.json'}"
+                f" is missing (`dvc repro score@{benchmark}` writes it); one task: add -s <system> -t <task>"
+            )
+        runs = root / "data" / "runs" / benchmark / release
+        absent = [s for s in entry.get("systems") or [] if not (runs / str(s) / "outcomes.jsonl").is_file()]
+        if absent:  # pages without tasks: say so here, not only on the page
+            print(
+                f"warning: no run data for {', '.join(map(str, absent))} in {runs}/ (the leaderboard is from an "
+                f"earlier run): their pages list no task; `dvc repro` (or `dvc exp apply <exp>`) brings the run back",
+                file=sys.stderr,
+            )
+        print(index)
         return 0
     if args.system not in systems:
         raise ViewError(f"unknown system {args.system!r} for {benchmark}; choices: {_choices(systems)}")

@@ -217,7 +217,10 @@ def leaderboard_table(d: BenchmarkData) -> str:
             )
         if olabel:
             key = "overall_value" if "overall_value" in r else "geomean"
-            cells.append(ncell(r.get(key), lsrc("rows", i, key), overall_digits))
+            if is_number(r.get(key)) or not r.get("overall_reason"):
+                cells.append(ncell(r.get(key), lsrc("rows", i, key), overall_digits))
+            else:  # undefined: "—" with what it lacks, never a bare dash
+                cells.append(f'<td data-sort=""><span class="na">— ({esc(str(r["overall_reason"]))})</span></td>')
         cells.append(ncell(r.get("n_tasks"), lsrc("rows", i, "n_tasks"), 0))
         n_failed_tasks = r.get("n_failed_tasks") or 0
         if n_failed_tasks:  # "k failed" with the first reason, never a bare count
@@ -644,7 +647,11 @@ def reading_html(d: BenchmarkData) -> str:
             for m in ms:
                 digits = digits_for(_info(d, m))
                 src = d.src("leaderboard.json", "shared_tasks", "values", sys_name, m)
-                cells.append(ncell(vals.get(m), src, digits))
+                why = ((shared.get("why") or {}).get(sys_name) or {}).get(m)
+                if why and not is_number(vals.get(m)):  # "—" with its reason, never bare
+                    cells.append(f'<td data-sort=""><span class="na">— ({esc(str(why))})</span></td>')
+                else:
+                    cells.append(ncell(vals.get(m), src, digits))
             body.append(f"<tr>{''.join(cells)}</tr>")
         n = num(shared.get("n_tasks"), d.src("leaderboard.json", "shared_tasks", "n_tasks"), 0)
         out.append(

@@ -202,7 +202,7 @@ def _load_system(
     d.run_dir = run_dir
     d.reports = reports = LazyReports(run_dir / "reports.jsonl", d.problems)  # ids only; parsed per page
     for _, obj in _jsonl(run_dir / "outcomes.jsonl", d.problems):
-        if "task_id" in obj:
+        if obj.get("task_id"):  # an unmapped file names no task: it is a row of the mapping table, not a task page
             d.outcomes[str(obj["task_id"])] = obj
     if (run_dir / "mapping.jsonl").is_file():  # folder systems: which file landed on which task, by which rule
         d.mapping = [obj for _, obj in _jsonl(run_dir / "mapping.jsonl", d.problems)]
@@ -851,7 +851,10 @@ def _cross_html(rows: list[dict[str, Any]]) -> str:
 
 def view_command(sd: SystemData, task_id: str) -> str:
     """The command that renders a task's sample page on demand (`reportbench view`, site/cli.py)."""
-    return f"reportbench view -b {shlex.quote(sd.benchmark)} -s {shlex.quote(sd.system)} -t {shlex.quote(task_id)}"
+    return (
+        f"reportbench view -b {shlex.quote(sd.benchmark)} -s {shlex.quote(sd.system)} -t {shlex.quote(task_id)}"
+        f" --release {shlex.quote(sd.release)}"  # still right once params.yaml plans another release
+    )
 
 
 def unrendered_note(sd: SystemData, rendered: set[str] | None) -> str:

@@ -258,8 +258,12 @@ def render_text(result: CheckResult) -> str:
     lines += ["", "reports:"]
     for r in result.reports:
         best = ""
-        if r.get("best_task") and r["best_task"] != r["task_id"]:
-            best = f" best match {r['best_task']} ({r['best_score']} vs own {r['own_score']})"
+        if r.get("best_task") and r["best_task"] != r["task_id"]:  # the scores say what they are, and what they mean
+            flagged = "mapping_suspect" in (r.get("flags") or [])
+            best = (
+                f"; closer to {r['best_task']} ({result.shift.get('method') or 'bm25'}: {r['best_score']} vs "
+                f"{r['own_score']} for its own task{'' if flagged else '; under the margin, not flagged'})"
+            )
         lines.append(
             f"  {r['task_id']}: {r['adapter']}, {r['sources']} sources, reference list "
             f"{'yes' if r['reference_list'] else 'no'}, {r['unresolved_markers']} unresolved markers"
