@@ -158,12 +158,19 @@ def run_system(
         shutil.rmtree(out_dir, ignore_errors=True)
         raise
     counts: dict[str, int] = {}
+    missing: dict[str, list[str]] = {}  # reason -> task ids: a real release misses hundreds (one line per reason)
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
         if o.status == "unmapped":  # names the file: it maps to no task
             log.warning("%s / %s: unmapped (%s)", system, o.path, o.reason)
+        elif o.status == "missing":
+            missing.setdefault(str(o.reason), []).append(o.task_id)
         elif o.status != "ok":
             log.warning("%s / %s: %s (%s)", system, o.task_id, o.status, o.reason)
+    for reason, task_ids in missing.items():
+        more = f", … ({len(task_ids)} in all; outcomes.jsonl lists each)" if len(task_ids) > MISSING_SHOWN else ""
+        log.warning("%s: %d task(s) missing (%s): %s%s", system, len(task_ids), reason,
+                    ", ".join(task_ids[:MISSING_SHOWN]), more)  # fmt: skip
     log.info("%s/%s: %s", benchmark, system, counts)
     _fail_if_nothing_ran(benchmark, system, outcomes, out_dir)
     if (Path(out_dir) / "reports.jsonl").is_file():  # read by the judge stage without validating it again
@@ -172,6 +179,9 @@ def run_system(
 
         register_written(Path(out_dir) / "reports.jsonl")
     return counts
+
+
+MISSING_SHOWN = 5  # task ids named per missing-report reason in system@'s log
 
 
 def _fail_if_nothing_ran(benchmark: str, system: str, outcomes: list[Any], out_dir: Path) -> None:
