@@ -374,8 +374,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(R, "export OPENAI_API_KEY=..."),
         # the published preset sends the authors' DEER prompts: the mirror docs/prompt-packs.md exports, first
         S(D + "prompt-packs.md", "export REPORTBENCH_AUTHORS_MIRROR=/path/to/authors-mirror"),
-        S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=published"),
-        S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=paper"),
+        S(D + "presets.md", "dvc exp run -S 'benchmarks=[deer]' -S judge=llm -S deer/preset=published"),
+        S(D + "presets.md", "dvc exp run -S 'benchmarks=[deer]' -S judge=llm -S deer/preset=paper"),
         S(D + "prompt-packs.md", "dvc exp run -S judge=llm -S judge.prompts=authors"),
     ), needs_shared=True),  # docs/prompt-packs.md's mirror: ../shared/authors/mirror (the authors' prompts)
     Scenario("stub-judge-batch", "reproduced", (
@@ -436,8 +436,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "deepscholar.md", "reportbench label init", r"^wrote pipelines/label/dvc\.yaml"),
         S(D + "deepscholar.md", "dvc exp run pipelines/label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o",
           r"Ran experiment"),
-        S(D + "deepscholar.md", "dvc exp run -S judge=llm -S judge.model=openai/gpt-4o -S deepscholar/release=path -S "
-          "benchmarks.deepscholar.release.name=deepscholar-2025-06 -S "
+        S(D + "deepscholar.md", "dvc exp run -S 'benchmarks=[deepscholar]' -S judge=llm -S judge.model=openai/gpt-4o -S "
+          "deepscholar/release=path -S benchmarks.deepscholar.release.name=deepscholar-2025-06 -S "
           "benchmarks.deepscholar.release.source=data/labelled/deepscholar/deepscholar-2025-06 -S "
           "deepscholar/systems=deepscholar_baselines", r"Ran experiment"),
     ), needs_shared=True),
