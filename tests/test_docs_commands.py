@@ -95,6 +95,8 @@ STEP_COSTS: tuple[tuple[str, float], ...] = (  # (regex on the command, rough CP
     # reruns every judge, cross and score stage (~90 s: each judge/cross stage imports litellm); other runs ~25 s
     (r"dvc exp run --dry", 3), (r"^for .*dvc exp run --queue .*judge=", 180), (r"dvc exp run --queue", 15),
     (r"dvc queue start", 1),
+    # one benchmark (`-S 'benchmarks=[b]'`) with an LLM judge: its own judge and score stages and the site (~20-40 s)
+    (r"dvc exp run -S 'benchmarks=\[\w+\]' .*judge=", 35),
     (r"(dvc exp run|dvc repro).*(judge=|agents=|deepscholar_baselines)|agents=.*dvc repro", 90),
     (r"dvc exp run|dvc repro", 25), (r"pip install|pytest", 30), (r"", 1.5),
 )
