@@ -182,7 +182,6 @@ OWN_UNIT = ("tests/test_docs_commands.py::test_documented_commands_run_as_writte
 MODULE_COST = {
     "tests/test_estimate_offline.py": 150,
     "tests/test_dvc_tidy.py": 60,
-    "tests/test_systems_dvc.py": 45,
     "tests/test_executor_ray.py": 45,
     "tests/test_agents_provider_dvc.py": 40,
     "tests/test_judge_retry_dvc.py": 35,

@@ -42,6 +42,26 @@ def run_timed(cmd: list[str], cwd: Path, timeout: float = 600) -> tuple[str, flo
     return proc.stdout + proc.stderr, time.perf_counter() - t0
 
 
+SKIP_TOP = {".venv", ".git", ".pytest_cache", ".ruff_cache", ".reportbench", "outputs", "multirun"}
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """The working tree without the venv, git, DVC cache and our caches (a `git clone` would miss
+    uncommitted files)."""
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        rel = Path(folder).relative_to(src)
+        skip = [n for n in names if n == "__pycache__"]
+        if rel == Path("."):
+            skip += [n for n in names if n in SKIP_TOP]
+        if rel == Path(".dvc"):
+            skip += [n for n in names if n in ("cache", "tmp")]
+        return skip
+
+    shutil.copytree(src, dst, ignore=ignore)
+    return dst
+
+
 @dataclass(frozen=True)
 class Reproduced:
     """The session's one full default `dvc repro` of the working tree (conftest.py `reproduced_template`)."""

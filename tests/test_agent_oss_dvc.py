@@ -23,14 +23,13 @@ import pytest
 import yaml
 
 from agent_stubs import ScriptedLLM, SearchStub, agent_python
-from dvc_helpers import copy_working_tree, run_ok, subprocess_env
+from dvc_helpers import copy_tree, copy_working_tree, run_ok, subprocess_env
 from reportbench.config import compose_params
 from test_agent_gpt_researcher import gptr_script
 from test_agent_open_deep_research import odr_script
 from test_agent_smolagents_deep_research import smol_script
 from test_agent_storm import OFFLINE as STORM_OFFLINE
 from test_agent_storm import storm_script
-from test_systems_dvc import copy_tree
 
 pytestmark = pytest.mark.integration
 NEEDS_AGENT_VENV = True  # run last: CI builds the venvs in the background meanwhile (tests/conftest.py)

@@ -1,7 +1,7 @@
 """An agent system through `dvc repro`: `search_llm` on the DeepScholar demo against the loopback stub LLM and stub
 search servers, scored by the offline judge and on the leaderboard; its stage depends on its environment's lock.
 
-Runs in a copy of the working tree with `git init` (tests/test_systems_dvc.py's helper), so it never touches the
+Runs in a copy of the working tree with `git init` (tests/dvc_helpers.copy_tree), so it never touches the
 repository."""
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dvc_helpers import run_ok
+from dvc_helpers import copy_tree, run_ok
 from reportbench.agents.search.stub import stub_search_thread
 from reportbench.config import compose_params
 from reportbench.stub_server import stub_server_thread
 from test_agents_runner import agent_responder
-from test_systems_dvc import copy_tree
 
 pytestmark = pytest.mark.integration
 

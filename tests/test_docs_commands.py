@@ -95,6 +95,8 @@ STEP_COSTS: tuple[tuple[str, float], ...] = (  # (regex on the command, rough CP
     # reruns every judge, cross and score stage (~90 s: each judge/cross stage imports litellm); other runs ~25 s
     (r"dvc exp run --dry", 3), (r"^for .*dvc exp run --queue .*judge=", 180), (r"dvc exp run --queue", 15),
     (r"dvc queue start", 1),
+    # one benchmark (`-S 'benchmarks=[b]'`) with an LLM judge: its own judge and score stages and the site (~20-40 s)
+    (r"dvc exp run -S 'benchmarks=\[\w+\]' .*judge=", 35),
     (r"(dvc exp run|dvc repro).*(judge=|agents=|deepscholar_baselines)|agents=.*dvc repro", 90),
     (r"dvc exp run|dvc repro", 25), (r"pip install|pytest", 30), (r"", 1.5),
 )
@@ -229,6 +231,8 @@ KNOWN_BROKEN: dict[tuple[str, str], str] = {}
 
 # ----------------------------------------------------------------------------------------------- scenarios
 STUB = "reportbench stub-server --port 8765 --latency-ms 0 &"
+BYO_REPRO = "reportbench compose agents=byo_examples && dvc repro"
+WITH_REF_REPRO = "reportbench compose deepscholar/systems=with_ref && dvc repro"
 API_BASE_SET = r"wrote params\.yaml \(overrides: (.* )?judge\.api_base=http://127\.0\.0\.1:8765/v1"
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("cli", "reproduced", (
@@ -349,14 +353,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("with-ref", "reproduced", (
         S(D + "systems.md", "python -m reportbench.systems.devservices --arxiv-fixtures tests/fixtures/systems/arxiv &",
           "listening"),
-        S(D + "systems.md", "reportbench compose deepscholar/systems=with_ref && dvc repro"),
+        S(D + "systems.md", WITH_REF_REPRO),
         S(R, "dvc exp run -S deepscholar/systems=with_ref"),
     )),
     # The key-needing judge commands, against the stub (docs/judges.md "Trying a key-needing command offline"), in
     # five independent scenarios (each from the reproduced state, on a loopback of its own: xdist runs them at once)
     Scenario("byo-systems", "reproduced", (
         S(D + "systems.md", STUB, "listening on http://127.0.0.1:8765/v1"),
-        S(D + "systems.md", "reportbench compose agents=byo_examples && dvc repro", r"byo_endpoint"),
+        S(D + "systems.md", BYO_REPRO, r"byo_endpoint"),
         S(R, "dvc exp run -S agents=byo_examples"),
     )),
     Scenario("stub-judge", "reproduced", (
@@ -374,8 +378,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(R, "export OPENAI_API_KEY=..."),
         # the published preset sends the authors' DEER prompts: the mirror docs/prompt-packs.md exports, first
         S(D + "prompt-packs.md", "export REPORTBENCH_AUTHORS_MIRROR=/path/to/authors-mirror"),
-        S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=published"),
-        S(D + "presets.md", "dvc exp run -S judge=llm -S deer/preset=paper"),
+        S(D + "presets.md", "dvc exp run -S 'benchmarks=[deer]' -S judge=llm -S deer/preset=published"),
+        S(D + "presets.md", "dvc exp run -S 'benchmarks=[deer]' -S judge=llm -S deer/preset=paper"),
         S(D + "prompt-packs.md", "dvc exp run -S judge=llm -S judge.prompts=authors"),
     ), needs_shared=True),  # docs/prompt-packs.md's mirror: ../shared/authors/mirror (the authors' prompts)
     Scenario("stub-judge-batch", "reproduced", (
@@ -436,8 +440,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         S(D + "deepscholar.md", "reportbench label init", r"^wrote pipelines/label/dvc\.yaml"),
         S(D + "deepscholar.md", "dvc exp run pipelines/label/dvc.yaml -S judge=llm -S judge.model=openai/gpt-4o",
           r"Ran experiment"),
-        S(D + "deepscholar.md", "dvc exp run -S judge=llm -S judge.model=openai/gpt-4o -S deepscholar/release=path -S "
-          "benchmarks.deepscholar.release.name=deepscholar-2025-06 -S "
+        S(D + "deepscholar.md", "dvc exp run -S 'benchmarks=[deepscholar]' -S judge=llm -S judge.model=openai/gpt-4o "
+          "-S deepscholar/release=path -S benchmarks.deepscholar.release.name=deepscholar-2025-06 -S "
           "benchmarks.deepscholar.release.source=data/labelled/deepscholar/deepscholar-2025-06 -S "
           "deepscholar/systems=deepscholar_baselines", r"Ran experiment"),
     ), needs_shared=True),
@@ -509,12 +513,62 @@ def walkthrough_results(repo: Path, outputs: dict[str, str], run: Callable[[str]
     assert "my_system" in (repo / "params.yaml").read_text()
 
 
+RUNNING = re.compile(r"Running stage '([^']+)'")
+
+
+def _board_systems(repo: Path) -> set[str]:
+    board = json.loads((repo / "metrics" / "deepscholar" / "demo" / "leaderboard.json").read_text())
+    return {row["system"] for row in board["rows"]}
+
+
+def _outcomes(repo: Path, system: str) -> list[str]:
+    lines = (repo / "data" / "runs" / "deepscholar" / "demo" / system / "outcomes.jsonl").read_text().splitlines()
+    return [json.loads(line)["status"] for line in lines]
+
+
+def byo_agents_results(repo: Path, outputs: dict[str, str], run: Callable[[str], str]) -> None:
+    """docs/systems.md's `agents=byo_examples` (a command and an endpoint system against the documented stub, defined
+    once as agents): both run on every enabled benchmark, answer every task and reach the leaderboard beside the
+    demo systems (was tests/test_systems_dvc.py: the same on two benchmarks, in a copy of the same template)."""
+    ran = set(RUNNING.findall(outputs[BYO_REPRO]))
+    enabled = yaml.safe_load((repo / "params.yaml").read_text())["plan"]["benchmarks"]
+    assert {"deepscholar", "researchqa"} <= set(enabled), enabled
+    missing = [f"system@{b}.{s}" for b in enabled for s in ("byo_command", "byo_endpoint")
+               if f"system@{b}.{s}" not in ran]
+    assert not missing, f"agents run on every enabled benchmark; not run: {missing}"
+    assert {"score@deepscholar", "cross@researchqa"} <= ran, sorted(ran)
+    assert {"byo_command", "byo_endpoint", "careful_writer"} <= _board_systems(repo)
+    assert _outcomes(repo, "byo_command") == ["ok"] * 3
+    assert _outcomes(repo, "byo_endpoint") == ["ok"] * 3  # the endpoint answered every task (the loopback stub)
+
+
+def with_ref_results(repo: Path, outputs: dict[str, str], run: Callable[[str], str]) -> None:
+    """docs/systems.md's DeepScholar-ref against the documented loopback doubles: adding a system to the reproduced
+    pipeline reruns only its own stage, the judge and score of its benchmark and the site; it searched through the
+    recorded arXiv responses and never used the recorded post-cutoff paper (was tests/test_systems_dvc.py)."""
+    ran = set(RUNNING.findall(outputs[WITH_REF_REPRO]))
+    expected = {"system@deepscholar.deepscholar_ref", "judge@deepscholar", "score@deepscholar", "site"}
+    assert ran == expected, f"adding a system reran {sorted(ran - expected)} / missed {sorted(expected - ran)}"
+    assert {"deepscholar_ref", "careful_writer"} <= _board_systems(repo)
+    assert _outcomes(repo, "deepscholar_ref") == ["ok"] * 3
+    # the reproduced template has no search cache (no default system searches): rows here are this run's arXiv
+    # searches, through the only arXiv URL the config names (the replay on 127.0.0.1:8766)
+    searches = json.loads(run("python -c \"import json, sqlite3; print(json.dumps(sqlite3.connect("
+                              "'.reportbench/cache/search.sqlite').execute('select count(*) from searches')"
+                              ".fetchone()[0]))\""))
+    assert searches > 0, "DeepScholar-ref searched through the recorded arXiv responses"
+    raw = (repo / "data" / "runs" / "deepscholar" / "demo" / "deepscholar_ref" / "raw" / "demo-0002.md").read_text()
+    assert "2513.00530" not in raw and "## References" in raw  # the post-cutoff recorded result never used
+
+
 ResultCheck = Callable[[Path, dict[str, str], Callable[[str], str]], None]
 RESULT_CHECKS: dict[tuple[str, str], ResultCheck] = {
     # (scenario, the command as it runs) -> checked right after that command's first run
     ("scale-limits", "dvc exp run -S benchmarks.deer.release.limit=2"): subset_release_results,
     ("systems-walkthrough", "reportbench view --benchmark deepscholar --system my_system --task demo-0001 --text"):
         walkthrough_results,
+    ("byo-systems", BYO_REPRO): byo_agents_results,
+    ("with-ref", WITH_REF_REPRO): with_ref_results,
 }
 
 
