@@ -342,7 +342,9 @@ def main() -> int:
             f"**{r['overhead_us_per_rubric_item']:,.1f} µs** | {r['wall_s']:.1f} s | {r['peak_rss_mb']} MB |"
         )
     for mode, us in slopes.items():
-        print(f"{mode}: marginal overhead between the smallest and largest N: {us:,.0f} µs per judgment")
+        unit = "rubric item" if mode.endswith(" per rubric item") else "judgment"
+        print(f"{mode.removesuffix(' per rubric item')}: marginal overhead between the smallest and largest N: "
+              f"{us:,.0f} µs per {unit}")  # fmt: skip
     print(f"per-process constant before the stage (imports): {max(r['imports_cpu_s'] for r in rows):.2f} s CPU")
     return 0
 
