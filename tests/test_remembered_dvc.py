@@ -93,3 +93,26 @@ def test_dvc_exp_run_composes_what_compose_remembered(
     save_overrides(["deepscholar/systems=mine", "~judge.seed"], conf)
     assert not remembered_conf_path(conf).exists()
     assert "dvc exp run` cannot apply" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_dvc_exp_run_with_a_missing_release_source_stops_naming_key_path_and_doc(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dvc exp run -S researchqa/release=researchqa` without ../shared/data/researchqa ran other stages and then
+    stopped with DVC's bare "dependency '…/shared/data/researchqa' does not exist". DVC's composition now stops
+    first (exit 2) with the key, the missing path, the doc and the way back; the demo composes as before."""
+    conf = _conf(repo_root, tmp_path)
+    work = tmp_path / "work"  # ../shared/data/researchqa does not exist from here
+    work.mkdir()
+    monkeypatch.chdir(work)
+    with pytest.raises(SystemExit) as stopped:
+        flags = ["benchmarks=[researchqa]", "researchqa/release=researchqa"]
+        _dvc_compose(repo_root, conf, work / "params.yaml", flags)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: release@researchqa reads ../shared/data/researchqa (benchmarks.researchqa.release.source)" in err
+    assert "does not exist" in err and "docs/researchqa.md" in err and "researchqa/release=demo" in err
+    monkeypatch.chdir(repo_root)  # the demo's sources are in the repository: composes
+    params = _dvc_compose(repo_root, conf, tmp_path / "demo.yaml", ["benchmarks=[researchqa]"])
+    assert params["plan"]["benchmarks"]["researchqa"]["release"] == "demo"

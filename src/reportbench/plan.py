@@ -16,6 +16,7 @@ single member `main`, else `<benchmark>.<system>.<member>`. Systems are defined 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 AGENT_KINDS = ("command", "endpoint")
@@ -217,6 +218,23 @@ def _env_lock(spec: Any) -> str:
     return "constraints.txt" if kind in BUILTIN_KINDS else "src/reportbench/systems/base.py"
 
 
+def missing_release_sources(params: Mapping[str, Any], root: Path = Path("."), fix: str = "") -> list[str]:
+    """One line per planned release whose local `source` (a DVC dependency of `release@<b>`) is absent: `dvc
+    repro` / `dvc exp run` would stop there with DVC's bare "dependency ... does not exist", naming neither the key
+    nor the fix. `fix`: the way back for the caller's path (`{b}`: the benchmark)."""
+    out = []
+    for b, entry in ((params.get("plan") or {}).get("benchmarks") or {}).items():
+        source = str((entry or {}).get("source") or "")
+        if not source or "://" in source or (root / source).exists():
+            continue
+        out.append(
+            f"release@{b} reads {source} (benchmarks.{b}.release.source), which does not exist, so release@{b} "
+            f"cannot run. Put the data there (docs/{b.replace('_', '-')}.md says where it comes from) or point "
+            f"benchmarks.{b}.release.source (and .path) at your copy" + (f"; {fix.format(b=b)}" if fix else "")
+        )
+    return out
+
+
 def _resolve_plan(*, _root_: Any) -> Any:
     from omegaconf import OmegaConf
 
@@ -224,6 +242,7 @@ def _resolve_plan(*, _root_: Any) -> Any:
         node = _root_.get(key)
         return OmegaConf.to_container(node, resolve=True) if OmegaConf.is_dict(node) else {}  # type: ignore[return-value]
 
+    from reportbench import conf_checks  # lazy: +2 ms to import (python -X importtime)
     from reportbench.conf_checks import fail, stray_keys_problem  # lazy: +2 ms to import (python -X importtime)
     from reportbench.errors import ConfigError  # lazy: +0 ms to import (python -X importtime)
     from reportbench.hydra_search import main_conf_dir  # lazy: +1269 ms to import (python -X importtime)
@@ -241,6 +260,12 @@ def _resolve_plan(*, _root_: Any) -> Any:
         plan = build_plan(plain("benchmarks"), plain("agents"), plain("judge"), plain("agreement"))
     except (PlanError, ConfigError) as exc:
         fail(exc)  # inside DVC: one `error:` line and exit 2, not "unexpected error" and a traceback
+    if not conf_checks._own:  # `dvc exp run -S ...`: stop before any stage runs, as `compose` warns (config.py)
+        missing = missing_release_sources(
+            {"plan": plan},
+            fix="`-S {b}/release=demo` goes back to the demo (`reportbench compose --reset` forgets a remembered one)")
+        if missing:
+            fail(ConfigError("\n".join(missing)))
     # a Container (not a dict), so OmegaConf.resolve() — what DVC calls — can store it in place
     return OmegaConf.create(plan)
 
