@@ -82,6 +82,10 @@ def test_export_errors(tmp_path: Path) -> None:
         export("nope", _scores(tmp_path / "s", [metric_row("a", "t", "m", 1.0)]), tmp_path / "out")
 
 
+def summary_reason(path: Path, system: str, criterion: str) -> str:
+    return json.loads(path.read_text())["results_by_model"][system][criterion]["reason"]
+
+
 def test_liveresearchbench_export_says_why_a_value_is_missing(tmp_path: Path) -> None:
     """Every criterion listed under `criteria_evaluated` is under every system: a mean, or null with its reason;
     reports left out of a mean are counted; `overall_results` says why it has no value; the notes file lists all."""
@@ -91,10 +95,14 @@ def test_liveresearchbench_export_says_why_a_value_is_missing(tmp_path: Path) ->
         metric_row("sys-a", "q1", "presentation", 60.0),
         metric_row("sys-a", "q2", "presentation", math.nan, "no_report", "no report"),
         metric_row("sys-a", "q1", "depth_win_rate", 100.0),
+        metric_row("sys-a", "q1", "cit_e1", math.nan, "undefined", "not_checked: none of 3 cited URL(s) was checked"),
+        metric_row("sys-a", "q2", "cit_e1", math.nan, "undefined", "not_checked: none of 5 cited URL(s) was checked"),
     ])
     paths = export("liveresearchbench", scores, tmp_path / "out")
+    assert summary_reason(paths[0], "sys-a", "cit_e1") == (  # one entry per kind of reason, counted
+        "undefined: not_checked: none of <n> cited URL(s) was checked (x2)")
     summary = json.loads(paths[0].read_text())
-    assert summary["metadata"]["criteria_evaluated"] == ["depth_win_rate", "presentation"]
+    assert summary["metadata"]["criteria_evaluated"] == ["cit_e1", "depth_win_rate", "presentation"]
     depth = summary["results_by_model"]["ref"]["depth_win_rate"]
     assert depth["mean"] is None and depth["count"] == 0
     assert "the reference is never compared with itself" in depth["reason"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,8 @@ def read_scores(
 def left_out(scores: dict[str, dict[str, dict[str, float | None]]], reasons: Reasons
              ) -> dict[str, dict[str, dict[str, int]]]:
     """{system: {metric: {reason: n_tasks}}} for every task whose value is undefined or has no row (a metric
-    another system has), so an exported mean never hides what it left out."""
+    another system has), so an exported mean never hides what it left out. Numbers in a reason read `<n>` (the
+    per-task text stays in the score table)."""
     metrics = sorted({m for tasks in scores.values() for t in tasks.values() for m in t})
     out: dict[str, dict[str, dict[str, int]]] = {}
     for system, tasks in scores.items():
@@ -92,6 +94,7 @@ def left_out(scores: dict[str, dict[str, dict[str, float | None]]], reasons: Rea
             for task_id, t in tasks.items():
                 if t.get(m) is None:
                     reason = reasons.get((system, task_id, m), f"no row for this metric in {system}.parquet")
+                    reason = re.sub(r"\d+(?:\.\d+)?", "<n>", reason)  # one entry per kind, not per count
                     bucket = out.setdefault(system, {}).setdefault(m, {})
                     bucket[reason] = bucket.get(reason, 0) + 1
     return out
