@@ -25,7 +25,7 @@ MINE = """# @package benchmarks.deepscholar.systems
 defaults: [demo, _self_]
 my_system:
   kind: folder
-  path: data/my_reports
+  path: data/demo/deepscholar/systems/careful_writer
 """
 
 
@@ -116,3 +116,41 @@ def test_dvc_exp_run_with_a_missing_release_source_stops_naming_key_path_and_doc
     monkeypatch.chdir(repo_root)  # the demo's sources are in the repository: composes
     params = _dvc_compose(repo_root, conf, tmp_path / "demo.yaml", ["benchmarks=[researchqa]"])
     assert params["plan"]["benchmarks"]["researchqa"]["release"] == "demo"
+
+
+STORM = """# @package benchmarks.deepscholar.systems
+my_storm:
+  kind: storm
+  model: openai/stub-model
+  api_base: http://127.0.0.1:8765/v1
+my_folder:
+  kind: folder
+  path: data/nowhere/my_reports
+"""
+
+
+@pytest.mark.integration
+def test_dvc_exp_run_with_an_agent_not_installed_or_a_missing_folder_names_the_fix(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/agents.md's offline agent path without `reportbench agents install storm` stopped at the system stage
+    with DVC's "dependency '.reportbench/agents/storm/lock.txt' does not exist"; a folder system whose folder is
+    absent likewise. Composition now stops first naming the stage, the key and the command that fixes it."""
+    conf = _conf(repo_root, tmp_path)
+    (conf / "deepscholar" / "systems" / "my_storm.yaml").write_text(STORM)
+    work = tmp_path / "work"  # the repository's data and code, no agent venvs
+    work.mkdir()
+    for name in ("data", "src"):
+        (work / name).symlink_to(repo_root / name)
+    monkeypatch.chdir(work)
+    with pytest.raises(SystemExit) as stopped:
+        flags = ["benchmarks=[deepscholar]", "deepscholar/systems=my_storm"]
+        _dvc_compose(repo_root, conf, work / "params.yaml", flags)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "system@deepscholar.my_storm runs agent kind storm (benchmarks.deepscholar.systems.my_storm.kind)" in err
+    assert ".reportbench/agents/storm/lock.txt does not exist" in err
+    assert "run `reportbench agents install storm`" in err
+    assert ("system@deepscholar.my_folder reads data/nowhere/my_reports "
+            "(benchmarks.deepscholar.systems.my_folder.path)") in err
+    assert "release@" not in err  # the demo's release is there
