@@ -154,3 +154,28 @@ def test_dvc_exp_run_with_an_agent_not_installed_or_a_missing_folder_names_the_f
     assert ("system@deepscholar.my_folder reads data/nowhere/my_reports "
             "(benchmarks.deepscholar.systems.my_folder.path)") in err
     assert "release@" not in err  # the demo's release is there
+
+
+@pytest.mark.integration
+def test_a_dry_dvc_exp_run_with_a_missing_release_source_warns_and_composes(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dvc exp run --dry --allow-missing` (README: which stages an override would rerun) lists stages without
+    running them: a missing input is said, not a stop."""
+    from types import SimpleNamespace
+
+    conf = _conf(repo_root, tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+    class CmdExperimentsRun:  # DVC's command object, as found up the stack (its args: the CLI flags)
+        args = SimpleNamespace(dry=True, allow_missing=True, queue=False)
+
+        def run(self) -> dict[str, Any]:
+            flags = ["benchmarks=[researchqa]", "researchqa/release=researchqa"]
+            return _dvc_compose(repo_root, conf, work / "params.yaml", flags)
+
+    params = CmdExperimentsRun().run()
+    assert params["plan"]["benchmarks"]["researchqa"]["source"] == "../shared/data/researchqa"
+    assert "warning: release@researchqa reads ../shared/data/researchqa" in capsys.readouterr().err
