@@ -42,3 +42,12 @@ def test_ls_unknown_benchmark_names_the_choices(capsys: pytest.CaptureFixture[st
     assert main(["ls", "metrics", "--benchmark", "nope"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "'nope'" in err and "researcherbench" in err
+
+
+def test_ls_prompt_packs_names_the_judge_tasks_a_pack_serves(capsys: pytest.CaptureFixture[str]) -> None:
+    """ResearcherBench's tasks name their authors' step (JudgeTask.authors_step), not the other way round: the
+    listing said "4 prompts (judge tasks: )"."""
+    assert main(["ls", "prompt-packs", "-b", "researcherbench"]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "judge tasks: )" not in line
+    assert "researcherbench_rubric" in line and "researcherbench_verify" in line

@@ -122,6 +122,7 @@ def _judges(conf: Path, benchmark: str | None = None) -> list[str]:
 
 def _prompt_packs(conf: Path, benchmark: str | None = None) -> list[str]:
     from reportbench.benchmarks import installed_benchmarks  # lazy: +617 ms to import (python -X importtime)
+    from reportbench.judges.tasks import TASKS  # lazy: +443 ms to import (python -X importtime)
     from reportbench.prompt_packs import load_all, pack_id, steps_for  # lazy: +33 ms to import (python -X importtime)
 
     load_all()
@@ -129,7 +130,10 @@ def _prompt_packs(conf: Path, benchmark: str | None = None) -> list[str]:
     for b in [benchmark] if benchmark else installed_benchmarks():
         steps = steps_for(b)
         if steps:
-            tasks = ", ".join(sorted({s.judge_task for s in steps if s.judge_task}))
+            # bound either way: a step names our task (AuthorsStep.judge_task) or a task names a step (authors_step)
+            bound = {s.judge_task for s in steps if s.judge_task}
+            bound |= {t.name for t in TASKS.values() if str(getattr(t, "authors_step", None) or "").startswith(f"{b}/")}
+            tasks = ", ".join(sorted(bound)) or "none bound: the pack is not used by any judge task"
             lines.append(f"-S judge.prompts=authors   {b}: {pack_id(b)}, {len(steps)} prompts (judge tasks: {tasks})")
         else:
             lines.append(f"-S judge.prompts=authors   {b}: no authors' pack (our wording is used)")
