@@ -10,6 +10,7 @@ override picks from: `-S judge=<name>`, `-S <b>/release=<name>`, `-S <b>/systems
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -64,13 +65,22 @@ def _benchmarks(conf: Path, benchmark: str | None = None) -> list[str]:
     return lines
 
 
+def _conf_value(value: Any, key: str) -> str:
+    """A config value as a reader can use it: OmegaConf's `???` is a value the user must set (named with its
+    key), an interpolation `${a.b}` is shown as `<b>` (the key it copies), not as raw OmegaConf syntax."""
+    if value == "???":
+        return f"(required: set {key})"
+    return re.sub(r"\$\{\.*(?:[\w-]+\.)*([\w-]+)\}", r"<\1>", str(value))
+
+
 def _releases(conf: Path, benchmark: str | None = None) -> list[str]:
     from reportbench.benchmarks import installed_benchmarks  # lazy: +617 ms to import (python -X importtime)
 
     lines = []
     for b in [benchmark] if benchmark else installed_benchmarks():
         for option, data, comment in _conf_options(_conf_for(conf, b) / b / "release"):
-            what = f"name={data.get('name')} kind={data.get('kind')} source={data.get('source')}"
+            shown = {k: _conf_value(data.get(k), f"benchmarks.{b}.release.{k}") for k in ("name", "kind", "source")}
+            what = f"name={shown['name']} kind={shown['kind']} source={shown['source']}"
             lines.append(f"{'-S ' + b + '/release=' + option:48s} {what}" + (f"  # {comment}" if comment else ""))
     return lines
 
