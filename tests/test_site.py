@@ -354,3 +354,19 @@ def test_a_system_page_says_why_a_metric_has_no_per_task_cell() -> None:
     t2 = html.split('data-sort="t2"')[1].split("</tr>")[0]
     assert "— system-level" in t2 and "leaderboard row below" in t2  # elo: the system's row only
     assert "— no row" in t2  # depth: no row at all for this task
+
+
+def test_the_index_says_why_a_benchmark_has_no_overall_value() -> None:
+    """The index showed "no overall score" and a bare "—" for ResearcherBench (no overall metric) and for a
+    release where no system is ranked; the cell now says which."""
+    from reportbench.site.build import _index_row
+    from reportbench.site.leaderboard_page import BenchmarkData
+
+    rows = [{"system": "a", "rank": None, "n_tasks": 3}]
+    no_overall = BenchmarkData("researcherbench", "demo", "metrics/researcherbench/demo",
+                               {"meta": {"overall": {"column": None}}, "rows": rows})
+    unranked = BenchmarkData("researchqa", "demo", "metrics/researchqa/demo",
+                             {"meta": {"overall": {"column": "overall_coverage"}}, "rows": rows})
+    for d, why in ((no_overall, "combines no metrics"), (unranked, "no system is ranked")):
+        cell = _index_row(d, "x.html")
+        assert f"— {why}" in cell
