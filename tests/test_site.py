@@ -367,6 +367,6 @@ def test_the_index_says_why_a_benchmark_has_no_overall_value() -> None:
                                {"meta": {"overall": {"column": None}}, "rows": rows})
     unranked = BenchmarkData("researchqa", "demo", "metrics/researchqa/demo",
                              {"meta": {"overall": {"column": "overall_coverage"}}, "rows": rows})
-    for d, why in ((no_overall, "combines no metrics"), (unranked, "no system is ranked")):
+    for d, why in ((no_overall, "its protocol combines no metrics"), (unranked, "no system is ranked")):
         cell = _index_row(d, "x.html")
         assert f"— {why}" in cell
