@@ -35,8 +35,23 @@ def test_researcherbench_export(tmp_path: Path) -> None:
         metric_row("sys-a", "3", "coverage", math.nan, "failed", "rubric call failed", n_failed=1),
         metric_row("sys-a", "1", "faithfulness", 1.0),
     ])
-    path = export("researcherbench", scores, tmp_path / "out")[0]
-    assert rb.read_evaluation_results(path) == ("sys-a", 0.375)  # the failed question is out, not a 0
+    paths = export("researcherbench", scores, tmp_path / "out")
+    assert rb.read_evaluation_results(paths[0]) == ("sys-a", 0.375)  # the failed question is out, not a 0
+    assert json.loads(paths[-1].read_text())["systems"]["sys-a"]["coverage"]["left_out"] == {
+        "failed: rubric call failed": 1}
+
+
+def test_an_export_says_when_the_leaderboard_counts_a_value_it_leaves_out(tmp_path: Path) -> None:
+    """ResearcherBench scores a missing report's coverage 0 (`missing report: zero`): the leaderboard's mean counts
+    it, the authors' file (a mean over graded questions) does not; the two numbers differed without a word."""
+    scores = _scores(tmp_path / "scores", [
+        metric_row("sys-a", "1", "coverage", 0.5),
+        metric_row("sys-a", "2", "coverage", 0.0, "no_report", "no report"),
+    ])
+    paths = export("researcherbench", scores, tmp_path / "out")
+    assert rb.read_evaluation_results(paths[0]) == ("sys-a", 0.5)
+    (why,) = json.loads(paths[-1].read_text())["systems"]["sys-a"]["coverage"]["left_out"]
+    assert why.startswith("no_report: no report (the leaderboard counts it by the protocol's missing-report rule")
 
 
 def test_deepscholar_export(tmp_path: Path) -> None:

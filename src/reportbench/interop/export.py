@@ -70,7 +70,11 @@ def read_scores(
             defined = status == "ok" and finite
             acc.setdefault(key, []).append(v if defined else None)
             if not defined:
-                why.setdefault(key, []).append(f"{status}: {reason or status}")
+                # a number with a non-ok status is the protocol's score for it (e.g. a missing report scored 0):
+                # the leaderboard counts it, the authors' files (means over what was graded) do not: said
+                counted = (" (the leaderboard counts it by the protocol's missing-report rule; the authors' file "
+                           "averages what was graded)") if finite else ""
+                why.setdefault(key, []).append(f"{status}: {reason or status}{counted}")
                 if failures is not None and status == "failed":
                     failures[key] = str(reason or "failed")
     out: dict[str, dict[str, dict[str, float | None]]] = {}
