@@ -224,7 +224,7 @@ def missing_release_sources(params: Mapping[str, Any], root: Path = Path("."), f
     venv agent kind's lock (`reportbench agents install <kind>`) — naming the stage, the key, the path and the fix:
     `dvc repro` / `dvc exp run` would stop there with DVC's bare "dependency ... does not exist". `fix`: the way
     back to the demo for the caller's path (`{b}`: the benchmark)."""
-    from reportbench.agents.protocol import VENV_KINDS, lock_path  # lazy: +141 ms (python -X importtime)
+    from reportbench.agents.protocol import VENV_KINDS, lock_path  # lazy: +141 ms to import (python -X importtime)
 
     plan = params.get("plan") or {}
     out = []
@@ -281,7 +281,7 @@ def _resolve_plan(*, _root_: Any) -> Any:
     except (PlanError, ConfigError) as exc:
         fail(exc)  # inside DVC: one `error:` line and exit 2, not "unexpected error" and a traceback
     if not conf_checks._own:  # `dvc exp run -S ...`: stop before any stage runs, as `compose` warns (config.py)
-        from reportbench.hydra_search import dvc_run_is_lenient  # lazy: loaded above
+        from reportbench.hydra_search import dvc_run_is_lenient  # lazy: +1269 ms to import (python -X importtime)
 
         missing = missing_release_sources(
             {"plan": plan},
