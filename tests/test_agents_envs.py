@@ -72,7 +72,7 @@ def test_install_builds_a_separate_venv_and_a_lock(
 
 
 def test_a_failed_build_fails_with_the_log_tail_and_is_not_retried_by_tests(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("REPORTBENCH_AGENTS_HOME", str(tmp_path / "home"))  # uv when installed, else pip
     req = tmp_path / "gpt_researcher.txt"
@@ -86,6 +86,12 @@ def test_a_failed_build_fails_with_the_log_tail_and_is_not_retried_by_tests(
     with pytest.raises(envs.AgentEnvError, match="retry with `reportbench agents install gpt_researcher`"):
         envs.install("gpt_researcher", pip_args=["--no-index"], echo=False, retry_failed=False)
     assert calls == []  # the tests report CI's failed build; they never build it again
+    capsys.readouterr()
+    assert main(["agents", "ls"]) == 0  # `agents ls` says why the kind is not installed and what fixes it
+    out = capsys.readouterr().out
+    assert "gpt_researcher: the last build failed (exit " in out and str(envs.build_log("gpt_researcher")) in out
+    assert "not installed: " in out and "gpt_researcher" in out.split("not installed: ")[1].split(":")[0]
+    assert "`reportbench agents install <kind>`" in out
 
 
 def test_the_default_home_is_the_repository_roots_and_absolute_from_any_folder(

@@ -106,8 +106,9 @@ def test_export_writes_researchqa_and_deepresearch_bench_in_the_authors_formats(
                                                                       "boot_std": None}]
     (metrics / "extra.json").write_text(json.dumps({"ratings": {"reported": "half", "value": "mean",
                                                                 "tables": {"half": table}}}))
-    (path,) = export("researchqa", scores, tmp_path / "out", metrics)
+    path, notes = export("researchqa", scores, tmp_path / "out", metrics)
     assert read_leaderboard(path) == {"a": (1100.0, 9.5)}  # b has no bootstrap: not written as 0
+    assert "b" in json.loads(notes.read_text())["rows_left_out"]  # ... and said why
 
     reproduce = pytest.importorskip("reportbench_deepresearch_bench.reproduce")
     drb = tmp_path / "drb"

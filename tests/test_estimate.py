@@ -75,6 +75,11 @@ def test_estimate_cli_is_one_table_and_errors_are_one_line(
     out = json.loads(capsys.readouterr().out)
     assert {r["stage"] for r in out["rows"]} >= {"cross@researchqa"}  # the pairwise battles are judge calls too
     assert out["totals"]["usd_online"] > 0
+    # the JSON carries what its figures rest on, as the table's notes do (it had `notes: []` and no basis)
+    assert any(b.startswith("completion tokens: the offline judge's answer size (a floor") for b in out["basis"])
+    assert any(b.startswith("~ = a later step") for b in out["basis"])
+    assert main([*args, "--json", "--completion-tokens", "300"]) == 0
+    assert "completion tokens: 300 per call (--completion-tokens)" in json.loads(capsys.readouterr().out)["basis"]
     assert main(["estimate", "-S", "judge=nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()  # the offline notice comes first (docs/scale.md)
     assert len(err) == 2 and err[0].startswith("estimate: offline: ")

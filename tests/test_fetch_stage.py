@@ -37,9 +37,14 @@ def cfg(tmp_path: Path, **kw: object) -> dict:
     return {"cache_path": str(tmp_path / "cache" / "pages.sqlite"), **kw}
 
 
-def test_offline_stage_seeds_missing_and_refused(tmp_path: Path) -> None:
+def test_offline_stage_seeds_missing_and_refused(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     out = tmp_path / "pages.parquet"
-    summary = run_fetch_stage(REPORTS, cfg(tmp_path), out, [FIXTURE_SEEDS])
+    with caplog.at_level("INFO", logger="reportbench.fetch.stage"):
+        summary = run_fetch_stage(REPORTS, cfg(tmp_path), out, [FIXTURE_SEEDS])
+    # the log line names its output (which benchmark and release) and mode, and only the classes that occurred
+    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("fetch stage")]
+    assert f"fetch stage -> {out} (offline, backend " in line and "'not_fetched': 1" in line
+    assert "'too_large'" not in line and "'seed': 6" in line
     snaps = read_snapshots(out)
     assert list(snaps) == sorted(snaps)
     by = {u: s.error_class for u, s in snaps.items()}

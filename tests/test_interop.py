@@ -46,8 +46,11 @@ def test_researcherbench_factual_results_json(tmp_path: Path) -> None:
 def test_liveresearchbench_summary_round_trip(tmp_path: Path) -> None:
     scores = {"sys-a": {"presentation": [80.0, 90.0, float("nan")], "coverage": [50.0]}, "sys-b": {"coverage": []}}
     summary = lrb.summary_json("openai", "gpt-5", "2026-01-01T00:00:00", scores)
-    assert summary["results_by_model"]["sys-a"]["presentation"] == {"mean": 85.0, "count": 2, "min": 80.0, "max": 90.0}
-    assert summary["results_by_model"]["sys-b"] == {}  # nothing graded: no mean, never a 0
+    assert summary["results_by_model"]["sys-a"]["presentation"] == {
+        "mean": 85.0, "count": 2, "min": 80.0, "max": 90.0, "n_left_out": 1,
+        "left_out": {"undefined (reason not given)": 1}}  # the NaN is counted, not silently dropped
+    assert summary["results_by_model"]["sys-b"]["coverage"]["mean"] is None  # nothing graded: no mean, never a 0
+    assert summary["results_by_model"]["sys-b"]["presentation"]["reason"] == "no report was graded"
     path = lrb.write_summary(tmp_path / "summary_x.json", summary)
     assert lrb.read_summary(path) == {"sys-a": {"presentation": (85.0, 2), "coverage": (50.0, 1)}, "sys-b": {}}
     depth = {"results_by_model": {"s": {"depth": {"wins": 3, "losses": 1, "ties": 0, "total": 4, "win_rate": 0.75}}}}

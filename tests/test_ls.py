@@ -42,3 +42,21 @@ def test_ls_unknown_benchmark_names_the_choices(capsys: pytest.CaptureFixture[st
     assert main(["ls", "metrics", "--benchmark", "nope"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "'nope'" in err and "researcherbench" in err
+
+
+def test_ls_prompt_packs_names_the_judge_tasks_a_pack_serves(capsys: pytest.CaptureFixture[str]) -> None:
+    """ResearcherBench's tasks name their authors' step (JudgeTask.authors_step), not the other way round: the
+    listing said "4 prompts (judge tasks: )"."""
+    assert main(["ls", "prompt-packs", "-b", "researcherbench"]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "judge tasks: )" not in line
+    assert "researcherbench_rubric" in line and "researcherbench_verify" in line
+
+
+def test_ls_releases_shows_required_and_copied_values_readably(capsys: pytest.CaptureFixture[str]) -> None:
+    """`ls releases` printed raw OmegaConf: `source=???` (DEER's folder release) and `source=${.path}`."""
+    assert main(["ls", "releases"]) == 0
+    out = capsys.readouterr().out
+    assert "???" not in out and "${" not in out
+    assert "source=(required: set benchmarks.deer.release.source)" in out
+    assert "name=researchqa-<split>" in out

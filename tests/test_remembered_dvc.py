@@ -25,7 +25,7 @@ MINE = """# @package benchmarks.deepscholar.systems
 defaults: [demo, _self_]
 my_system:
   kind: folder
-  path: data/my_reports
+  path: data/demo/deepscholar/systems/careful_writer
 """
 
 
@@ -93,3 +93,89 @@ def test_dvc_exp_run_composes_what_compose_remembered(
     save_overrides(["deepscholar/systems=mine", "~judge.seed"], conf)
     assert not remembered_conf_path(conf).exists()
     assert "dvc exp run` cannot apply" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_dvc_exp_run_with_a_missing_release_source_stops_naming_key_path_and_doc(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dvc exp run -S researchqa/release=researchqa` without ../shared/data/researchqa ran other stages and then
+    stopped with DVC's bare "dependency '…/shared/data/researchqa' does not exist". DVC's composition now stops
+    first (exit 2) with the key, the missing path, the doc and the way back; the demo composes as before."""
+    conf = _conf(repo_root, tmp_path)
+    work = tmp_path / "work"  # ../shared/data/researchqa does not exist from here
+    work.mkdir()
+    monkeypatch.chdir(work)
+    with pytest.raises(SystemExit) as stopped:
+        flags = ["benchmarks=[researchqa]", "researchqa/release=researchqa"]
+        _dvc_compose(repo_root, conf, work / "params.yaml", flags)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: release@researchqa reads ../shared/data/researchqa (benchmarks.researchqa.release.source)" in err
+    assert "does not exist" in err and "docs/researchqa.md" in err and "researchqa/release=demo" in err
+    monkeypatch.chdir(repo_root)  # the demo's sources are in the repository: composes
+    params = _dvc_compose(repo_root, conf, tmp_path / "demo.yaml", ["benchmarks=[researchqa]"])
+    assert params["plan"]["benchmarks"]["researchqa"]["release"] == "demo"
+
+
+STORM = """# @package benchmarks.deepscholar.systems
+my_storm:
+  kind: storm
+  model: openai/stub-model
+  api_base: http://127.0.0.1:8765/v1
+my_folder:
+  kind: folder
+  path: data/nowhere/my_reports
+"""
+
+
+@pytest.mark.integration
+def test_dvc_exp_run_with_an_agent_not_installed_or_a_missing_folder_names_the_fix(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/agents.md's offline agent path without `reportbench agents install storm` stopped at the system stage
+    with DVC's "dependency '.reportbench/agents/storm/lock.txt' does not exist"; a folder system whose folder is
+    absent likewise. Composition now stops first naming the stage, the key and the command that fixes it."""
+    conf = _conf(repo_root, tmp_path)
+    (conf / "deepscholar" / "systems" / "my_storm.yaml").write_text(STORM)
+    work = tmp_path / "work"  # the repository's data and code, no agent venvs
+    work.mkdir()
+    for name in ("data", "src"):
+        (work / name).symlink_to(repo_root / name)
+    monkeypatch.chdir(work)
+    with pytest.raises(SystemExit) as stopped:
+        flags = ["benchmarks=[deepscholar]", "deepscholar/systems=my_storm"]
+        _dvc_compose(repo_root, conf, work / "params.yaml", flags)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "system@deepscholar.my_storm runs agent kind storm (benchmarks.deepscholar.systems.my_storm.kind)" in err
+    assert ".reportbench/agents/storm/lock.txt does not exist" in err
+    assert "run `reportbench agents install storm`" in err
+    assert ("system@deepscholar.my_folder reads data/nowhere/my_reports "
+            "(benchmarks.deepscholar.systems.my_folder.path)") in err
+    assert "release@" not in err  # the demo's release is there
+
+
+@pytest.mark.integration
+def test_a_dry_dvc_exp_run_with_a_missing_release_source_warns_and_composes(
+    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dvc exp run --dry --allow-missing` (README: which stages an override would rerun) lists stages without
+    running them: a missing input is said, not a stop."""
+    from types import SimpleNamespace
+
+    conf = _conf(repo_root, tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+    class CmdExperimentsRun:  # DVC's command object, as found up the stack (its args: the CLI flags)
+        args = SimpleNamespace(dry=True, allow_missing=True, queue=False)
+
+        def run(self) -> dict[str, Any]:
+            flags = ["benchmarks=[researchqa]", "researchqa/release=researchqa"]
+            return _dvc_compose(repo_root, conf, work / "params.yaml", flags)
+
+    params = CmdExperimentsRun().run()
+    assert params["plan"]["benchmarks"]["researchqa"]["source"] == "../shared/data/researchqa"
+    assert "warning: release@researchqa reads ../shared/data/researchqa" in capsys.readouterr().err

@@ -335,3 +335,38 @@ def test_committed_demo_metrics_render_and_trace(bench: str, repo_root: Path, tm
     build_benchmark_site(params, bench, repo_root, tmp_path, max_samples=0)
     page = (tmp_path / "benchmarks" / bench / entry["release"] / "index.html").read_text()
     assert check_traced(page, repo_root) > 10
+
+
+def test_a_system_page_says_why_a_metric_has_no_per_task_cell() -> None:
+    """ResearchQA's Elo is one row per system (task `*`): its column showed a bare "—" on every task row."""
+    from reportbench.site.samples import SystemData, render_system_page
+
+    def row(task: str, metric: str, value: float, status: str = "ok", reason: str | None = None) -> dict:
+        return {"task_id": task, "metric": metric, "value": value, "status": status, "reason": reason}
+
+    sd = SystemData("researchqa", "demo", "sys", outcomes={"t1": {"status": "ok"}, "t2": {"status": "ok"}},
+                    scores={"t1": [row("t1", "coverage", 50.0), row("t1", "elo", 1000.0)],
+                            "t2": [row("t2", "coverage", 70.0)],
+                            "*": [row("*", "elo", math.nan, "undefined", "not_identifiable")]})
+    html = render_system_page(sd, ["coverage", "elo", "depth"], {})
+    assert '<span class="na">—</span>' not in html  # never a bare dash
+    assert "— system-level" not in html.split("t2")[0]  # t1 has its own elo row
+    t2 = html.split('data-sort="t2"')[1].split("</tr>")[0]
+    assert "— system-level" in t2 and "leaderboard row below" in t2  # elo: the system's row only
+    assert "— no row" in t2  # depth: no row at all for this task
+
+
+def test_the_index_says_why_a_benchmark_has_no_overall_value() -> None:
+    """The index showed "no overall score" and a bare "—" for ResearcherBench (no overall metric) and for a
+    release where no system is ranked; the cell now says which."""
+    from reportbench.site.build import _index_row
+    from reportbench.site.leaderboard_page import BenchmarkData
+
+    rows = [{"system": "a", "rank": None, "n_tasks": 3}]
+    no_overall = BenchmarkData("researcherbench", "demo", "metrics/researcherbench/demo",
+                               {"meta": {"overall": {"column": None}}, "rows": rows})
+    unranked = BenchmarkData("researchqa", "demo", "metrics/researchqa/demo",
+                             {"meta": {"overall": {"column": "overall_coverage"}}, "rows": rows})
+    for d, why in ((no_overall, "its protocol combines no metrics"), (unranked, "no system is ranked")):
+        cell = _index_row(d, "x.html")
+        assert f"— {why}" in cell

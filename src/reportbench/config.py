@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ from reportbench.conf_checks import (  # noqa: F401 - re-exported: check_package
     yaml_problem,
 )
 from reportbench.errors import ConfigError
-from reportbench.plan import register_resolvers
+from reportbench.plan import missing_release_sources, register_resolvers
 
 PARAMS_FILE = Path("params.yaml")
 CONF_DIR = Path("conf")
@@ -285,27 +284,9 @@ def _cmd_compose(args: argparse.Namespace) -> int:
     if Path(args.out) == PARAMS_FILE:
         params = load_params(args.out)
         _report_stale(params, prune=args.prune)
-        for line in missing_release_sources(params):
-            print(line, file=sys.stderr)
+        for line in missing_release_sources(params, fix="`reportbench compose --reset` goes back to the demo"):
+            print(f"warning: {line}", file=sys.stderr)
     return 0
-
-
-def missing_release_sources(params: Mapping[str, Any], root: Path = Path(".")) -> list[str]:
-    """One `warning:` per planned release whose local `source` (a DVC dependency of `release@<b>`) is absent:
-    `dvc repro` would stop there with DVC's bare "No such file or directory", naming neither the key nor the fix."""
-    out = []
-    for b, entry in ((params.get("plan") or {}).get("benchmarks") or {}).items():
-        source = str((entry or {}).get("source") or "")
-        if not source or "://" in source or (root / source).exists():
-            continue
-        out.append(
-            f"warning: release@{b} reads {source} (benchmarks.{b}.release.source), which does not exist: "
-            f"`dvc repro` stops there. Put the data there (docs/{b.replace('_', '-')}.md says where it comes from) or "
-            f"point "
-            f"benchmarks.{b}.release.source (and .path) at your copy; `reportbench compose --reset` goes back to "
-            "the demo"
-        )
-    return out
 
 
 def _prune_workspace(params: dict[str, Any]) -> None:

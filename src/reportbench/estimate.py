@@ -704,6 +704,9 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
         "unpriced_models": sorted(unpriced),
         "offline_stages": sorted(set(ledger.offline_only)),
         "notes": ledger.skipped,
+        "completion_tokens_basis": (
+            f"{ledger.completion_tokens} per call (--completion-tokens)" if ledger.completion_tokens is not None
+            else "the offline judge's answer size (a floor: an LLM explains more); --completion-tokens sets one"),
         "agents": ledger.agents,
         "unknowns": ledger.unknowns,
         "pages_not_cached": len(ledger.pages_not_cached),
@@ -740,6 +743,22 @@ def format_table(summary: Mapping[str, Any]) -> str:
         f"{'total':<52} {'':<{tw}} {'':<28} {t['items']:>7} {t['cache_hits']:>6} {t['calls']:>7} "
         f"{t['prompt_tokens']:>11,} {t['completion_tokens']:>10,} {usd(t['usd_online']):>9} {usd(t['usd_batch']):>9}"
     )
+    from reportbench.agents.budget_estimate import format_rows  # lazy: +83 ms to import (python -X importtime)
+
+    agents = format_rows(list(summary.get("agents") or []))
+    return "\n".join(lines + [f"note: {n}" for n in basis_notes(summary)]) + (("\n" + agents) if agents else "")
+
+
+def basis_notes(summary: Mapping[str, Any]) -> list[str]:
+    """What the figures rest on (the table's `note:` lines; `--json` carries them as `basis`): marks, floors,
+    ceilings, unknowns."""
+    t = summary["totals"]
+
+    def usd(x: float | None) -> str:
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return "n/a"
+        return f"{x:.4f}" if x < 10 else f"{x:,.2f}"
+
     notes = [f"cannot know here: {u}" for u in summary.get("unknowns") or []]
     notes.append("~ = a later step of its stage: its items may depend on earlier answers (counted with the offline "
                  "judge)")
@@ -760,17 +779,14 @@ def format_table(summary: Mapping[str, Any]) -> str:
     if summary["offline_stages"]:
         notes.append(f"offline judge (no cost): {', '.join(summary['offline_stages'][:5])}")
     notes += summary["notes"]
-    notes.append("completion tokens: the offline answer's size (a floor) unless --completion-tokens is given")
+    notes.append(f"completion tokens: {summary.get('completion_tokens_basis') or 'the offline answer size (a floor)'}")
     if t.get("budget_tokens"):
         notes.append(
             f"ceiling (every call answers with its step's whole output budget, judges/budgets.py): "
             f"{t['budget_tokens']:,} completion tokens, ${usd(t.get('usd_online_max'))} online, "
             f"${usd(t.get('usd_batch_max'))} batch"
         )
-    from reportbench.agents.budget_estimate import format_rows  # lazy: +83 ms to import (python -X importtime)
-
-    agents = format_rows(list(summary.get("agents") or []))
-    return "\n".join(lines + [f"note: {n}" for n in notes]) + (("\n" + agents) if agents else "")
+    return notes
 
 
 def _unknown_names(params: dict[str, Any], benchmarks: list[str], systems: list[str]) -> str | None:
@@ -844,7 +860,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary = summarise(ledger, params)
-    print(json.dumps(summary, indent=2) if args.json else format_table(summary))
+    print(json.dumps({**summary, "basis": basis_notes(summary)}, indent=2) if args.json else format_table(summary))
     if not ledger.steps and not ledger.agents and any(" not estimated: " in n for n in ledger.skipped):
         print("error: nothing estimated: " + "; ".join(n for n in ledger.skipped if " not estimated: " in n),
               file=sys.stderr)

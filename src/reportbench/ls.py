@@ -10,6 +10,7 @@ override picks from: `-S judge=<name>`, `-S <b>/release=<name>`, `-S <b>/systems
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -64,13 +65,22 @@ def _benchmarks(conf: Path, benchmark: str | None = None) -> list[str]:
     return lines
 
 
+def _conf_value(value: Any, key: str) -> str:
+    """A config value as a reader can use it: OmegaConf's `???` is a value the user must set (named with its
+    key), an interpolation `${a.b}` is shown as `<b>` (the key it copies), not as raw OmegaConf syntax."""
+    if value == "???":
+        return f"(required: set {key})"
+    return re.sub(r"\$\{\.*(?:[\w-]+\.)*([\w-]+)\}", r"<\1>", str(value))
+
+
 def _releases(conf: Path, benchmark: str | None = None) -> list[str]:
     from reportbench.benchmarks import installed_benchmarks  # lazy: +617 ms to import (python -X importtime)
 
     lines = []
     for b in [benchmark] if benchmark else installed_benchmarks():
         for option, data, comment in _conf_options(_conf_for(conf, b) / b / "release"):
-            what = f"name={data.get('name')} kind={data.get('kind')} source={data.get('source')}"
+            shown = {k: _conf_value(data.get(k), f"benchmarks.{b}.release.{k}") for k in ("name", "kind", "source")}
+            what = f"name={shown['name']} kind={shown['kind']} source={shown['source']}"
             lines.append(f"{'-S ' + b + '/release=' + option:48s} {what}" + (f"  # {comment}" if comment else ""))
     return lines
 
@@ -122,6 +132,7 @@ def _judges(conf: Path, benchmark: str | None = None) -> list[str]:
 
 def _prompt_packs(conf: Path, benchmark: str | None = None) -> list[str]:
     from reportbench.benchmarks import installed_benchmarks  # lazy: +617 ms to import (python -X importtime)
+    from reportbench.judges.tasks import TASKS  # lazy: +443 ms to import (python -X importtime)
     from reportbench.prompt_packs import load_all, pack_id, steps_for  # lazy: +33 ms to import (python -X importtime)
 
     load_all()
@@ -129,7 +140,10 @@ def _prompt_packs(conf: Path, benchmark: str | None = None) -> list[str]:
     for b in [benchmark] if benchmark else installed_benchmarks():
         steps = steps_for(b)
         if steps:
-            tasks = ", ".join(sorted({s.judge_task for s in steps if s.judge_task}))
+            # bound either way: a step names our task (AuthorsStep.judge_task) or a task names a step (authors_step)
+            bound = {s.judge_task for s in steps if s.judge_task}
+            bound |= {t.name for t in TASKS.values() if str(getattr(t, "authors_step", None) or "").startswith(f"{b}/")}
+            tasks = ", ".join(sorted(bound)) or "none bound: the pack is not used by any judge task"
             lines.append(f"-S judge.prompts=authors   {b}: {pack_id(b)}, {len(steps)} prompts (judge tasks: {tasks})")
         else:
             lines.append(f"-S judge.prompts=authors   {b}: no authors' pack (our wording is used)")

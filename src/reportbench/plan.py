@@ -15,7 +15,9 @@ single member `main`, else `<benchmark>.<system>.<member>`. Systems are defined 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 AGENT_KINDS = ("command", "endpoint")
@@ -217,6 +219,42 @@ def _env_lock(spec: Any) -> str:
     return "constraints.txt" if kind in BUILTIN_KINDS else "src/reportbench/systems/base.py"
 
 
+def missing_release_sources(params: Mapping[str, Any], root: Path = Path("."), fix: str = "") -> list[str]:
+    """One line per planned stage input DVC would find missing — a release's local `source`, a system's folder, a
+    venv agent kind's lock (`reportbench agents install <kind>`) — naming the stage, the key, the path and the fix:
+    `dvc repro` / `dvc exp run` would stop there with DVC's bare "dependency ... does not exist". `fix`: the way
+    back to the demo for the caller's path (`{b}`: the benchmark)."""
+    from reportbench.agents.protocol import VENV_KINDS, lock_path  # lazy: +141 ms to import (python -X importtime)
+
+    plan = params.get("plan") or {}
+    out = []
+    for b, entry in (plan.get("benchmarks") or {}).items():
+        source = str((entry or {}).get("source") or "")
+        if not source or "://" in source or (root / source).exists():
+            continue
+        out.append(
+            f"release@{b} reads {source} (benchmarks.{b}.release.source), which does not exist, so release@{b} "
+            f"cannot run. Put the data there (docs/{b.replace('_', '-')}.md says where it comes from) or point "
+            f"benchmarks.{b}.release.source (and .path) at your copy" + (f"; {fix.format(b=b)}" if fix else "")
+        )
+    locks = {lock_path(k): k for k in VENV_KINDS}
+    for run in (plan.get("runs") or {}).values():
+        stage, key = f"system@{run.get('benchmark')}.{run.get('system')}", run.get("params")
+        lock, path = str(run.get("env_lock") or ""), str(run.get("path") or "")
+        if lock in locks and not (root / lock).exists():
+            out.append(
+                f"{stage} runs agent kind {locks[lock]} ({key}.kind) in its own venv, which is not installed "
+                f"({lock} does not exist): run `reportbench agents install {locks[lock]}` (needs: network; "
+                "docs/agents.md, \"Isolated environments\")"
+            )
+        if path and "://" not in path and not (root / path).exists():
+            out.append(
+                f"{stage} reads {path} ({key}.path), which does not exist: put the system's reports there or point "
+                f"{key}.path at them (docs/systems.md)"
+            )
+    return out
+
+
 def _resolve_plan(*, _root_: Any) -> Any:
     from omegaconf import OmegaConf
 
@@ -224,6 +262,7 @@ def _resolve_plan(*, _root_: Any) -> Any:
         node = _root_.get(key)
         return OmegaConf.to_container(node, resolve=True) if OmegaConf.is_dict(node) else {}  # type: ignore[return-value]
 
+    from reportbench import conf_checks  # lazy: +2 ms to import (python -X importtime)
     from reportbench.conf_checks import fail, stray_keys_problem  # lazy: +2 ms to import (python -X importtime)
     from reportbench.errors import ConfigError  # lazy: +0 ms to import (python -X importtime)
     from reportbench.hydra_search import main_conf_dir  # lazy: +1269 ms to import (python -X importtime)
@@ -241,6 +280,17 @@ def _resolve_plan(*, _root_: Any) -> Any:
         plan = build_plan(plain("benchmarks"), plain("agents"), plain("judge"), plain("agreement"))
     except (PlanError, ConfigError) as exc:
         fail(exc)  # inside DVC: one `error:` line and exit 2, not "unexpected error" and a traceback
+    if not conf_checks._own:  # `dvc exp run -S ...`: stop before any stage runs, as `compose` warns (config.py)
+        from reportbench.hydra_search import dvc_run_is_lenient  # lazy: +1269 ms to import (python -X importtime)
+
+        missing = missing_release_sources(
+            {"plan": plan},
+            fix="`-S {b}/release=demo` goes back to the demo (`reportbench compose --reset` forgets a remembered one)")
+        if missing and dvc_run_is_lenient():  # --dry / --allow-missing / --queue: said, not stopped
+            for line in missing:
+                print(f"warning: {line}", file=sys.stderr, flush=True)
+        elif missing:
+            fail(ConfigError("\n".join(missing)))
     # a Container (not a dict), so OmegaConf.resolve() — what DVC calls — can store it in place
     return OmegaConf.create(plan)
 

@@ -160,6 +160,8 @@ def folder_mapping_problem(benchmark: str, name: str, folder: Path, release_name
     cannot be read here (the stage still checks)."""
     # lazy: +35 ms to import (python -X importtime)
     from reportbench.systems.check import load_release_for_check
+
+    # lazy: +208 ms to import (python -X importtime)
     from reportbench.systems.folder import allowed_missing_share, discover_for, mapping_error, naming_for
 
     try:

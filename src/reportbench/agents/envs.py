@@ -353,6 +353,15 @@ def _cmd_ls(args: argparse.Namespace) -> int:
     print("  ".join(c.ljust(widths[c]) for c in cols))
     for r in rows:
         print("  ".join(r[c].ljust(widths[c]) for c in cols))
+    missing = [r["kind"] for r in rows if r["installed"] == "no"]
+    for kind in missing:  # a failed build says why, where its log is and how to retry (build.json)
+        state = _read_state(kind)
+        if state.get("status") == "failed":
+            print(f"{kind}: the last build failed ({state.get('reason')}): {build_log(kind)}; retry with "
+                  f"`reportbench agents install {kind}`")
+    if missing:
+        print(f"not installed: {', '.join(missing)}: `reportbench agents install <kind>` (or `all`) builds them "
+              "(needs: network); a system of such a kind stops until then")
     from reportbench.agents.provider import backend_rows  # lazy: +1 ms to import (python -X importtime)
 
     backends = backend_rows()

@@ -321,5 +321,8 @@ def run_fetch_stage(
     )
     write_snapshots(snapshots, Path(out_path))
     summary = summarise(snapshots, origin, cfg)
-    log.info("fetch stage: %d pages, %s", summary["n_urls"], summary["by_error_class"])
+    # which stage output, in which mode, and only the classes that occurred (14 zeros hid the one that mattered)
+    seen = {c: n for c, n in summary["by_error_class"].items() if n}
+    log.info("fetch stage -> %s (%s, backend %s): %d pages, %s; from %s", out_path, summary["mode"],
+             summary["backend"], summary["n_urls"], seen or "none", summary["by_origin"] or "nothing")
     return summary

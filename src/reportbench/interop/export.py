@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,32 +31,98 @@ from reportbench.interop.liveresearchbench import summary_json, write_summary
 from reportbench.interop.researcherbench import write_evaluation_results
 from reportbench.interop.researchqa import write_leaderboard
 
+OVERALL_NOTE = ("not computed: reportbench writes no cross-system overall (the authors' summary leaves its shape "
+                "unspecified); each system's overall is its `avg` criterion above, the Table-1 mean of Pres, Cons, "
+                "Cov and Assoc")
 EXPORTERS = ("researcherbench", "deepscholar", "liveresearchbench", "deer", "researchqa")  # plug-ins: `export`
 
 
+Reasons = dict[tuple[str, str, str], str]  # (system, task_id, metric) -> why the value is undefined
+NOTES_NAME = "reportbench_notes.json"  # ours, beside the authors' files: every value left out, with its reason
+
+
 def read_scores(
-    scores_dir: Path, failures: dict[tuple[str, str, str], str] | None = None
+    scores_dir: Path, failures: Reasons | None = None, reasons: Reasons | None = None
 ) -> dict[str, dict[str, dict[str, float | None]]]:
     """{system: {task_id: {metric: value or None}}} from a score stage's `<S>.parquet` tables; `failures` (when
-    given) gets (system, task, metric) -> reason for every value whose status is `failed`."""
+    given) gets (system, task, metric) -> reason for every value whose status is `failed`, `reasons` the
+    "<status>: <reason>" of every undefined value. A table without a `status` column (DeepScholar's per-report
+    table) is read by its values: NaN is undefined (`judgment_failed` = failed); several reports of one task are
+    averaged over their defined values first, as its score stage does."""
     import polars as pl
 
-    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    acc: dict[tuple[str, str, str], list[float | None]] = {}
+    why: dict[tuple[str, str, str], list[str]] = {}
     files = sorted(scores_dir.glob("*.parquet"))
     if not files:
         raise FileNotFoundError(f"{scores_dir}: no <system>.parquet score tables (run the score stage first)")
     for path in files:
         df = pl.read_parquet(path, glob=False)
-        missing = {"system", "task_id", "metric", "value", "status"} - set(df.columns)
+        missing = {"system", "task_id", "metric", "value"} - set(df.columns)
         if missing:
             raise ValueError(f"{path}: not a score table (missing columns {sorted(missing)})")
         for row in df.iter_rows(named=True):
-            v = row["value"]
-            defined = row["status"] == "ok" and v is not None and not math.isnan(v)
-            out.setdefault(row["system"], {}).setdefault(row["task_id"], {})[row["metric"]] = v if defined else None
-            if failures is not None and row["status"] == "failed":
-                failures[(row["system"], row["task_id"], row["metric"])] = str(row.get("reason") or "failed")
+            v, reason = row["value"], row.get("reason")
+            finite = v is not None and not math.isnan(v)
+            status = row.get("status") or ("ok" if finite else "failed" if reason == "judgment_failed" else
+                                           "undefined")
+            key = (row["system"], row["task_id"], row["metric"])
+            defined = status == "ok" and finite
+            acc.setdefault(key, []).append(v if defined else None)
+            if not defined:
+                # a number with a non-ok status is the protocol's score for it (e.g. a missing report scored 0):
+                # the leaderboard counts it, the authors' files (means over what was graded) do not: said
+                counted = (" (the leaderboard counts it by the protocol's missing-report rule; the authors' file "
+                           "averages what was graded)") if finite else ""
+                why.setdefault(key, []).append(f"{status}: {reason or status}{counted}")
+                if failures is not None and status == "failed":
+                    failures[key] = str(reason or "failed")
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    for (system, task_id, metric), values in acc.items():
+        vals = _defined(values)
+        out.setdefault(system, {}).setdefault(task_id, {})[metric] = sum(vals) / len(vals) if vals else None
+        if not vals and reasons is not None:
+            reasons[(system, task_id, metric)] = "; ".join(sorted(set(why[(system, task_id, metric)])))
     return out
+
+
+def left_out(scores: dict[str, dict[str, dict[str, float | None]]], reasons: Reasons
+             ) -> dict[str, dict[str, dict[str, int]]]:
+    """{system: {metric: {reason: n_tasks}}} for every task whose value is undefined or has no row (a metric
+    another system has), so an exported mean never hides what it left out. Numbers in a reason read `<n>` (the
+    per-task text stays in the score table)."""
+    metrics = sorted({m for tasks in scores.values() for t in tasks.values() for m in t})
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for system, tasks in scores.items():
+        for m in metrics:
+            for task_id, t in tasks.items():
+                if t.get(m) is None:
+                    reason = reasons.get((system, task_id, m), f"no row for this metric in {system}.parquet")
+                    reason = re.sub(r"\d+(?:\.\d+)?", "<n>", reason)  # one entry per kind, not per count
+                    bucket = out.setdefault(system, {}).setdefault(m, {})
+                    bucket[reason] = bucket.get(reason, 0) + 1
+    return out
+
+
+def write_notes(out: Path, scores: dict[str, dict[str, dict[str, float | None]]],
+                gaps: dict[str, dict[str, dict[str, int]]], rows_left_out: dict[str, str] | None = None) -> Path:
+    """`reportbench_notes.json`: per system and metric, how many tasks have a value and which were left out of
+    the authors' files (reason -> count); their formats have no place for a reason."""
+    systems: dict[str, Any] = {}
+    for system, by_metric in sorted(gaps.items()):
+        n_tasks = len(scores.get(system, {}))
+        systems[system] = {
+            m: {"n_tasks": n_tasks, "n_defined": n_tasks - sum(r.values()), "left_out": dict(sorted(r.items()))}
+            for m, r in sorted(by_metric.items())
+        }
+    doc = {"about": "values left out of the exported means and files (never written as 0), with their reasons",
+           "systems": systems}
+    if rows_left_out:
+        doc["rows_left_out"] = dict(sorted(rows_left_out.items()))  # a whole system's row, e.g. no rating
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / NOTES_NAME
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def _defined(values: list[float | None]) -> list[float]:
@@ -79,8 +146,18 @@ def export(benchmark: str, scores_dir: Path, out: Path, metrics_dir: Path | None
         if hook is None:
             raise ValueError(f"no exporter for {benchmark!r}: its authors publish no result format we write; have "
                              f"{', '.join(EXPORTERS)} and the plug-ins that declare one")
-    failures: dict[tuple[str, str, str], str] = {}
-    scores = read_scores(scores_dir, failures)
+    failures: Reasons = {}
+    reasons: Reasons = {}
+    scores = read_scores(scores_dir, failures, reasons)
+    gaps = left_out(scores, reasons)
+    rows_left_out: dict[str, str] = {}
+    written = _export_formats(benchmark, hook, scores, failures, gaps, scores_dir, out, metrics_dir, rows_left_out)
+    return [*written, write_notes(out, scores, gaps, rows_left_out)]
+
+
+def _export_formats(benchmark: str, hook: Any, scores: dict[str, dict[str, dict[str, float | None]]],
+                    failures: Reasons, gaps: dict[str, dict[str, dict[str, int]]], scores_dir: Path, out: Path,
+                    metrics_dir: Path | None, rows_left_out: dict[str, str]) -> list[Path]:
     written: list[Path] = []
     if hook is not None:
         return list(hook(scores, failures, out))
@@ -104,7 +181,8 @@ def export(benchmark: str, scores_dir: Path, out: Path, metrics_dir: Path | None
             for s, tasks in scores.items()
         }
         summary = summary_json("reportbench", "ensemble", "", {s: {m: _defined(v) for m, v in c.items()}
-                                                                for s, c in by_system.items()})
+                                                                for s, c in by_system.items()}, left_out=gaps,
+                               overall=OVERALL_NOTE)
         written.append(write_summary(out / "summary_reportbench.json", summary))
     elif benchmark == "deer":
         dims = ("information_integrity", "information_sufficiency", "request_fulfillment", "analytical_soundness",
@@ -117,12 +195,14 @@ def export(benchmark: str, scores_dir: Path, out: Path, metrics_dir: Path | None
                 path.write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")
                 written.append(path)
     else:  # researchqa
-        written.append(_researchqa_leaderboard(scores_dir, out, metrics_dir))
+        written.append(_researchqa_leaderboard(scores_dir, out, metrics_dir, rows_left_out))
     return written
 
 
-def _researchqa_leaderboard(scores_dir: Path, out: Path, metrics_dir: Path | None) -> Path:
-    """The notebook's leaderboard from the rating table the score stage chose (`ratings.reported`, `value`)."""
+def _researchqa_leaderboard(scores_dir: Path, out: Path, metrics_dir: Path | None,
+                            rows_left_out: dict[str, str]) -> Path:
+    """The notebook's leaderboard from the rating table the score stage chose (`ratings.reported`, `value`); a
+    system without the reported statistic or its std is left out, its reason put in `rows_left_out`."""
     metrics_dir = metrics_dir or Path("metrics", *scores_dir.parts[-2:])
     extra = metrics_dir / "extra.json"
     if not extra.is_file():
@@ -130,11 +210,14 @@ def _researchqa_leaderboard(scores_dir: Path, out: Path, metrics_dir: Path | Non
     ratings = json.loads(extra.read_text(encoding="utf-8")).get("ratings") or {}
     table = (ratings.get("tables") or {}).get(ratings.get("reported")) or []
     column = {"mean": "boot_mean", "median": "boot_median", "point": "rating"}.get(str(ratings.get("value")), "rating")
-    rows = [
-        {"system": r["system"], "mean": r[column], "std": r["boot_std"]}
-        for r in table
-        if r.get(column) is not None and r.get("boot_std") is not None  # no bootstrap: not written as a 0
-    ]
+    rows = []
+    for r in table:
+        if r.get(column) is not None and r.get("boot_std") is not None:
+            rows.append({"system": r["system"], "mean": r[column], "std": r["boot_std"]})
+        else:  # no bootstrap: not written as a 0, and said why
+            rows_left_out[str(r.get("system"))] = (
+                f"leaderboard.csv: no {column} / boot_std in {extra} (ratings.tables.{ratings.get('reported')}): "
+                f"{r.get('reason') or r.get('ci_reason') or 'no value'}")
     return write_leaderboard(out / "leaderboard.csv", rows)
 
 
@@ -147,6 +230,13 @@ def _cmd(args: argparse.Namespace) -> int:
         return 2
     for p in paths:
         print(p)
+    notes = json.loads(paths[-1].read_text(encoding="utf-8"))["systems"]
+    n = sum(sum(r["left_out"].values()) for by_metric in notes.values() for r in by_metric.values())
+    for system, why in json.loads(paths[-1].read_text(encoding="utf-8")).get("rows_left_out", {}).items():
+        print(f"note: {system}: left out: {why}", file=sys.stderr)
+    if n:
+        print(f"note: {n} (system, task, metric) values have no number and are left out of the files above "
+              f"(never written as 0); each with its reason in {paths[-1]}", file=sys.stderr)
     return 0
 
 

@@ -3,7 +3,8 @@
 Shape: `{metadata: {provider, model, graded_at, total_reports, criteria_evaluated, input_metadata},
 results_by_model: {<system>: {<criterion>: {mean, count, min, max}}}, overall_results: {...}}`. The importer
 gives `{system: {criterion: (mean, count)}}` without re-judging; the exporter writes our per-report scores in
-that shape (means over the reports graded, as their summary does; `count` says how many).
+that shape (means over the reports graded, as their summary does; `count` says how many). A criterion without a
+value is `mean: null` with its `reason`, and reports left out of a mean are counted (`n_left_out`, `left_out`).
 """
 
 from __future__ import annotations
@@ -16,18 +17,33 @@ from typing import Any
 
 
 def summary_json(provider: str, model: str, graded_at: str,
-                 scores: Mapping[str, Mapping[str, list[float]]]) -> dict[str, Any]:
-    """Their summary for one judge from {system: {criterion: [per-report score]}} (undefined values left out)."""
+                 scores: Mapping[str, Mapping[str, list[float]]],
+                 left_out: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
+                 overall: str | None = None) -> dict[str, Any]:
+    """Their summary for one judge from {system: {criterion: [per-report score]}}. Every criterion in
+    `criteria_evaluated` is under every system: a mean over the defined values, or `mean: null` with the `reason`
+    (from `left_out`, {system: {criterion: {reason: n_reports}}}); reports left out of a mean are counted under
+    `n_left_out` / `left_out`. `overall_results` says why it holds no value (`overall`)."""
+    left_out = left_out or {}
+    criteria = {c for crits in scores.values() for c in crits} | {c for g in left_out.values() for c in g}
     by_model: dict[str, dict[str, Any]] = {}
-    criteria: set[str] = set()
     total = 0
-    for system, crits in scores.items():
+    for system in sorted(set(scores) | set(left_out)):
+        crits = scores.get(system, {})
         out: dict[str, Any] = {}
-        for crit, values in crits.items():
+        for crit in sorted(criteria):
+            values = crits.get(crit, [])
             vals = [float(v) for v in values if v is not None and not math.isnan(float(v))]
-            criteria.add(crit)
+            gaps = dict(left_out.get(system, {}).get(crit, {}))
+            if len(vals) < len(values) and not gaps:
+                gaps = {"undefined (reason not given)": len(values) - len(vals)}
             if vals:
                 out[crit] = {"mean": sum(vals) / len(vals), "count": len(vals), "min": min(vals), "max": max(vals)}
+                if gaps:
+                    out[crit] |= {"n_left_out": sum(gaps.values()), "left_out": gaps}
+            else:
+                reason = "; ".join(f"{r} (x{n})" for r, n in sorted(gaps.items())) or "no report was graded"
+                out[crit] = {"mean": None, "count": 0, "min": None, "max": None, "reason": reason}
         total += max((len(v) for v in crits.values()), default=0)
         by_model[system] = out
     return {
@@ -40,7 +56,7 @@ def summary_json(provider: str, model: str, graded_at: str,
             "input_metadata": {"source": "reportbench"},
         },
         "results_by_model": by_model,
-        "overall_results": {},
+        "overall_results": {"value": None, "reason": overall or "not computed: no overall was given"},
     }
 
 
@@ -63,6 +79,8 @@ def read_summary(path: str | Path) -> dict[str, dict[str, tuple[float, int]]]:
         for crit, v in (crits or {}).items():
             if not isinstance(v, dict):
                 raise ValueError(f"{path}: results_by_model.{system}.{crit}: expected an object")
+            if "mean" in v and v["mean"] is None:
+                continue  # ours: no value, with its `reason` (never read as 0)
             if "mean" in v:
                 row[crit] = (float(v["mean"]), int(v.get("count", 0)))
             elif "win_rate" in v:

@@ -401,6 +401,16 @@ def _scale_html(d: BenchmarkData) -> str:
     return f'<span class="note">{esc(name)}, {ends[0]}–{ends[1]}</span>'
 
 
+def _no_leader_reason(d: BenchmarkData) -> str:
+    """Why the index has no overall value for a benchmark × release (never a bare dash)."""
+    overall = ((d.leaderboard.get("meta") or {}).get("overall") or {}).get("column")
+    if not overall:
+        return "its protocol combines no metrics: compare them on its page"
+    if not d.leaderboard.get("rows"):
+        return "no system scored"
+    return "no system is ranked (partial task sets or undefined values: its page says which)"
+
+
 def _index_row(d: BenchmarkData, href: str) -> str:
     rows = d.leaderboard.get("rows") or []
     leader_i = next((i for i, r in enumerate(rows) if r.get("rank") == 1), None)
@@ -416,7 +426,7 @@ def _index_row(d: BenchmarkData, href: str) -> str:
         + " "
         + _scale_html(d)
         if leader_i is not None
-        else '<span class="na">—</span>'
+        else f'<span class="na">— {esc(_no_leader_reason(d))}</span>'
     )
     lead_value = rows[leader_i].get("overall_value") if leader_i is not None else ""
     n_tasks_html = (

@@ -902,6 +902,8 @@ def render_system_page(
             f'<th data-kind="num" data-metric="{esc(m)}" title="{esc(str(info.get("description", "")))}">'
             f"{esc(str(info.get('label', m)))} {arrow}</th>"
         )
+    # a metric whose only row is the system's (task `*`, e.g. ResearchQA's Elo) has no per-task value: said so
+    system_level = {str(r.get("metric")) for r in sd.scores.get("*", [])}
     body = []
     for tid in sd.task_ids:
         rows = {str(r.get("metric")): r for r in sd.scores.get(tid, [])}
@@ -938,7 +940,11 @@ def render_system_page(
         for m in metrics:
             r = rows.get(m)
             if r is None:
-                cells.append(f'<td data-metric="{esc(m)}" data-sort=""><span class="na">—</span></td>')
+                short, why = (("system-level", "computed for the system as a whole, not per task: its value is the "
+                               "leaderboard row below") if m in system_level
+                              else ("no row", "the score table has no row for this task and metric"))
+                cells.append(f'<td data-metric="{esc(m)}" data-sort="" title="{esc(why)}">'
+                             f'<span class="na">— {esc(short)}</span></td>')
                 continue
             v, status = r.get("value"), _row_status(r)
             code = missing_code(r) if status in ("no_report", "nothing_to_score") else status
