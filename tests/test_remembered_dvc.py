@@ -157,11 +157,24 @@ def test_dvc_exp_run_with_an_agent_not_installed_or_a_missing_folder_names_the_f
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"dry": True, "allow_missing": True, "queue": False},
+        {"dry": False, "allow_missing": False, "queue": False, "targets": ["judge@deepscholar"]},
+    ],
+    ids=["dry", "targets"],
+)
 def test_a_dry_dvc_exp_run_with_a_missing_release_source_warns_and_composes(
-    repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    repo_root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    flags: dict[str, Any],
 ) -> None:
     """`dvc exp run --dry --allow-missing` (README: which stages an override would rerun) lists stages without
-    running them: a missing input is said, not a stop."""
+    running them, and `dvc exp run <targets>` runs only what the targets reach (maybe not the missing input): a
+    missing input is said, not a stop."""
     from types import SimpleNamespace
 
     conf = _conf(repo_root, tmp_path)
@@ -170,11 +183,11 @@ def test_a_dry_dvc_exp_run_with_a_missing_release_source_warns_and_composes(
     monkeypatch.chdir(work)
 
     class CmdExperimentsRun:  # DVC's command object, as found up the stack (its args: the CLI flags)
-        args = SimpleNamespace(dry=True, allow_missing=True, queue=False)
+        args = SimpleNamespace(**flags)
 
         def run(self) -> dict[str, Any]:
-            flags = ["benchmarks=[researchqa]", "researchqa/release=researchqa"]
-            return _dvc_compose(repo_root, conf, work / "params.yaml", flags)
+            overrides = ["benchmarks=[researchqa]", "researchqa/release=researchqa"]
+            return _dvc_compose(repo_root, conf, work / "params.yaml", overrides)
 
     params = CmdExperimentsRun().run()
     assert params["plan"]["benchmarks"]["researchqa"]["source"] == "../shared/data/researchqa"

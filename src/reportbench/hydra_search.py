@@ -85,14 +85,16 @@ def _dvc_overrides() -> list[str] | None:
 
 def dvc_run_is_lenient() -> bool:
     """True when the `dvc exp run` composing now was asked not to run every stage for real (`--dry`,
-    `--allow-missing`, `--queue`): a missing stage input is then a warning, not an error (the CLI command's
-    arguments, found as `_dvc_overrides` finds DVC's overrides: up the call stack)."""
+    `--allow-missing`, `--queue`, or named targets, which may not reach the missing input): a missing stage input
+    is then a warning, not an error (the CLI command's arguments, found as `_dvc_overrides` finds DVC's overrides:
+    up the call stack)."""
     frame = sys._getframe(1)
     while frame is not None:
         cmd = frame.f_locals.get("self")
         if type(cmd).__name__ == "CmdExperimentsRun":
             args = getattr(cmd, "args", None)
-            return any(bool(getattr(args, flag, False)) for flag in ("dry", "allow_missing", "queue"))
+            flags = any(bool(getattr(args, flag, False)) for flag in ("dry", "allow_missing", "queue"))
+            return flags or bool(getattr(args, "targets", None))
         frame = frame.f_back
     return False
 

@@ -544,7 +544,15 @@ def _step_usage(judgments: Any, cfg: Mapping[str, Any], desc: str) -> dict[str, 
     from reportbench.judges.runner import format_usage, usage_summary  # lazy: +58 ms to import (python -X importtime)
 
     usage = usage_summary(judgments, wall_s=getattr(judgments, "wall_s", None))
-    log.info("%s: %s", desc, format_usage(usage))
+    api_base = cfg.get("api_base") if cfg.get("backend") != "offline" else None
+    if api_base and (usage.get("cost_usd") or usage.get("cost_usd_cached")):
+        from reportbench.judges.client import _is_loopback  # lazy: +152 ms to import (python -X importtime)
+
+        if _is_loopback(str(api_base)):  # the stub or a self-hosted model: list prices, not what anyone paid
+            usage["cost_basis"] = (
+                f"the model's list price; answered by a loopback endpoint ({api_base}): nothing was paid"
+            )
+    log.info("%s: %s%s", desc, format_usage(usage), f" ({usage['cost_basis']})" if "cost_basis" in usage else "")
     usage.pop("wall_s", None)  # the git-tracked metric keeps only reproducible counts
     # the model that actually answered (the offline judge ignores a configured model name)
     configured = cfg.get("model") if cfg.get("backend") != "offline" else "offline-lexical-v1"

@@ -592,6 +592,7 @@ def usage_html(d: BenchmarkData) -> str:
         *[th(f.replace("_", " ")) for f in USAGE_FIELDS],
     ]
     body = []
+    unpaid: dict[str, list[str]] = {}  # a cost's basis when nobody paid it (pipeline._step_usage) -> rows
     for file, u in sorted(d.usage.items()):
         who = file.removeprefix("usage/").removesuffix(".json")
         for step, s in sorted((u.get("steps") or {}).items()):
@@ -609,10 +610,20 @@ def usage_html(d: BenchmarkData) -> str:
                 v = s.get(f)
                 digits = 4 if f == "cost_usd" else 0
                 tds.append(ncell(v, d.src(file, "steps", step, f), digits))
+            if s.get("cost_basis"):
+                unpaid.setdefault(str(s["cost_basis"]), []).append(f"{who} {step}")
             body.append(f"<tr>{''.join(tds)}</tr>")
+    notes = "".join(
+        f'<p class="note">cost usd of {esc(", ".join(rows))}: {esc(basis)}.</p>' for basis, rows in unpaid.items()
+    )
+    summary = "calls, cache hits, failures, tokens and cost per judge stage and step"
+    if unpaid:
+        summary += " (some costs are list prices of calls nobody paid for: see the notes)"
     return (
-        '<h2 id="usage">Judge usage</h2><details><summary>calls, cache hits, failures, tokens and cost per '
-        "judge stage and step</summary>" + table(head, body) + "</details>"
+        f'<h2 id="usage">Judge usage</h2><details{" open" if unpaid else ""}><summary>{summary}</summary>'
+        + table(head, body)
+        + notes
+        + "</details>"
     )
 
 
