@@ -266,3 +266,20 @@ def test_a_quick_batch_is_collected_without_waiting_a_poll_interval(
     assert all(j.ok for j in run)
     assert waits in ([0.25], [0.25, 0.5]), waits
     assert list(itertools.islice(batch_mod.poll_waits(30.0), 9)) == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+
+
+@pytest.mark.integration
+def test_max_wait_leaves_the_batch_open_and_the_rerun_collects_it(tmp_path: Path) -> None:
+    """`batch.max_wait_s` (docs/scale.md): past it, the items are `call: batch_pending` failure records and the
+    batch stays open; the next run collects it without resubmitting. How a judge stage with many units submits
+    every unit's batch before any of them is done, instead of waiting for each in turn."""
+    with stub_server_thread(batch_delay_s=1.0) as s:
+        first = _run(_cfg(s.base_url, tmp_path, mode="batch", max_wait_s=0.1), tmp_path)
+        assert first and all(not j.ok and (j.error or "").startswith("call: batch_pending: ") for j in first), [
+            j.error for j in first
+        ]
+        assert s.counts["batches_created"] == 1
+        time.sleep(1.0)  # the stub's batch is done now
+        second = _run(_cfg(s.base_url, tmp_path, mode="batch"), tmp_path)
+        assert len(second) == len(first) and all(j.ok for j in second)
+        assert s.counts["batches_created"] == 1  # collected, not resubmitted

@@ -76,7 +76,10 @@ class BatchRuntime(BaseModel):
 
     poll_interval_s: float = Field(30.0, gt=0)
     max_wait_s: float | None = Field(
-        None, gt=0, description="stop waiting (exit 2, batch kept) after this long; None = wait until done"
+        None,
+        gt=0,
+        description="stop waiting after this long (the stage ends incomplete, exit 3; the batch is kept and the next "
+        "run collects it); None = wait until done",
     )
     completion_window: str = "24h"
     quiet_s: float = Field(0.5, gt=0, description="submit once no new request arrived for this long")
