@@ -95,6 +95,16 @@ def test_dvc_exp_run_composes_what_compose_remembered(
     assert "dvc exp run` cannot apply" in capsys.readouterr().err
 
 
+def _composition_stops(
+    repo_root: Path, conf: Path, work: Path, flags: list[str], capsys: pytest.CaptureFixture[str]
+) -> str:
+    """DVC's composition of `flags` (as `dvc exp run -S` composes) stops with exit 2; what it printed."""
+    with pytest.raises(SystemExit) as stopped:
+        _dvc_compose(repo_root, conf, work / "params.yaml", flags)
+    assert stopped.value.code == 2
+    return capsys.readouterr().err
+
+
 @pytest.mark.integration
 def test_dvc_exp_run_with_a_missing_release_source_stops_naming_key_path_and_doc(
     repo_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -106,11 +116,8 @@ def test_dvc_exp_run_with_a_missing_release_source_stops_naming_key_path_and_doc
     work = tmp_path / "work"  # ../shared/data/researchqa does not exist from here
     work.mkdir()
     monkeypatch.chdir(work)
-    with pytest.raises(SystemExit) as stopped:
-        flags = ["benchmarks=[researchqa]", "researchqa/release=researchqa"]
-        _dvc_compose(repo_root, conf, work / "params.yaml", flags)
-    assert stopped.value.code == 2
-    err = capsys.readouterr().err
+    flags = ["benchmarks=[researchqa]", "researchqa/release=researchqa"]
+    err = _composition_stops(repo_root, conf, work, flags, capsys)
     assert "error: release@researchqa reads ../shared/data/researchqa (benchmarks.researchqa.release.source)" in err
     assert "does not exist" in err and "docs/researchqa.md" in err and "researchqa/release=demo" in err
     monkeypatch.chdir(repo_root)  # the demo's sources are in the repository: composes
@@ -143,11 +150,8 @@ def test_dvc_exp_run_with_an_agent_not_installed_or_a_missing_folder_names_the_f
     for name in ("data", "src"):
         (work / name).symlink_to(repo_root / name)
     monkeypatch.chdir(work)
-    with pytest.raises(SystemExit) as stopped:
-        flags = ["benchmarks=[deepscholar]", "deepscholar/systems=my_storm"]
-        _dvc_compose(repo_root, conf, work / "params.yaml", flags)
-    assert stopped.value.code == 2
-    err = capsys.readouterr().err
+    flags = ["benchmarks=[deepscholar]", "deepscholar/systems=my_storm"]
+    err = _composition_stops(repo_root, conf, work, flags, capsys)
     assert "system@deepscholar.my_storm runs agent kind storm (benchmarks.deepscholar.systems.my_storm.kind)" in err
     assert ".reportbench/agents/storm/lock.txt does not exist" in err
     assert "run `reportbench agents install storm`" in err

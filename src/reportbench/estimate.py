@@ -715,6 +715,13 @@ def summarise(ledger: Ledger, params: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def usd(x: float | None) -> str:
+    """A dollar figure for the table and its notes: `n/a` when unknown (never $0)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:.4f}" if x < 10 else f"{x:,.2f}"
+
+
 def format_table(summary: Mapping[str, Any]) -> str:
     tw = max([24, *(len(str(r["task"])) for r in summary["rows"])])  # task names are never cut
     head = (
@@ -722,11 +729,6 @@ def format_table(summary: Mapping[str, Any]) -> str:
         f"{'compl tok':>10} {'$ online':>9} {'$ batch':>9}"
     )
     lines = [head, "-" * len(head)]
-
-    def usd(x: float | None) -> str:
-        if x is None or (isinstance(x, float) and math.isnan(x)):
-            return "n/a"
-        return f"{x:.4f}" if x < 10 else f"{x:,.2f}"
 
     for r in summary["rows"]:
         if r["items"] == 0:
@@ -753,12 +755,6 @@ def basis_notes(summary: Mapping[str, Any]) -> list[str]:
     """What the figures rest on (the table's `note:` lines; `--json` carries them as `basis`): marks, floors,
     ceilings, unknowns."""
     t = summary["totals"]
-
-    def usd(x: float | None) -> str:
-        if x is None or (isinstance(x, float) and math.isnan(x)):
-            return "n/a"
-        return f"{x:.4f}" if x < 10 else f"{x:,.2f}"
-
     notes = [f"cannot know here: {u}" for u in summary.get("unknowns") or []]
     notes.append("~ = a later step of its stage: its items may depend on earlier answers (counted with the offline "
                  "judge)")

@@ -107,8 +107,11 @@ def _bar_width(v: Any, info: Mapping[str, Any]) -> float | None:
     return max(0.0, min(1.0, (float(v) - rng[0]) / (rng[1] - rng[0])))
 
 
-def ncell(v: Any, src: str, digits: int = 3, *, p_value: bool = False, cls: str = "") -> str:
-    """A table cell holding one traced number, sortable by its raw value."""
+def ncell(v: Any, src: str, digits: int = 3, *, p_value: bool = False, cls: str = "", why: Any = None) -> str:
+    """A table cell holding one traced number, sortable by its raw value; "— (why)" when it is undefined and its
+    reason is known (never a bare dash then)."""
+    if why and not is_number(v):
+        return f'<td{attrs(class_=cls or None)} data-sort=""><span class="na">— ({esc(str(why))})</span></td>'
     return f'<td{attrs(class_=cls or None)} data-sort="{sort_value(v)}">{num(v, src, digits, p_value=p_value)}</td>'
 
 
@@ -217,10 +220,7 @@ def leaderboard_table(d: BenchmarkData) -> str:
             )
         if olabel:
             key = "overall_value" if "overall_value" in r else "geomean"
-            if is_number(r.get(key)) or not r.get("overall_reason"):
-                cells.append(ncell(r.get(key), lsrc("rows", i, key), overall_digits))
-            else:  # undefined: "—" with what it lacks, never a bare dash
-                cells.append(f'<td data-sort=""><span class="na">— ({esc(str(r["overall_reason"]))})</span></td>')
+            cells.append(ncell(r.get(key), lsrc("rows", i, key), overall_digits, why=r.get("overall_reason")))
         cells.append(ncell(r.get("n_tasks"), lsrc("rows", i, "n_tasks"), 0))
         n_failed_tasks = r.get("n_failed_tasks") or 0
         if n_failed_tasks:  # "k failed" with the first reason, never a bare count
@@ -659,10 +659,7 @@ def reading_html(d: BenchmarkData) -> str:
                 digits = digits_for(_info(d, m))
                 src = d.src("leaderboard.json", "shared_tasks", "values", sys_name, m)
                 why = ((shared.get("why") or {}).get(sys_name) or {}).get(m)
-                if why and not is_number(vals.get(m)):  # "—" with its reason, never bare
-                    cells.append(f'<td data-sort=""><span class="na">— ({esc(str(why))})</span></td>')
-                else:
-                    cells.append(ncell(vals.get(m), src, digits))
+                cells.append(ncell(vals.get(m), src, digits, why=why))
             body.append(f"<tr>{''.join(cells)}</tr>")
         n = num(shared.get("n_tasks"), d.src("leaderboard.json", "shared_tasks", "n_tasks"), 0)
         out.append(
